@@ -1,0 +1,40 @@
+"""Hardware topologies of GPU clusters as NetworkX graphs.
+
+The graph schema (node kinds, edge and switch-crossing attributes, graph
+attributes) is documented in :mod:`topologies.schema`. This package holds no
+simulation code and does not depend on ``simcollective``.
+
+Examples
+--------
+>>> import topologies
+>>> G = topologies.build("dgx1", 2)
+>>> len(topologies.gpus(G)), G.graph["default_group_size"]
+(16, 4)
+>>> list(topologies.PRESETS)
+['abci', 'dgx1', 'dgx2', 'fat-tree', 'dgx-h100']
+"""
+
+from .builders import abci, dgx1_cluster, dgx2_cluster, dgx_h100_cluster, fat_tree
+from .io import load, save
+from .registry import PRESETS, build, preset_options
+from .schema import DUPLEX, KINDS, LINK_TYPES, TopologyError, describe, gpus, validate
+
+__all__ = [
+    "TopologyError",
+    "validate",
+    "gpus",
+    "describe",
+    "load",
+    "save",
+    "PRESETS",
+    "build",
+    "preset_options",
+    "abci",
+    "dgx1_cluster",
+    "dgx2_cluster",
+    "fat_tree",
+    "dgx_h100_cluster",
+    "KINDS",
+    "LINK_TYPES",
+    "DUPLEX",
+]

@@ -1,0 +1,21 @@
+"""Allreduce algorithms, one module each, registered in :mod:`.registry`."""
+
+import importlib
+import pkgutil
+
+from .registry import ALGORITHMS, Algorithm, get_algorithm, register
+
+__all__ = ["ALGORITHMS", "Algorithm", "get_algorithm", "register", "load_all"]
+
+_loaded = False
+
+
+def load_all() -> dict:
+    """Import every algorithm module of this package (each registers itself)."""
+    global _loaded
+    if not _loaded:
+        for mod in sorted(m.name for m in pkgutil.iter_modules(__path__)):
+            if mod not in ("registry",) and not mod.startswith("_"):
+                importlib.import_module(f"{__name__}.{mod}")
+        _loaded = True
+    return ALGORITHMS

@@ -1,0 +1,59 @@
+"""Run a benchmark scenario in a fresh subprocess and collect its figures.
+
+Each scenario runs in its own Python process so that its peak resident memory
+(``ru_maxrss``) is its own, not the largest of all scenarios run so far.
+"""
+
+from __future__ import annotations
+
+import json
+import multiprocessing as mp
+import resource
+import sys
+import time
+
+__all__ = ["measure", "peak_rss_bytes", "simpy_event_rate"]
+
+
+def peak_rss_bytes() -> int:
+    """Peak resident set size of this process in bytes."""
+    rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    return rss if sys.platform == "darwin" else rss * 1024
+
+
+def _child(target, args, queue):
+    try:
+        t0 = time.perf_counter()
+        out = target(*args)
+        out.setdefault("wall_s", time.perf_counter() - t0)
+        out["peak_rss"] = peak_rss_bytes()
+        queue.put(json.dumps(out))
+    except BaseException as exc:  # report, do not hang the parent
+        queue.put(json.dumps({"error": f"{type(exc).__name__}: {exc}"}))
+
+
+def measure(target, *args) -> dict:
+    """Run ``target(*args) -> dict`` in a fresh process; add ``wall_s`` and ``peak_rss``."""
+    ctx = mp.get_context("spawn")
+    queue = ctx.Queue()
+    proc = ctx.Process(target=_child, args=(target, args, queue))
+    proc.start()
+    out = json.loads(queue.get())
+    proc.join()
+    return out
+
+
+def simpy_event_rate(n: int = 200_000) -> float:
+    """Bare SimPy events per second on this machine: a process yielding timeouts."""
+    import simpy
+
+    env = simpy.Environment()
+
+    def proc(env):
+        for _ in range(n):
+            yield env.timeout(1.0)
+
+    env.process(proc(env))
+    t0 = time.perf_counter()
+    env.run()
+    return n / (time.perf_counter() - t0)

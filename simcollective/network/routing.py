@@ -1,0 +1,154 @@
+"""Routes over a hardware graph: shortest paths by hop count, resources and latencies.
+
+A *resource* is one capacity that flows share: a directed edge of a full-duplex link, the
+single capacity of a shared (half-duplex) cable (both directed edges map to it), or the
+crossing capacity of a switch node that carries ``bandwidth``. Routes are computed lazily
+per (source, destination) and cached. Equal-cost paths are chosen deterministically:
+``first`` (default) takes the lowest-ordered next hop at every step, as a static routing
+table would; ``hash`` spreads (source, destination) pairs over the equal-cost next hops
+with a stable hash (ECMP / D-mod-k style).
+"""
+
+from __future__ import annotations
+
+import zlib
+from collections import deque
+from dataclasses import dataclass
+
+import networkx as nx
+
+from ..errors import UserInputError
+
+__all__ = ["Route", "Router", "ROUTING_POLICIES"]
+
+ROUTING_POLICIES = ("first", "hash")
+
+
+@dataclass(frozen=True, slots=True)
+class Route:
+    """A path between two nodes with its resources.
+
+    ``resources`` are resource indices in path order (links and switch crossings),
+    ``latency`` is the sum of link and crossing latencies in seconds, ``capacity`` the
+    smallest capacity on the route in bytes/s (inf for a route to oneself).
+    """
+
+    nodes: tuple
+    resources: tuple
+    latency: float
+    capacity: float
+
+
+class Router:
+    """Resource table and route cache for one hardware graph."""
+
+    def __init__(self, graph: nx.DiGraph, policy: str = "first"):
+        if policy not in ROUTING_POLICIES:
+            raise UserInputError(f"routing policy {policy!r} is not one of: {', '.join(ROUTING_POLICIES)}")
+        self.graph = graph
+        self.policy = policy
+        self.nodes = list(graph.nodes)
+        self.index = {n: i for i, n in enumerate(self.nodes)}
+        # resources
+        self.capacity: list[float] = []
+        self.resource_name: list[str] = []
+        self.resource_type: list[str] = []
+        self.edge_resource: dict[tuple, int] = {}
+        self.edge_latency: dict[tuple, float] = {}
+        shared: dict[frozenset, int] = {}
+        for u, v, attrs in graph.edges(data=True):
+            self.edge_latency[(u, v)] = float(attrs["latency"])
+            if attrs.get("duplex", "full") == "shared":
+                key = frozenset((u, v))
+                rid = shared.get(key)
+                if rid is None:
+                    rid = shared[key] = self._new_resource(attrs["bandwidth"], f"{u}<->{v}", attrs.get("link_type", "link"))
+            else:
+                rid = self._new_resource(attrs["bandwidth"], f"{u}->{v}", attrs.get("link_type", "link"))
+            self.edge_resource[(u, v)] = rid
+        self.crossing_resource: dict[object, int] = {}
+        self.crossing_latency: dict[object, float] = {}
+        for n, attrs in graph.nodes(data=True):
+            if attrs.get("kind") != "gpu" and "bandwidth" in attrs:
+                self.crossing_resource[n] = self._new_resource(attrs["bandwidth"], f"{n} (crossing)", "switch")
+            if attrs.get("kind") != "gpu" and "latency" in attrs:
+                self.crossing_latency[n] = float(attrs["latency"])
+        # sorted successor lists (by node order) for deterministic next-hop choice
+        self._succ = {n: sorted(graph.successors(n), key=self.index.__getitem__) for n in self.nodes}
+        self._dist: dict[object, dict] = {}
+        self._routes: dict[tuple, Route] = {}
+
+    def _new_resource(self, bandwidth, name, link_type) -> int:
+        self.capacity.append(float(bandwidth))
+        self.resource_name.append(name)
+        self.resource_type.append(link_type)
+        return len(self.capacity) - 1
+
+    def _distances_to(self, dst) -> dict:
+        dist = self._dist.get(dst)
+        if dist is None:
+            dist = {dst: 0}
+            queue = deque([dst])
+            pred = self.graph.predecessors
+            while queue:
+                v = queue.popleft()
+                dv = dist[v] + 1
+                for u in pred(v):
+                    if u not in dist:
+                        dist[u] = dv
+                        queue.append(u)
+            self._dist[dst] = dist
+        return dist
+
+    def path(self, src, dst) -> tuple:
+        """Node path from ``src`` to ``dst`` (a shortest path by hop count)."""
+        return self.route(src, dst).nodes
+
+    def route(self, src, dst) -> Route:
+        """The (cached) route from node ``src`` to node ``dst``."""
+        key = (src, dst)
+        r = self._routes.get(key)
+        if r is not None:
+            return r
+        if src == dst:
+            r = Route((src,), (), 0.0, float("inf"))
+            self._routes[key] = r
+            return r
+        dist = self._distances_to(dst)
+        if src not in dist:
+            raise UserInputError(f"no route from {src!r} to {dst!r}")
+        spread = zlib.crc32(f"{src}|{dst}".encode()) if self.policy == "hash" else 0
+        nodes = [src]
+        node = src
+        while node != dst:
+            d = dist[node] - 1
+            cands = [w for w in self._succ[node] if dist.get(w) == d]
+            node = cands[spread % len(cands)] if len(cands) > 1 else cands[0]
+            nodes.append(node)
+        resources = []
+        latency = 0.0
+        for i in range(len(nodes) - 1):
+            u, v = nodes[i], nodes[i + 1]
+            if i > 0:
+                c = self.crossing_resource.get(u)
+                if c is not None:
+                    resources.append(c)
+                latency += self.crossing_latency.get(u, 0.0)
+            resources.append(self.edge_resource[(u, v)])
+            latency += self.edge_latency[(u, v)]
+        cap = min(self.capacity[x] for x in resources)
+        r = Route(tuple(nodes), tuple(resources), latency, cap)
+        self._routes[key] = r
+        return r
+
+    def describe(self, route: Route) -> list[dict]:
+        """Per-hop description: node pairs, link type, bandwidth, latency."""
+        hops = []
+        for u, v in zip(route.nodes, route.nodes[1:]):
+            a = self.graph.edges[u, v]
+            hops.append({
+                "from": u, "to": v, "link_type": a.get("link_type", "link"),
+                "bandwidth": float(a["bandwidth"]), "latency": float(a["latency"]),
+                "duplex": a.get("duplex", "full"),
+            })
+        return hops

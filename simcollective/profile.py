@@ -1,0 +1,169 @@
+"""Network and compute profiles: the calibration conventions of the flow model as data.
+
+A profile is a TOML file (see ``simcollective/profiles/*.toml``). Built-in names are
+``ideal`` (default), ``cm02`` and ``smpi``; any other value is read as a path, so a user can
+copy a built-in file, edit it and pass it by path. Unknown keys are errors.
+
+>>> p = load_profile("smpi")
+>>> p.bandwidth_factor(100), p.bandwidth_factor(1 << 20)
+(0.812084, 0.940694)
+>>> load_profile("ideal").latency_factor(10**9)
+1.0
+"""
+
+from __future__ import annotations
+
+import bisect
+import math
+import tomllib
+from dataclasses import dataclass, field
+from importlib import resources
+from pathlib import Path
+
+from .errors import UserInputError
+
+__all__ = ["Profile", "load_profile", "BUILTIN_PROFILES"]
+
+BUILTIN_PROFILES = ("ideal", "cm02", "smpi")
+
+_NETWORK_KEYS = {
+    "sharing", "weight_s", "bound_by_route_capacity", "tcp_gamma", "cross_traffic",
+    "bandwidth_factors", "latency_factors", "eager_threshold",
+}
+_COMPUTE_KEYS = {"dense_bytes_per_second", "sparse_elements_per_second"}
+
+
+def _factor_table(entries, key, where):
+    if not isinstance(entries, list) or not entries:
+        raise UserInputError(f"{where}: '{key}' must be a non-empty list of [threshold, factor] pairs")
+    thresholds, factors = [], []
+    for e in entries:
+        if not (isinstance(e, list) and len(e) == 2 and all(isinstance(v, (int, float)) for v in e)):
+            raise UserInputError(f"{where}: '{key}' entry {e!r} is not a [threshold, factor] pair")
+        if e[1] <= 0:
+            raise UserInputError(f"{where}: '{key}' factor {e[1]!r} must be > 0")
+        thresholds.append(float(e[0]))
+        factors.append(float(e[1]))
+    if thresholds != sorted(thresholds) or len(set(thresholds)) != len(thresholds):
+        raise UserInputError(f"{where}: '{key}' thresholds must be strictly increasing")
+    return tuple(thresholds), tuple(factors)
+
+
+@dataclass(frozen=True)
+class Profile:
+    """A parsed profile. Factor tables apply entry ``(threshold, f)`` when size > threshold."""
+
+    name: str
+    description: str = ""
+    sharing: str = "equal"
+    weight_s: float = 0.0
+    bound_by_route_capacity: bool = True
+    tcp_gamma: float = 0.0
+    cross_traffic: float = 0.0
+    bw_thresholds: tuple = (0.0,)
+    bw_factors: tuple = (1.0,)
+    lat_thresholds: tuple = (0.0,)
+    lat_factors: tuple = (1.0,)
+    eager_threshold: int = 65536
+    dense_bytes_per_second: float = 0.0
+    sparse_elements_per_second: float = 0.0
+    source: str = field(default="", compare=False)
+
+    @staticmethod
+    def _lookup(thresholds, factors, size):
+        # the entry with the largest threshold strictly below size; sizes <= first threshold
+        # use the first entry
+        i = bisect.bisect_left(thresholds, size) - 1
+        return factors[max(i, 0)]
+
+    def bandwidth_factor(self, size: float) -> float:
+        """f_bw(size): data advances at rate * f_bw."""
+        return self._lookup(self.bw_thresholds, self.bw_factors, size)
+
+    def latency_factor(self, size: float) -> float:
+        """f_lat(size): the route latency is multiplied by f_lat."""
+        return self._lookup(self.lat_thresholds, self.lat_factors, size)
+
+    def dense_sum_time(self, nbytes: float) -> float:
+        """Time of an elementwise sum producing ``nbytes`` (reads 2, writes 1)."""
+        if self.dense_bytes_per_second <= 0:
+            return 0.0
+        return 3.0 * nbytes / self.dense_bytes_per_second
+
+    def sparse_merge_time(self, elements: float) -> float:
+        """Time of merging sparse streams with ``elements`` entries in total."""
+        if self.sparse_elements_per_second <= 0:
+            return 0.0
+        return elements / self.sparse_elements_per_second
+
+    def summary(self) -> str:
+        return f"{self.name}: {self.description}"
+
+
+def _parse(data: dict, where: str, name_default: str) -> Profile:
+    allowed_top = {"name", "description", "network", "compute"}
+    for key in data:
+        if key not in allowed_top:
+            raise UserInputError(f"{where}: unknown key '{key}'; allowed: {', '.join(sorted(allowed_top))}")
+    net = data.get("network", {})
+    comp = data.get("compute", {})
+    for key in net:
+        if key not in _NETWORK_KEYS:
+            raise UserInputError(f"{where}: unknown key 'network.{key}'; allowed: {', '.join(sorted(_NETWORK_KEYS))}")
+    for key in comp:
+        if key not in _COMPUTE_KEYS:
+            raise UserInputError(f"{where}: unknown key 'compute.{key}'; allowed: {', '.join(sorted(_COMPUTE_KEYS))}")
+    sharing = net.get("sharing", "equal")
+    if sharing not in ("equal", "penalty"):
+        raise UserInputError(f"{where}: network.sharing {sharing!r} must be 'equal' or 'penalty'")
+
+    def num(table, key, default, minimum=0.0):
+        v = table.get(key, default)
+        if isinstance(v, bool) or not isinstance(v, (int, float)) or math.isnan(v) or v < minimum:
+            raise UserInputError(f"{where}: '{key}' = {v!r} must be a number >= {minimum}")
+        return float(v)
+
+    bound = net.get("bound_by_route_capacity", True)
+    if not isinstance(bound, bool):
+        raise UserInputError(f"{where}: 'bound_by_route_capacity' must be true or false")
+    bw_t, bw_f = _factor_table(net.get("bandwidth_factors", [[0, 1.0]]), "bandwidth_factors", where)
+    lat_t, lat_f = _factor_table(net.get("latency_factors", [[0, 1.0]]), "latency_factors", where)
+    return Profile(
+        name=str(data.get("name", name_default)),
+        description=str(data.get("description", "")),
+        sharing=sharing,
+        weight_s=num(net, "weight_s", 0.0),
+        bound_by_route_capacity=bound,
+        tcp_gamma=num(net, "tcp_gamma", 0.0),
+        cross_traffic=num(net, "cross_traffic", 0.0),
+        bw_thresholds=bw_t, bw_factors=bw_f, lat_thresholds=lat_t, lat_factors=lat_f,
+        eager_threshold=int(num(net, "eager_threshold", 65536)),
+        dense_bytes_per_second=num(comp, "dense_bytes_per_second", 0.0),
+        sparse_elements_per_second=num(comp, "sparse_elements_per_second", 0.0),
+        source=where,
+    )
+
+
+def load_profile(spec: str | Path | Profile | None = None) -> Profile:
+    """Load a built-in profile by name (``ideal``, ``cm02``, ``smpi``) or a TOML file by path."""
+    if isinstance(spec, Profile):
+        return spec
+    if spec is None:
+        spec = "ideal"
+    spec = str(spec)
+    if spec in BUILTIN_PROFILES:
+        text = resources.files("simcollective.profiles").joinpath(f"{spec}.toml").read_text()
+        where = f"profile '{spec}'"
+    else:
+        path = Path(spec)
+        if not path.is_file():
+            raise UserInputError(
+                f"profile {spec!r} is neither a built-in ({', '.join(BUILTIN_PROFILES)}) nor an existing TOML file"
+            )
+        text = path.read_text()
+        where = f"profile file {spec}"
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise UserInputError(f"{where}: not valid TOML ({exc})") from None
+    return _parse(data, where, Path(spec).stem)

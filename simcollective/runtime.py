@@ -1,0 +1,439 @@
+"""The runtime: every rank is a SimPy process running straight-line MPI-style code.
+
+An algorithm is a generator function ``algo(comm, x, **options)`` run once per rank. It
+yields the events returned by the communicator's primitives and returns its output::
+
+    def ring_step(comm, x):
+        right, left = (comm.rank + 1) % comm.size, (comm.rank - 1) % comm.size
+        got = yield comm.sendrecv(right, x, left)     # value: the received payload
+        return (yield comm.add(x, got))               # reduction, with its compute cost
+
+Point-to-point semantics follow MPI and SimGrid's SMPI: messages are matched by (source,
+tag, communicator) in posting order; a send of at most ``profile.eager_threshold`` bytes is
+eager (its flow starts at once and the send completes immediately), a larger one is a
+rendezvous (its flow starts when the matching receive is posted, and the send completes
+when the data has arrived). Message sizes come from the payloads (``wire_bytes`` if the
+payload has it, else ``nbytes``); payloads are shared by reference, never copied.
+
+Time accounting: each rank's timeline is split into the named phases the algorithm opens
+(``with comm.phase("inter"):``), ``compute`` (time spent in reductions) and ``other``; the
+parts add up to the rank's finish time exactly.
+"""
+
+from __future__ import annotations
+
+import time
+from collections import defaultdict, deque
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+
+import simpy
+
+from .errors import DeadlockError, SimCollectiveError
+from .network.engine import Network, SimEnvironment
+
+__all__ = ["Comm", "Request", "World", "RunResult", "run_ranks", "payload_bytes"]
+
+
+def payload_bytes(payload) -> int:
+    """Wire size in bytes of a payload: ``wire_bytes``, else ``nbytes``, else the sum over a
+    list or tuple; ``None`` is 0 bytes."""
+    if payload is None:
+        return 0
+    wb = getattr(payload, "wire_bytes", None)
+    if wb is not None:
+        return int(wb)
+    nb = getattr(payload, "nbytes", None)
+    if nb is not None:
+        return int(nb)
+    if isinstance(payload, (list, tuple)):
+        return sum(payload_bytes(p) for p in payload)
+    raise SimCollectiveError(f"cannot size a payload of type {type(payload).__name__}")
+
+
+class Request(simpy.Event):
+    """A pending send or receive; its value is the received payload (None for a send)."""
+
+    def __init__(self, env, world, owner: int, kind: str, peer: int, tag, comm_name: str, nbytes: int = 0):
+        super().__init__(env)
+        self.owner, self.kind, self.peer, self.tag, self.comm_name, self.nbytes = owner, kind, peer, tag, comm_name, nbytes
+        self.t_post = env.now
+        world.ranks[owner].pending[self] = None
+        self.callbacks.append(world._request_done)
+
+    def describe(self) -> str:
+        if self.kind == "recv":
+            return f"recv from rank {self.peer} (tag {self.tag}, {self.comm_name})"
+        return f"send of {self.nbytes} B to rank {self.peer} (tag {self.tag}, {self.comm_name}) not yet received"
+
+
+class _Message:
+    __slots__ = ("src", "dst", "tag", "cid", "payload", "nbytes", "sreq", "rreq", "eager", "flow", "arrived")
+
+
+@dataclass
+class _RankState:
+    gpu: object
+    pending: dict = field(default_factory=dict)
+    stack: list = field(default_factory=list)
+    mark: float = 0.0
+    acc: dict = field(default_factory=lambda: defaultdict(float))
+    finish: float | None = None
+    output: object = None
+    spans: list | None = None
+
+
+class World:
+    """Shared state of one simulation: ranks, mailboxes, network, statistics."""
+
+    def __init__(self, env: SimEnvironment, network: Network, placement: list, profile, trace: bool = False):
+        self.env = env
+        self.network = network
+        self.profile = profile
+        self.placement = list(placement)
+        self.size = len(self.placement)
+        self.trace = trace
+        self.ranks = [_RankState(gpu=g, spans=[] if trace else None) for g in self.placement]
+        self._unexpected = [defaultdict(deque) for _ in range(self.size)]
+        self._posted = [defaultdict(deque) for _ in range(self.size)]
+        self._comm_ids: dict[tuple, int] = {}
+        self._comm_names: list[str] = []
+        self.messages = 0
+        self.message_bytes = 0
+        self.servers = [network.router.graph.nodes[g].get("server") for g in self.placement]
+
+    def comm_id(self, members: tuple, name: str) -> int:
+        cid = self._comm_ids.get(members)
+        if cid is None:
+            cid = self._comm_ids[members] = len(self._comm_names)
+            self._comm_names.append(name)
+        return cid
+
+    def _request_done(self, req: Request) -> None:
+        self.ranks[req.owner].pending.pop(req, None)
+        if self.trace:
+            self.ranks[req.owner].spans.append((req.kind, "p2p", req.t_post, self.env.now, {"peer": req.peer, "bytes": req.nbytes}))
+
+    # -- point to point (world ranks) -------------------------------------------------
+    def isend(self, src: int, dst: int, payload, tag, cid: int) -> Request:
+        nbytes = payload_bytes(payload)
+        env = self.env
+        sreq = Request(env, self, src, "send", dst, tag, self._comm_names[cid], nbytes)
+        m = _Message()
+        m.src, m.dst, m.tag, m.cid, m.payload, m.nbytes, m.sreq = src, dst, tag, cid, payload, nbytes, sreq
+        m.rreq, m.flow, m.arrived = None, None, False
+        m.eager = nbytes <= self.profile.eager_threshold
+        self.messages += 1
+        self.message_bytes += nbytes
+        key = (src, tag, cid)
+        posted = self._posted[dst].get(key)
+        if posted:
+            m.rreq = posted.popleft()
+            if not posted:
+                del self._posted[dst][key]
+            m.rreq.nbytes = nbytes
+            self._start(m)
+        else:
+            self._unexpected[dst][key].append(m)
+            if m.eager:
+                self._start(m)
+        if m.eager:
+            sreq.succeed()
+        return sreq
+
+    def irecv(self, dst: int, src: int, tag, cid: int) -> Request:
+        rreq = Request(self.env, self, dst, "recv", src, tag, self._comm_names[cid])
+        key = (src, tag, cid)
+        queue = self._unexpected[dst].get(key)
+        if queue:
+            m = queue.popleft()
+            if not queue:
+                del self._unexpected[dst][key]
+            m.rreq = rreq
+            rreq.nbytes = m.nbytes
+            if m.arrived:
+                rreq.succeed(m.payload)
+            elif m.flow is None:
+                self._start(m)
+        else:
+            self._posted[dst][key].append(rreq)
+        return rreq
+
+    def _start(self, m: _Message) -> None:
+        m.flow = self.network.transfer(self.placement[m.src], self.placement[m.dst], m.nbytes, self._arrived, m)
+
+    def _arrived(self, flow) -> None:
+        m = flow.tag
+        m.arrived = True
+        if m.rreq is not None:
+            m.rreq.succeed(m.payload)
+        if not m.eager:
+            m.sreq.succeed()
+
+    # -- running ------------------------------------------------------------------------
+    def _rank_body(self, rank: int, main, args):
+        st = self.ranks[rank]
+        comm = Comm(self, tuple(range(self.size)), rank, "world")
+        st.output = yield from main(comm, *args)
+        now = self.env.now
+        self._attribute(st, now)
+        st.finish = now
+
+    def _attribute(self, st: _RankState, now: float) -> None:
+        name = st.stack[-1][0] if st.stack else "other"
+        st.acc[name] += now - st.mark
+        st.mark = now
+
+    def blocked_report(self) -> str:
+        lines = []
+        for r, st in enumerate(self.ranks):
+            if st.finish is None:
+                waits = "; ".join(req.describe() for req in st.pending) or "nothing (waits on an event that never fires)"
+                lines.append(f"rank {r} waits for: {waits}")
+        return lines
+
+
+class Comm:
+    """A communicator: a rank's handle on a group of world ranks (``members``)."""
+
+    __slots__ = ("world", "members", "rank", "size", "cid", "name", "_me", "_index")
+
+    def __init__(self, world: World, members: tuple, rank: int, name: str):
+        self.world = world
+        self.members = members
+        self.rank = rank
+        self.size = len(members)
+        self.name = name
+        self.cid = world.comm_id(members, name)
+        self._me = members[rank]
+        self._index = None
+
+    # -- primitives ---------------------------------------------------------------------
+    @property
+    def now(self) -> float:
+        return self.world.env.now
+
+    @property
+    def profile(self):
+        return self.world.profile
+
+    def _check_peer(self, peer: int, what: str) -> int:
+        if not (0 <= peer < self.size):
+            raise SimCollectiveError(f"rank {self.rank} of {self.name}: {what} rank {peer} is out of range 0..{self.size - 1}")
+        return self.members[peer]
+
+    def isend(self, dst: int, payload, tag=0) -> Request:
+        """Non-blocking send; yield it (or ``wait`` it) to wait for completion."""
+        return self.world.isend(self._me, self._check_peer(dst, "destination"), payload, tag, self.cid)
+
+    def irecv(self, src: int, tag=0) -> Request:
+        """Non-blocking receive; the event's value is the payload."""
+        return self.world.irecv(self._me, self._check_peer(src, "source"), tag, self.cid)
+
+    send = isend
+    recv = irecv
+
+    def sendrecv(self, dst: int, payload, src: int, tag=0, recvtag=None):
+        """Send to ``dst`` and receive from ``src`` at once; value: the received payload."""
+        s = self.isend(dst, payload, tag)
+        r = self.irecv(src, tag if recvtag is None else recvtag)
+        return self.waitall([s, r], value_index=1)
+
+    def wait(self, req):
+        return req
+
+    def waitall(self, reqs, value_index=None):
+        """An event that fires when all ``reqs`` are done; value: list of their values
+        (or only the value of ``reqs[value_index]``)."""
+        env = self.world.env
+        done = simpy.Event(env)
+        reqs = list(reqs)
+        left = [len(reqs)]
+
+        def one(_ev):
+            left[0] -= 1
+            if left[0] == 0:
+                vals = [q.value for q in reqs]
+                done.succeed(vals if value_index is None else vals[value_index])
+
+        if not reqs:
+            done.succeed([])
+        for q in reqs:
+            if q.callbacks is None:  # already processed
+                one(q)
+            else:
+                q.callbacks.append(one)
+        return done
+
+    def waitany(self, reqs):
+        """An event that fires when one of ``reqs`` is done; value: ``(index, value)`` of
+        the first done (lowest index among simultaneous ones)."""
+        env = self.world.env
+        reqs = list(reqs)
+        for i, q in enumerate(reqs):
+            if q.processed:
+                ev = simpy.Event(env)
+                ev.succeed((i, q.value))
+                return ev
+        done = simpy.Event(env)
+
+        def one(ev):
+            if not done.triggered:
+                done.succeed((reqs.index(ev), ev.value))
+
+        for q in reqs:
+            q.callbacks.append(one)
+        return done
+
+    # -- compute and phases ---------------------------------------------------------------
+    def compute(self, seconds: float, value=None):
+        """Spend ``seconds`` computing (accounted as ``compute``); value: ``value``."""
+        env = self.world.env
+        st = self.world.ranks[self._me]
+        world = self.world
+        world._attribute(st, env.now)
+        ev = env.timeout(seconds, value)
+        if seconds > 0:
+            t0 = env.now
+
+            def close(_ev):
+                st.acc["compute"] += env.now - st.mark
+                st.mark = env.now
+                if world.trace:
+                    st.spans.append(("compute", "compute", t0, env.now, {}))
+
+            ev.callbacks.insert(0, close)
+        return ev
+
+    def add(self, a, b, op=None):
+        """Reduce two payloads (``a + b`` or ``op(a, b)``) and pay the profile's compute time:
+        dense sums at ``dense_bytes_per_second`` (3 x bytes), sparse merges at
+        ``sparse_elements_per_second`` (a.nnz + b.nnz). Value: the result."""
+        result = a + b if op is None else op(a, b)
+        prof = self.world.profile
+        if hasattr(a, "nnz") and hasattr(b, "nnz"):
+            cost = prof.sparse_merge_time(a.nnz + b.nnz)
+        else:
+            cost = prof.dense_sum_time(payload_bytes(result))
+        return self.compute(cost, result)
+
+    @contextmanager
+    def phase(self, name: str):
+        """Attribute the time inside the ``with`` block to the phase ``name``."""
+        world = self.world
+        st = world.ranks[self._me]
+        world._attribute(st, world.env.now)
+        st.stack.append((name, world.env.now))
+        try:
+            yield
+        finally:
+            world._attribute(st, world.env.now)
+            _, t0 = st.stack.pop()
+            if world.trace:
+                st.spans.append((name, "phase", t0, world.env.now, {}))
+
+    # -- sub-communicators ----------------------------------------------------------------
+    def sub(self, ranks, name: str) -> "Comm":
+        """The communicator of the given ranks of this one (must include this rank)."""
+        members = tuple(self.members[r] for r in ranks)
+        return Comm(self.world, members, members.index(self._me), name)
+
+    def groups(self, group_size: int):
+        """``(intra, inter)``: consecutive groups of ``group_size`` ranks, and the ranks with
+        the same index in their group (the logical two-level hierarchy)."""
+        L = group_size
+        if L < 1 or self.size % L:
+            raise SimCollectiveError(f"group size {L} does not divide {self.size} ranks")
+        g, l = divmod(self.rank, L)
+        intra = self.sub(range(g * L, g * L + L), f"group {g}")
+        inter = self.sub(range(l, self.size, L), f"local {l}")
+        return intra, inter
+
+    def node_comm(self) -> "Comm":
+        """Ranks of this communicator on the same server (physical node)."""
+        servers = self.world.servers
+        mine = servers[self._me]
+        return self.sub([r for r, w in enumerate(self.members) if servers[w] == mine], f"server {mine}")
+
+    def global_index(self, rank: int | None = None) -> int:
+        """World rank of ``rank`` (default: this rank)."""
+        return self.members[self.rank if rank is None else rank]
+
+
+@dataclass
+class RunResult:
+    """What a simulation measured. Times in seconds, sizes in bytes."""
+
+    makespan: float
+    finish: list
+    outputs: list
+    phases: dict            # time per phase of the last rank to finish; sums to makespan
+    phases_max: dict        # per phase, the largest time any rank spent in it
+    messages: int
+    message_bytes: int
+    links: list             # LinkStats of every resource that carried data
+    bytes_by_link_type: dict
+    wall_s: float
+    events: int
+    flows: int
+    recomputations: int
+    spans: list | None = None
+    placement: list | None = None
+
+
+def run_ranks(graph, placement, main, args_for_rank, profile, routing: str = "first", trace: bool = False,
+              progress=None, network: Network | None = None) -> RunResult:
+    """Run ``main(comm, *args_for_rank(rank))`` on every rank; return the measurements.
+
+    Raises :class:`~simcollective.errors.DeadlockError` naming the blocked ranks if some
+    rank never finishes, and :class:`~simcollective.errors.SimCollectiveError` if a
+    message was sent but never received.
+    """
+    t0 = time.perf_counter()
+    env = SimEnvironment()
+    net = network if network is not None else Network(env, graph, profile, routing)
+    net.env = env
+    world = World(env, net, placement, profile, trace)
+    for r in range(world.size):
+        env.process(world._rank_body(r, main, args_for_rank(r)))
+    if progress is None:
+        env.run()
+    else:
+        # step the kernel ourselves and report simulated time and messages now and then
+        step, steps = env.step, 0
+        while True:
+            try:
+                step()
+            except simpy.core.EmptySchedule:
+                break
+            steps += 1
+            if steps % 20000 == 0:
+                progress(env.now, net.flows_completed, world.messages)
+    blocked = world.blocked_report()
+    if blocked:
+        raise DeadlockError(f"deadlock at t={env.now:.9g} s: " + " | ".join(blocked))
+    leftovers = [(r, key) for r in range(world.size) for key, q in world._unexpected[r].items() if q]
+    if leftovers:
+        r, (src, tag, cid) = leftovers[0]
+        raise SimCollectiveError(
+            f"{len(leftovers)} message queue(s) never received, e.g. rank {src} -> rank {r} "
+            f"(tag {tag}, {world._comm_names[cid]})")
+    finish = [st.finish for st in world.ranks]
+    makespan = max(finish) if finish else 0.0
+    last = max(range(world.size), key=lambda r: (finish[r], -r))
+    phases = dict(world.ranks[last].acc)
+    phases_max: dict = {}
+    for st in world.ranks:
+        for k, v in st.acc.items():
+            phases_max[k] = max(phases_max.get(k, 0.0), v)
+    links = net.link_stats()
+    by_type: dict = defaultdict(int)
+    for ls in links:
+        by_type[ls.link_type] += ls.bytes
+    spans = [st.spans for st in world.ranks] if trace else None
+    return RunResult(
+        makespan=makespan, finish=finish, outputs=[st.output for st in world.ranks], phases=phases,
+        phases_max=phases_max, messages=world.messages, message_bytes=world.message_bytes, links=links,
+        bytes_by_link_type=dict(by_type), wall_s=time.perf_counter() - t0, events=next(env._eid),
+        flows=net.flows_started, recomputations=net.recomputations, spans=spans, placement=list(placement),
+    )

@@ -1,0 +1,298 @@
+"""The flow model: the worked checks of network-model.md, calibration conventions, and
+property tests over random graphs and flow sets."""
+
+import math
+
+import networkx as nx
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from simcollective.network.engine import Network, SimEnvironment, max_min_rates
+from simcollective.network.routing import Router
+from simcollective.profile import Profile, load_profile
+
+
+def line_graph(nodes, cap=1.0, lat=0.0, duplex="full"):
+    g = nx.DiGraph()
+    for i, n in enumerate(nodes):
+        g.add_node(n, kind="gpu", server=0, local=i)
+    for u, v in zip(nodes, nodes[1:]):
+        for a, b in ((u, v), (v, u)):
+            g.add_edge(a, b, bandwidth=cap, latency=lat, duplex=duplex, link_type="nvlink")
+    return g
+
+
+def run_flows(graph, flows, profile="ideal", routing="first", check=None):
+    """flows: list of (src, dst, size, start); returns finish times in order."""
+    env = SimEnvironment()
+    net = Network(env, graph, load_profile(profile) if isinstance(profile, str) else profile, routing)
+    if check is not None:
+        net.on_rates = lambda now, comp: check(net, now)
+    done = [None] * len(flows)
+
+    def starter(i, src, dst, size, start):
+        yield env.timeout(start)
+        net.transfer(src, dst, size, lambda f, i=i: done.__setitem__(i, env.now))
+
+    for i, fl in enumerate(flows):
+        env.process(starter(i, *fl))
+    env.run()
+    return done, net
+
+
+# -- worked checks -------------------------------------------------------------------------
+def test_check1_one_flow_one_link():
+    g = line_graph(["x", "y"], cap=12.5e9, lat=2.6e-8)
+    done, _ = run_flows(g, [("x", "y", 10**9, 0.0)])
+    assert done[0] == pytest.approx(2.6e-8 + 1e9 / 12.5e9, rel=1e-15)
+
+
+def test_check2_two_flows_share_a_link():
+    C, l, S1, S2 = 1e9, 1e-6, 3e6, 5e6
+    g = line_graph(["x", "y"], cap=C, lat=l)
+    done, _ = run_flows(g, [("x", "y", S1, 0.0), ("x", "y", S2, 0.0)])
+    assert done[0] == pytest.approx(l + S1 / (C / 2), rel=1e-14)
+    assert done[1] == pytest.approx(l + (S1 + S2) / C, rel=1e-14)
+
+
+def test_check3_three_flows_max_min_half_each():
+    g = line_graph(["x", "y", "z"], cap=1.0)
+    rates = {}
+
+    def record(net, now):
+        for f in net.res_flows[0] | net.res_flows[2] | net.res_flows[1] | net.res_flows[3]:
+            rates[(f.src, f.dst)] = f.rate
+
+    run_flows(g, [("x", "y", 1.0, 0), ("y", "z", 1.0, 0), ("x", "z", 1.0, 0)], check=record)
+    assert rates == {("x", "y"): 0.5, ("y", "z"): 0.5, ("x", "z"): 0.5}
+
+
+@pytest.mark.parametrize("P", [2, 3, 8])
+def test_check4_unidirectional_ring_step_no_contention(P):
+    g = nx.cycle_graph(P, create_using=nx.DiGraph)
+    h = nx.DiGraph()
+    for i in range(P):
+        h.add_node(i, kind="gpu", server=0, local=i)
+    for i in range(P):
+        for a, b in ((i, (i + 1) % P), ((i + 1) % P, i)):
+            h.add_edge(a, b, bandwidth=2e9 + i, latency=1e-6, duplex="full", link_type="nvlink")
+    del g
+    S = 4e6
+    done, _ = run_flows(h, [(i, (i + 1) % P, S, 0.0) for i in range(P)])
+    for i in range(P):
+        assert done[i] == pytest.approx(1e-6 + S / (2e9 + i), rel=1e-14)
+
+
+def test_shared_link_opposite_directions_compete_full_duplex_do_not():
+    S, C = 1e6, 1e9
+    shared = line_graph(["x", "y"], cap=C, duplex="shared")
+    full = line_graph(["x", "y"], cap=C, duplex="full")
+    flows = [("x", "y", S, 0.0), ("y", "x", S, 0.0)]
+    assert run_flows(shared, flows)[0] == [pytest.approx(2 * S / C)] * 2
+    assert run_flows(full, flows)[0] == [pytest.approx(S / C)] * 2
+
+
+def test_switch_crossing_capacity_and_latency():
+    g = line_graph(["a", "s", "b"], cap=10.0, lat=1.0)
+    g.nodes["s"].update(kind="switch", bandwidth=4.0, latency=0.5)
+    del g.nodes["s"]["server"], g.nodes["s"]["local"]
+    r = Router(g).route("a", "b")
+    assert r.latency == 2.5 and r.capacity == 4.0
+    done, _ = run_flows(g, [("a", "b", 8.0, 0.0)])
+    assert done[0] == pytest.approx(2.5 + 2.0)
+
+
+def test_late_flow_slows_an_earlier_one():
+    # flow 1 alone for 1 s at C, then shares with flow 2
+    C = 1.0
+    g = line_graph(["x", "y"], cap=C)
+    done, _ = run_flows(g, [("x", "y", 3.0, 0.0), ("x", "y", 1.0, 1.0)])
+    # t=1: flow1 has 2 left; both at 1/2: flow2 ends at 3, flow1 has 1 left, ends at 4
+    assert done == [pytest.approx(4.0), pytest.approx(3.0)]
+
+
+# -- calibration profiles ------------------------------------------------------------------
+def test_cm02_rtt_weighted_sharing():
+    # two flows share link s-t; their routes have latencies 1 and 3 -> shares 3:1
+    g = nx.DiGraph()
+    for i, n in enumerate("abst"):
+        g.add_node(n, kind="gpu", server=0, local=i)
+    for u, v, lat in (("a", "s", 0.5), ("b", "s", 2.5), ("s", "t", 0.5)):
+        for x, y in ((u, v), (v, u)):
+            g.add_edge(x, y, bandwidth=100.0, latency=lat, duplex="full", link_type="infiniband")
+    prof = Profile(name="t", sharing="penalty", bound_by_route_capacity=True)
+    env = SimEnvironment()
+    net = Network(env, g, prof)
+    seen = {}
+    net.on_rates = lambda now, comp: seen.update({f.src: f.rate for f in comp})
+    net.transfer("a", "t", 1e6, lambda f: None)
+    net.transfer("b", "t", 1e6, lambda f: None)
+    env.run(until=3.5)
+    assert seen["a"] == pytest.approx(75.0) and seen["b"] == pytest.approx(25.0)
+
+
+def test_tcp_window_bound_and_factors():
+    g = line_graph(["x", "y"], cap=1e12, lat=1e-3)
+    prof = load_profile("cm02")
+    done, _ = run_flows(g, [("x", "y", 10**8, 0.0)], profile=prof)
+    bound = 4194304 / (2 * 1e-3)
+    assert done[0] == pytest.approx(1e-3 + 1e8 / bound, rel=1e-12)
+    smpi = load_profile("smpi")
+    done, _ = run_flows(g, [("x", "y", 10**8, 0.0)], profile=smpi)
+    # latency x f_lat, data advances at rate x f_bw; bound also sees the 5% cross traffic
+    # only on the reverse link, which no other flow uses here
+    assert done[0] == pytest.approx(1e-3 * 11.6436 + 1e8 / (bound * 0.940694), rel=1e-12)
+
+
+def test_smpi_cross_traffic_loads_reverse_route():
+    C = 100.0
+    g = line_graph(["x", "y"], cap=C, duplex="full")
+    prof = Profile(name="t", cross_traffic=0.05)
+    env = SimEnvironment()
+    net = Network(env, g, prof)
+    rates = {}
+    net.on_rates = lambda now, comp: rates.update({f.src: f.rate for f in comp})
+    net.transfer("x", "y", 1e9, lambda f: None)
+    net.transfer("y", "x", 1e9, lambda f: None)
+    env.run(until=1.0)
+    # each direction: r + 0.05 r = C
+    assert rates["x"] == pytest.approx(C / 1.05) and rates["y"] == pytest.approx(C / 1.05)
+
+
+def test_profile_errors(tmp_path):
+    from simcollective.errors import UserInputError
+
+    with pytest.raises(UserInputError, match="neither a built-in"):
+        load_profile("nope")
+    bad = tmp_path / "p.toml"
+    bad.write_text('[network]\nsharing = "equal"\nwindow = 3\n')
+    with pytest.raises(UserInputError, match="unknown key 'network.window'"):
+        load_profile(str(bad))
+    bad.write_text("[network\n")
+    with pytest.raises(UserInputError, match="not valid TOML"):
+        load_profile(str(bad))
+
+
+def test_profile_file_copy_is_equivalent(tmp_path):
+    from importlib import resources
+
+    text = resources.files("simcollective.profiles").joinpath("smpi.toml").read_text()
+    p = tmp_path / "mine.toml"
+    p.write_text(text)
+    assert load_profile(str(p)) == load_profile("smpi")
+
+
+# -- property tests --------------------------------------------------------------------------
+def _capacity_check(net, now):
+    for r, flows in enumerate(net.res_flows):
+        if flows:
+            load = 0.0
+            for f in flows:
+                load += f.coef[f.res.index(r)] * f.rate
+            assert load <= net.cap[r] * (1 + 1e-9), (r, load, net.cap[r])
+
+
+@st.composite
+def graph_and_flows(draw):
+    n = draw(st.integers(3, 7))
+    g = nx.DiGraph()
+    for i in range(n):
+        g.add_node(i, kind="gpu", server=0, local=i)
+    # a random spanning tree plus extra edges keeps it connected
+    for i in range(1, n):
+        j = draw(st.integers(0, i - 1))
+        extra = [(i, j)]
+        if draw(st.booleans()):
+            extra.append((i, draw(st.integers(0, n - 1))))
+        for a, b in extra:
+            if a == b or g.has_edge(a, b):
+                continue
+            cap = draw(st.sampled_from([1.0, 2.0, 5.0, 10.0]))
+            lat = draw(st.sampled_from([0.0, 0.1, 1.0]))
+            dup = draw(st.sampled_from(["full", "shared"]))
+            g.add_edge(a, b, bandwidth=cap, latency=lat, duplex=dup, link_type="nvlink")
+            g.add_edge(b, a, bandwidth=cap, latency=lat, duplex=dup, link_type="nvlink")
+    flows = draw(st.lists(
+        st.tuples(st.integers(0, n - 1), st.integers(0, n - 1), st.floats(0.0, 20.0), st.floats(0.0, 3.0)),
+        min_size=1, max_size=12))
+    flows = [(s, d, S, t) for s, d, S, t in flows if s != d]
+    return g, flows
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(graph_and_flows(), st.sampled_from(["ideal", "cm02", "smpi"]), st.sampled_from(["first", "hash"]))
+def test_every_flow_ends_and_no_link_is_oversubscribed(gf, profile, routing):
+    g, flows = gf
+    done, net = run_flows(g, flows, profile=profile, routing=routing, check=_capacity_check)
+    assert all(t is not None and math.isfinite(t) for t in done)
+    assert net.flows_completed == len(flows) and net.active_count == 0
+    for (s, d, S, t0), t in zip(flows, done):
+        r = net.route(s, d)
+        # never faster than alone on the route
+        assert t >= t0 + r.latency * net.profile.latency_factor(S) - 1e-9
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.lists(st.floats(1.0, 1e6), min_size=1, max_size=8), st.floats(1.0, 1e3), st.floats(0.0, 1e-3),
+       st.integers(1, 4))
+def test_flows_on_one_route_match_processor_sharing_closed_form(sizes, C, lat, hops):
+    g = line_graph(list(range(hops + 1)), cap=C, lat=lat)
+    done, _ = run_flows(g, [(0, hops, S, 0.0) for S in sizes])
+    order = sorted(range(len(sizes)), key=lambda i: sizes[i])
+    s = sorted(sizes)
+    n = len(s)
+    for k, i in enumerate(order):
+        expected = hops * lat + (sum(s[: k + 1]) + (n - k - 1) * s[k]) / C
+        assert done[i] == pytest.approx(expected, rel=1e-9)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.data())
+def test_max_min_solution_is_feasible_and_every_flow_has_a_bottleneck(data):
+    m = data.draw(st.integers(1, 8))
+    n = data.draw(st.integers(1, 6))
+    caps = [data.draw(st.floats(0.5, 10.0)) for _ in range(n)]
+    w = [data.draw(st.floats(0.1, 5.0)) for _ in range(m)]
+    b = [data.draw(st.floats(0.1, 20.0)) for _ in range(m)]
+    fi, rj, av = [], [], []
+    for i in range(m):
+        rs = data.draw(st.sets(st.integers(0, n - 1), min_size=1, max_size=n))
+        for r in sorted(rs):
+            fi.append(i)
+            rj.append(r)
+            av.append(data.draw(st.sampled_from([1.0, 1.05, 0.05])))
+    rates = max_min_rates(w, b, fi, rj, av, caps)
+    load = [0.0] * n
+    for i, r, a in zip(fi, rj, av):
+        load[r] += a * rates[i]
+    for r in range(n):
+        assert load[r] <= caps[r] * (1 + 1e-9)
+    for i in range(m):
+        assert rates[i] <= b[i] * (1 + 1e-12)
+        if rates[i] >= b[i] * (1 - 1e-9):
+            continue
+        # weighted bottleneck: a saturated resource on which i has the largest rate/weight
+        ok = False
+        for e, (fi_e, r) in enumerate(zip(fi, rj)):
+            if fi_e != i or load[r] < caps[r] * (1 - 1e-9):
+                continue
+            others = [rates[j] / w[j] for j, rr in zip(fi, rj) if rr == r]
+            if rates[i] / w[i] >= max(others) * (1 - 1e-9):
+                ok = True
+        assert ok, (i, rates, load, caps)
+
+
+def test_batched_simultaneous_flows_use_one_recomputation():
+    P = 64
+    h = nx.DiGraph()
+    for i in range(P):
+        h.add_node(i, kind="gpu", server=0, local=i)
+    for i in range(P):
+        for a, b in ((i, (i + 1) % P), ((i + 1) % P, i)):
+            h.add_edge(a, b, bandwidth=1e9, latency=1e-6, duplex="full", link_type="nvlink")
+    done, net = run_flows(h, [(i, (i + 1) % P, 1e6, 0.0) for i in range(P)])
+    assert len(set(done)) == 1
+    # all P flows activate at the same instant: one batched recomputation (each flow is
+    # its own component, so each takes its bound without solving), then one completion batch
+    assert net.recomputations == 1

@@ -1,0 +1,164 @@
+"""Named presets and :func:`build`, the entry point of command-line tools.
+
+A CLI passes a preset name, a size (``--nodes``) and ``--topology-opt
+key=value`` strings; :func:`build` converts each value to the type of the
+builder parameter's default and returns a validated graph.
+"""
+
+from __future__ import annotations
+
+import inspect
+import math
+from collections import OrderedDict
+from collections.abc import Callable, Mapping
+from typing import Any
+
+import networkx as nx
+
+from .builders import abci, dgx1_cluster, dgx2_cluster, dgx_h100_cluster, fat_tree
+from .schema import TopologyError, validate
+
+__all__ = ["PRESETS", "build", "preset_options"]
+
+#: Preset name -> (builder, one-line description). The builder's first
+#: parameter is the size given to :func:`build` as ``nodes``.
+PRESETS: OrderedDict[str, tuple[Callable[..., nx.DiGraph], str]] = OrderedDict([
+    ("abci", (abci, "ABCI: 4 x V100 per node, NVLink fully connected, racks of 34 nodes "
+                    "with 4 leaves + 3 FBB switches, 2 spines (the study's model)")),
+    ("dgx1", (dgx1_cluster, "DGX-1 cluster: 8 x V100 hybrid cube-mesh per node, 6 nodes per "
+                            "leaf, one root, 2:1 (the study's model)")),
+    ("dgx2", (dgx2_cluster, "DGX-2 cluster: 16 x V100 on NVSwitch per node, 3 nodes per leaf, "
+                            "one root (the study's model)")),
+    ("fat-tree", (fat_tree, "parametric leaf-spine / 3-level fat-tree of single-GPU or DGX "
+                            "hosts, configurable oversubscription (nodes = hosts)")),
+    ("dgx-h100", (dgx_h100_cluster, "DGX H100 cluster: 8 x H100 on NVSwitch, 8 NDR NICs per "
+                                    "node, rail-optimized leaves, full bisection spines")),
+])
+
+
+def preset_options(name: str) -> dict[str, Any]:
+    """Return the options of preset `name` and their defaults (size parameter excluded).
+
+    Examples
+    --------
+    >>> preset_options("dgx1")["nodes_per_leaf"]
+    6
+    >>> "nodes" in preset_options("dgx1")
+    False
+    """
+    builder = _builder(name)
+    params = list(inspect.signature(builder).parameters.values())[1:]
+    return {p.name: p.default for p in params if p.default is not inspect.Parameter.empty}
+
+
+def _builder(name: str) -> Callable[..., nx.DiGraph]:
+    try:
+        return PRESETS[name][0]
+    except (KeyError, TypeError):
+        raise TopologyError(
+            f"unknown topology {name!r}; allowed: {', '.join(PRESETS)}"
+        ) from None
+
+
+def _convert(name: str, key: str, value: Any, default: Any) -> Any:
+    def fail(expected: str) -> TopologyError:
+        return TopologyError(
+            f"bad value {value!r} for option {key!r} of topology {name!r}: expected {expected}"
+        )
+
+    if isinstance(default, bool):
+        if isinstance(value, bool):
+            return value
+        text = str(value).strip().lower()
+        if text in ("1", "true", "yes", "on"):
+            return True
+        if text in ("0", "false", "no", "off"):
+            return False
+        raise fail("a boolean")
+    if isinstance(default, int):
+        if isinstance(value, bool):
+            raise fail("an int")
+        if isinstance(value, int):
+            return value
+        try:
+            f = float(str(value).strip()) if isinstance(value, str) else float(value)
+        except (TypeError, ValueError):
+            raise fail("an int") from None
+        if not math.isfinite(f) or f != int(f):
+            raise fail("an int")
+        return int(f)
+    if isinstance(default, float):
+        if isinstance(value, bool):
+            raise fail("a number")
+        try:
+            f = float(value.strip()) if isinstance(value, str) else float(value)
+        except (TypeError, ValueError):
+            raise fail("a number") from None
+        if math.isnan(f):
+            raise fail("a number")
+        return f
+    if isinstance(default, str):
+        if not isinstance(value, str):
+            raise fail("a string")
+        return value
+    return value
+
+
+def build(
+    name: str,
+    nodes: int,
+    options: Mapping[str, str | int | float] | None = None,
+) -> nx.DiGraph:
+    """Build preset `name` with `nodes` servers (hosts, for ``"fat-tree"``) and `options`.
+
+    Parameters
+    ----------
+    name : str
+        One of :data:`PRESETS`: ``"abci"``, ``"dgx1"``, ``"dgx2"``,
+        ``"fat-tree"``, ``"dgx-h100"``.
+    nodes : int
+        Passed as the builder's first parameter; must be >= 1.
+    options : mapping of str to str, int or float, optional
+        Keyword options of the builder, e.g. from ``--topology-opt
+        key=value``. Strings are converted to the type of the parameter's
+        default (``"12.5e9"`` -> float, ``"4"`` -> int).
+
+    Returns
+    -------
+    networkx.DiGraph
+        A validated topology.
+
+    Raises
+    ------
+    TopologyError
+        Unknown preset, unknown option (the message lists the allowed ones),
+        a value that cannot be converted, ``nodes < 1``, or a resulting graph
+        that is invalid.
+
+    Examples
+    --------
+    >>> G = build("fat-tree", 64, {"oversubscription": "2", "hosts_per_leaf": "8"})
+    >>> G.out_degree("leaf0")
+    12
+    >>> build("abci", 2, {"foo": "1"})  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    topologies.schema.TopologyError: unknown option 'foo' for topology 'abci'; allowed: nodes_per_rack, ...
+    """
+    builder = _builder(name)
+    allowed = preset_options(name)
+    if isinstance(nodes, bool) or not isinstance(nodes, int):
+        try:
+            nodes = _convert(name, "nodes", nodes, 0)
+        except TopologyError:
+            raise TopologyError(f"nodes must be an int >= 1, got {nodes!r}") from None
+    if nodes < 1:
+        raise TopologyError(f"nodes must be >= 1, got {nodes!r}")
+    kwargs: dict[str, Any] = {}
+    for key, value in (options or {}).items():
+        if key not in allowed:
+            raise TopologyError(
+                f"unknown option {key!r} for topology {name!r}; allowed: {', '.join(allowed)}"
+            )
+        kwargs[key] = _convert(name, key, value, allowed[key])
+    return validate(builder(nodes, **kwargs))
