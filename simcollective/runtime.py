@@ -27,6 +27,7 @@ from collections import defaultdict, deque
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 
+import numpy as np
 import simpy
 
 from .errors import DeadlockError, SimCollectiveError
@@ -310,6 +311,8 @@ class Comm:
         dense sums at ``dense_bytes_per_second`` (3 x bytes), sparse merges at
         ``sparse_elements_per_second`` (a.nnz + b.nnz). Value: the result."""
         result = a + b if op is None else op(a, b)
+        if isinstance(result, np.ndarray):
+            result.flags.writeable = False  # payloads are immutable: shared by reference
         prof = self.world.profile
         if hasattr(a, "nnz") and hasattr(b, "nnz"):
             cost = prof.sparse_merge_time(a.nnz + b.nnz)

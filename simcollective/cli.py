@@ -1,0 +1,408 @@
+"""The ``simcollective`` command line.
+
+Subcommands: ``run`` (one allreduce), ``p2p`` (one message), ``algorithms``,
+``topologies``, and, from their own modules, ``sweep``, ``plot``, ``draw-topology``.
+Every user error is one line on stderr (``simcollective: error: ...``) and a non-zero
+exit status: 2 for bad input, 3 for a result that fails verification, 4 for a deadlock.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import json
+import math
+import sys
+import time
+
+from . import __version__
+from .errors import DeadlockError, SimCollectiveError, UserInputError, VerificationError
+from .units import format_bytes, format_rate, format_time, parse_fraction, parse_size
+
+__all__ = ["main", "build_parser", "add_topology_arguments", "config_from_args"]
+
+# optional subcommand modules, each with ``add_parser(subparsers)``
+_EXTRA_COMMANDS = ("simcollective.sweep", "simcollective.plot", "simcollective.draw")
+
+
+def _topology_error_types():
+    from topologies import TopologyError
+
+    return TopologyError
+
+
+def add_topology_arguments(p: argparse.ArgumentParser) -> None:
+    """The hardware options shared by ``run``, ``p2p`` and ``draw-topology``."""
+    import topologies
+
+    g = p.add_argument_group("hardware")
+    g.add_argument("--topology", default="abci", metavar="NAME",
+                   help=f"preset: {', '.join(topologies.PRESETS)} (default: abci)")
+    g.add_argument("--nodes", default="1", metavar="N",
+                   help="number of servers (for fat-tree: single-GPU hosts) (default: 1)")
+    g.add_argument("--topology-opt", action="append", default=[], metavar="KEY=VALUE",
+                   help="builder parameter, repeatable (e.g. oversubscription=3)")
+    g.add_argument("--topology-file", metavar="PATH", help="a user graph (.graphml or node-link .json)")
+    g.add_argument("--profile", default="ideal", metavar="NAME|PATH",
+                   help="network profile: ideal, cm02, smpi or a TOML file (default: ideal)")
+    g.add_argument("--routing", default="first", choices=("first", "hash"),
+                   help="equal-cost path choice: first (static) or hash (ECMP) (default: first)")
+
+
+def _topology_opts(items) -> dict:
+    out = {}
+    for item in items:
+        if "=" not in item:
+            raise UserInputError(f"--topology-opt {item!r} must be KEY=VALUE")
+        k, v = item.split("=", 1)
+        out[k.strip()] = v.strip()
+    return out
+
+
+def _int(text, what, minimum=None):
+    try:
+        v = int(str(text))
+    except ValueError:
+        raise UserInputError(f"{what} {text!r} is not an integer") from None
+    if minimum is not None and v < minimum:
+        raise UserInputError(f"{what} {v} must be >= {minimum}")
+    return v
+
+
+def build_parser() -> argparse.ArgumentParser:
+    from .algorithms import load_all
+    from .algorithms.registry import ALGORITHMS
+
+    load_all()
+    parser = argparse.ArgumentParser(
+        prog="simcollective",
+        description="Flow-level simulation of dense and sparse allreduce on GPU clusters, on real data.")
+    parser.add_argument("--version", action="version", version=f"simcollective {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    sub.required = True
+
+    # run ----------------------------------------------------------------------------------
+    dense = sorted(a for a in ALGORITHMS if ALGORITHMS[a].kind == "dense")
+    sparse = sorted(a for a in ALGORITHMS if ALGORITHMS[a].kind == "sparse")
+    p = sub.add_parser("run", help="simulate one allreduce, verify it, print time and bandwidth",
+                       description="Simulate one allreduce on real data, verify every rank's result "
+                                   "against NumPy, and print time, algbw/busbw, phases and busiest links.")
+    add_topology_arguments(p)
+    p.add_argument("--algorithm", required=True, metavar="NAME",
+                   help=f"dense: {', '.join(dense)}; sparse: {', '.join(sparse)}")
+    p.add_argument("--elements", required=True, metavar="N", help="vector length, e.g. 32M = 33554432")
+    p.add_argument("--gpus", metavar="P", help="use the first P GPUs in placement order (default: all)")
+    p.add_argument("--dtype", default="float32", help="float32 (default), float16, float64, int32")
+    p.add_argument("--placement", default="linear", metavar="linear|study|PATH",
+                   help="rank order: linear, the study's order, or a file of GPU ids")
+    p.add_argument("--seed", default="1", help="seed of the inputs (default: 1)")
+    a = p.add_argument_group("algorithm options (an option the algorithm does not use is an error)")
+    a.add_argument("--group-size", metavar="L", help="ranks per group for two-level algorithms (default: the topology's)")
+    a.add_argument("--chunk-size", metavar="BYTES", help="pipelining chunk size, e.g. 1M")
+    a.add_argument("--allgather", choices=("direct", "ring", "recursive-doubling"),
+                   help="allgather variant of dsar-split-allgather / topk-allgather")
+    a.add_argument("--densify", choices=("exact", "upper-bound"),
+                   help="when merged sparse streams turn dense: exact union size or n1+n2 (the study's code)")
+    a.add_argument("--resparsify", action="store_true", default=None,
+                   help="sparse-ring-ring: keep only the top-k after the intra-group phase")
+    s = p.add_argument_group("sparse workload")
+    s.add_argument("--density", metavar="D", help="nonzeros per rank as a fraction of N, e.g. 1/128")
+    s.add_argument("--k", metavar="K", help="nonzeros per rank")
+    s.add_argument("--workload", default="uniform", help="uniform (default), topk, npy")
+    s.add_argument("--overlap", default="0", help="topk workload: fraction of heavy indices shared by all ranks")
+    s.add_argument("--inputs", metavar="DIR", help="npy workload: directory of rank{r}.npy files")
+    o = p.add_argument_group("output")
+    o.add_argument("--verify", default="auto", choices=("auto", "full", "symbolic"),
+                   help="full data, size-only symbolic, or auto by --memory-budget (default: auto)")
+    o.add_argument("--memory-budget", default="2G", metavar="BYTES",
+                   help="dense runs above P*N*itemsize of this switch to size-only mode (default: 2G)")
+    o.add_argument("--json", metavar="PATH|-", help="write the result as JSON (- for stdout)")
+    o.add_argument("--trace", metavar="PATH", help="write a Chrome trace (Perfetto) of the run")
+    o.add_argument("--quiet", action="store_true", help="no progress on stderr")
+    p.set_defaults(func=cmd_run)
+
+    # p2p ----------------------------------------------------------------------------------
+    p = sub.add_parser("p2p", help="time one message between two ranks and show its route")
+    add_topology_arguments(p)
+    p.add_argument("--src", default="0", help="source rank (linear placement) (default: 0)")
+    p.add_argument("--dst", default="1", help="destination rank (default: 1)")
+    p.add_argument("--bytes", default="1M", help="message size, e.g. 1G (default: 1M)")
+    p.add_argument("--placement", default="linear", metavar="linear|study|PATH")
+    p.add_argument("--json", metavar="PATH|-", help="write the result as JSON (- for stdout)")
+    p.set_defaults(func=cmd_p2p)
+
+    # listings -------------------------------------------------------------------------------
+    p = sub.add_parser("algorithms", help="list the allreduce algorithms")
+    p.set_defaults(func=cmd_algorithms)
+    p = sub.add_parser("topologies", help="list the topology presets (or describe one)")
+    p.add_argument("--show", metavar="NAME", help="describe this preset built with --nodes")
+    p.add_argument("--nodes", default="2", metavar="N")
+    p.set_defaults(func=cmd_topologies)
+
+    for modname in _EXTRA_COMMANDS:
+        try:
+            mod = importlib.import_module(modname)
+        except ModuleNotFoundError as exc:
+            if exc.name != modname:
+                raise
+            continue
+        mod.add_parser(sub)
+    return parser
+
+
+def config_from_args(args):
+    """A :class:`~simcollective.simulate.RunConfig` from parsed ``run`` arguments."""
+    from .simulate import RunConfig
+
+    options = {
+        "group_size": _int(args.group_size, "--group-size", 1) if args.group_size is not None else None,
+        "chunk_size": parse_size(args.chunk_size, "--chunk-size") if args.chunk_size is not None else None,
+        "allgather": args.allgather,
+        "densify": args.densify,
+        "resparsify": args.resparsify,
+    }
+    if options["chunk_size"] == 0:
+        raise UserInputError("--chunk-size 0 must be > 0")
+    if args.density is not None and args.k is not None:
+        raise UserInputError("give either --density or --k, not both")
+    return RunConfig(
+        topology=args.topology,
+        nodes=_int(args.nodes, "--nodes", 1),
+        topology_opts=_topology_opts(args.topology_opt),
+        topology_file=args.topology_file,
+        algorithm=args.algorithm,
+        elements=parse_size(args.elements, "--elements"),
+        gpus=_int(args.gpus, "--gpus", 1) if args.gpus is not None else None,
+        dtype=args.dtype,
+        profile=args.profile,
+        placement=args.placement,
+        routing=args.routing,
+        seed=_int(args.seed, "--seed"),
+        options={k: v for k, v in options.items() if v is not None},
+        density=parse_fraction(args.density, "--density") if args.density is not None else None,
+        k=parse_size(args.k, "--k") if args.k is not None else None,
+        workload=args.workload,
+        overlap=_overlap(args.overlap),
+        inputs=args.inputs,
+        verify=args.verify,
+        memory_budget=parse_size(args.memory_budget, "--memory-budget"),
+        trace=bool(args.trace),
+    )
+
+
+def _overlap(text) -> float:
+    try:
+        v = float(text)
+    except ValueError:
+        raise UserInputError(f"--overlap {text!r} is not a number in [0, 1]") from None
+    if not 0.0 <= v <= 1.0:
+        raise UserInputError(f"--overlap {v} must be in [0, 1]")
+    return v
+
+
+class _Progress:
+    """Progress on stderr for runs that take more than a couple of seconds."""
+
+    def __init__(self):
+        self.t0 = time.perf_counter()
+        self.shown = False
+
+    def __call__(self, now, flows_done, messages):
+        if time.perf_counter() - self.t0 < 2.0:
+            return
+        self.shown = True
+        sys.stderr.write(f"\r  simulated {format_time(now)}, {flows_done} messages done, {messages} posted   ")
+        sys.stderr.flush()
+
+    def close(self):
+        if self.shown:
+            sys.stderr.write("\n")
+
+
+def _write_json(obj, dest) -> None:
+    text = json.dumps(obj, indent=2, sort_keys=False, default=_json_default)
+    if dest == "-":
+        print(text)
+    else:
+        with open(dest, "w") as fh:
+            fh.write(text + "\n")
+
+
+def _json_default(o):
+    if hasattr(o, "item"):
+        return o.item()
+    if isinstance(o, float) and math.isinf(o):
+        return None
+    return str(o)
+
+
+def cmd_run(args) -> int:
+    from .simulate import run_allreduce
+
+    config = config_from_args(args)
+    progress = None
+    if not args.quiet and sys.stderr.isatty():
+        progress = _Progress()
+    try:
+        report = run_allreduce(config, progress=progress)
+    finally:
+        if progress is not None:
+            progress.close()
+    if args.trace:
+        from .trace import write_trace
+
+        write_trace(report, args.trace)
+    if args.json:
+        _write_json(report.to_json(), args.json)
+    if args.json != "-":
+        print(format_report(report))
+        if args.trace:
+            print(f"  trace        {args.trace} (open in https://ui.perfetto.dev)")
+    return 0
+
+
+def format_report(report) -> str:
+    """The human summary of a run."""
+    f = report.fields
+    where = f["topology"] + (f" ({f['nodes']} nodes)" if f.get("nodes") else "")
+    lines = [
+        f"{f['algorithm']} allreduce on {where}: {f['ranks']} ranks, {f['elements']} x {f['dtype']} "
+        f"({format_bytes(f['bytes'])}), profile {f['profile']}",
+    ]
+    if f["kind"] == "sparse":
+        lines.append(f"  workload     {f['workload']}, k = {f['k']} per rank (density {f['density']:.6g}); "
+                     f"result density {f['result_density']:.4g}, {f['dense_parts']} of {f['result_parts']} parts dense")
+    lines += [
+        f"  time         {format_time(f['time_s'])}  ({f['time_s']:.9g} s)",
+        f"  algbw        {format_rate(f['algbw'])}   busbw {format_rate(f['busbw'])}",
+        f"  verified     yes, every rank: {f['verification']}",
+        f"  messages     {f['messages']} ({format_bytes(f['message_bytes'])} sent)",
+    ]
+    total = f["time_s"] or 1.0
+    phases = "  ".join(f"{k} {format_time(v)} ({100 * v / total:.0f}%)" for k, v in f["phases"].items() if v > 0)
+    lines.append(f"  phases       {phases or '-'}")
+    if f["bytes_by_link_type"]:
+        lines.append("  link bytes   " + "  ".join(f"{k} {format_bytes(v)}" for k, v in f["bytes_by_link_type"].items()))
+    if f["top_links"]:
+        lines.append("  busiest links (bytes / capacity / time):")
+        for ln in f["top_links"]:
+            lines.append(f"    {ln['link']:<34} {ln['link_type']:<11} {format_bytes(ln['bytes']):>10}  "
+                         f"busy {format_time(ln['busy_s']):>11}  utilization {100 * ln['utilization']:5.1f}%")
+    lines.append(f"  wall         {f['wall_s']:.3f} s, {f['events']} events, {f['flows']} flows")
+    return "\n".join(lines)
+
+
+def cmd_p2p(args) -> int:
+    from .network.engine import Network, SimEnvironment
+    from .placement import resolve_placement
+    from .profile import load_profile
+    from .runtime import run_ranks
+    from .simulate import RunConfig, build_graph
+
+    config = RunConfig(topology=args.topology, nodes=_int(args.nodes, "--nodes", 1),
+                       topology_opts=_topology_opts(args.topology_opt), topology_file=args.topology_file)
+    graph = build_graph(config)
+    profile = load_profile(args.profile)
+    order = resolve_placement(graph, args.placement)
+    src, dst = _int(args.src, "--src", 0), _int(args.dst, "--dst", 0)
+    for name, r in (("--src", src), ("--dst", dst)):
+        if r >= len(order):
+            raise UserInputError(f"{name} {r} is out of range: the machine has ranks 0..{len(order) - 1}")
+    if src == dst:
+        raise UserInputError(f"--src and --dst are both {src}; give two different ranks")
+    size = parse_size(args.bytes, "--bytes")
+
+    class _Payload:
+        nbytes = size
+
+    def main(comm):
+        if comm.rank == 0:
+            yield comm.send(1, _Payload())
+        else:
+            yield comm.recv(0)
+
+    env = SimEnvironment()
+    net = Network(env, graph, profile, args.routing)
+    result = run_ranks(graph, [order[src], order[dst]], main, lambda r: (), profile, network=net)
+    route = net.route(order[src], order[dst])
+    hops = net.router.describe(route)
+    crossings = [n for n in route.nodes[1:-1] if n in net.router.crossing_latency]
+    out = {
+        "src": src, "dst": dst, "src_gpu": order[src], "dst_gpu": order[dst], "bytes": size,
+        "profile": profile.name, "hops": len(hops), "route": hops,
+        "switch_crossings": crossings,
+        "latency_s": route.latency,
+        "bandwidth": route.capacity,
+        "time_s": result.makespan,
+    }
+    if args.json:
+        _write_json(out, args.json)
+    if args.json != "-":
+        print(f"p2p rank {src} ({order[src]}) -> rank {dst} ({order[dst]}): {format_bytes(size)}, profile {profile.name}")
+        print(f"  route ({len(hops)} hops):")
+        for h in hops:
+            print(f"    {h['from']:>14} -> {h['to']:<14} {h['link_type']:<11} {h['bandwidth'] / 1e9:8.3f} GB/s  "
+                  f"{format_time(h['latency']):>10}  {h['duplex']}")
+        if crossings:
+            print(f"  switch crossings: {', '.join(crossings)}")
+        print(f"  latency      {format_time(route.latency)} ({route.latency:.9g} s)")
+        print(f"  bandwidth    {format_rate(route.capacity)} (bottleneck)")
+        print(f"  time         {format_time(result.makespan)} ({result.makespan:.9g} s)")
+    return 0
+
+
+def cmd_algorithms(args) -> int:
+    from .algorithms import load_all
+    from .algorithms.registry import OPTION_FLAGS
+
+    algos = load_all()
+    for kind in ("dense", "sparse"):
+        print(f"{kind}:")
+        for name in sorted(a for a in algos if algos[a].kind == kind):
+            a = algos[name]
+            opts = " ".join(OPTION_FLAGS[o] for o in a.options)
+            extra = "" if a.exact else " [approximate: verified against its own definition]"
+            print(f"  {name:<24} {a.summary}{extra}" + (f"  (options: {opts})" if opts else ""))
+    return 0
+
+
+def cmd_topologies(args) -> int:
+    import topologies
+
+    if args.show:
+        g = topologies.build(args.show, _int(args.nodes, "--nodes", 1))
+        d = topologies.describe(g)
+        print(f"{args.show} with {args.nodes} nodes: {g.graph.get('description', '')}")
+        for k, v in d.items():
+            print(f"  {k:<20} {v}")
+        return 0
+    for name, preset in topologies.PRESETS.items():
+        desc = preset[1] if isinstance(preset, tuple) else getattr(preset, "description", "")
+        print(f"  {name:<10} {desc}")
+    return 0
+
+
+def main(argv=None) -> int:
+    TopologyError = _topology_error_types()
+    try:
+        parser = build_parser()
+        args = parser.parse_args(argv)
+        return args.func(args)
+    except VerificationError as exc:
+        print(f"simcollective: verification FAILED: {exc}", file=sys.stderr)
+        return 3
+    except DeadlockError as exc:
+        print(f"simcollective: error: {exc}", file=sys.stderr)
+        return 4
+    except (SimCollectiveError, TopologyError) as exc:
+        print(f"simcollective: error: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("simcollective: interrupted", file=sys.stderr)
+        return 130
+    except BrokenPipeError:
+        return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,425 @@
+"""Real dense inputs, their exact reference sum, and verification of allreduce results.
+
+Inputs are deterministic functions of ``(seed, rank)``: ``np.random.default_rng([seed,
+rank])`` draws them, so any rank's input can be regenerated at any time and ranks never
+need to be held all at once.
+
+* ``int32`` inputs are integers in ``[-100, 100)``: every sum of up to ``2**20`` of them
+  fits in ``int32``, so results are compared for exact equality.
+* Float inputs are uniform in ``[-1, 1)``. A sum of ``P`` terms computed in any order and
+  any tree shape, rounding to nearest after every addition, differs from the exact sum by
+  at most ``(P-1) * u * sum_i |x_i|`` (plus second-order terms) with ``u = eps/2``. The
+  check uses the slightly looser ``(P-1) * eps(dtype) * sum_i |x_i| + P * tiny`` where
+  ``tiny`` is the dtype's smallest subnormal (covering underflow), so it accepts every
+  summation order and rejects any missing, duplicated or corrupted contribution whose size
+  exceeds that bound.
+
+Payloads are immutable: every array returned here is read-only (:func:`freeze`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+import numpy as np
+
+from ..errors import UserInputError, VerificationError
+from .blocks import iter_parts
+
+__all__ = [
+    "DTYPES",
+    "check_dtype",
+    "freeze",
+    "dense_input",
+    "Reference",
+    "DenseReference",
+    "as_reference",
+    "verify_dense",
+]
+
+#: Element types the simulator accepts for data (names as NumPy spells them).
+DTYPES = frozenset({"float32", "float16", "float64", "int32"})
+
+#: Elements handled per step when accumulating or verifying (bounds the temporaries).
+_CHUNK = 1 << 20
+
+
+def check_dtype(name) -> np.dtype:
+    """Return the NumPy dtype for an allowed element type name.
+
+    Parameters
+    ----------
+    name : str or numpy.dtype
+        One of :data:`DTYPES` (``"float32"``, ``"float16"``, ``"float64"``, ``"int32"``).
+
+    Returns
+    -------
+    numpy.dtype
+
+    Raises
+    ------
+    UserInputError
+        If the name is not one of the allowed values (the message lists them).
+    """
+    try:
+        dt = np.dtype(name)
+    except TypeError:
+        dt = None
+    if dt is None or dt.name not in DTYPES:
+        raise UserInputError(
+            f"dtype {str(name)!r} is not supported; use one of {', '.join(sorted(DTYPES))}"
+        )
+    return dt
+
+
+def freeze(arr: np.ndarray) -> np.ndarray:
+    """Make ``arr`` read-only in place and return it (payloads are immutable)."""
+    arr.flags.writeable = False
+    return arr
+
+
+def dense_input(rank: int, n: int, dtype, seed: int) -> np.ndarray:
+    """Return rank ``rank``'s dense input vector (read-only), deterministic in (seed, rank).
+
+    Parameters
+    ----------
+    rank : int
+        The rank (>= 0).
+    n : int
+        Number of elements.
+    dtype : str or numpy.dtype
+        One of :data:`DTYPES`.
+    seed : int
+        Run seed (>= 0).
+
+    Returns
+    -------
+    numpy.ndarray
+        ``int32``: integers in ``[-100, 100)``; floats: uniform in ``[-1, 1)``.
+    """
+    dt = check_dtype(dtype)
+    rng = np.random.default_rng([int(seed), int(rank)])
+    if dt.kind == "i":
+        out = rng.integers(-100, 100, size=n, dtype=dt)
+    else:
+        # random() in [0, 1) with the dtype's resolution; 2x - 1 is exact in binary.
+        gen_dt = np.float64 if dt == np.float64 else np.float32
+        out = rng.random(n, dtype=gen_dt)
+        out *= 2
+        out -= 1
+        if dt == np.float16:
+            out = out.astype(np.float16)
+            # rounding to float16 may reach 1.0; keep the half-open interval
+            np.minimum(out, np.nextafter(np.float16(1), np.float16(0)), out=out)
+    return freeze(out)
+
+
+class Reference:
+    """Exact result of an allreduce, and the rule a simulated result must meet.
+
+    Parameters
+    ----------
+    expected : numpy.ndarray
+        The exact sum: ``int32`` for integer data (checked to fit), ``float64`` for floats.
+    dtype : numpy.dtype
+        Element type of the data being reduced.
+    nranks : int
+        Number of contributions ``P``.
+    abs_sum : numpy.ndarray or None
+        For floats, ``sum_i |x_i|`` per element (float64), which sets the tolerance;
+        ``None`` means exact comparison (always the case for integers).
+
+    Attributes
+    ----------
+    n : int
+        Vector length.
+    expected, abs_sum, dtype, nranks
+        As given (arrays read-only).
+
+    Notes
+    -----
+    Build one from per-rank contributions with :meth:`accumulate`; it never holds more
+    than one contribution at a time.
+    """
+
+    __slots__ = ("n", "dtype", "nranks", "expected", "abs_sum")
+
+    def __init__(self, expected: np.ndarray, dtype, nranks: int, abs_sum: np.ndarray | None = None):
+        self.dtype = check_dtype(dtype)
+        self.nranks = int(nranks)
+        self.n = int(expected.shape[0])
+        self.expected = freeze(expected)
+        self.abs_sum = None if abs_sum is None else freeze(abs_sum)
+        if abs_sum is not None and self.dtype.kind == "i":
+            raise ValueError("integer results are compared exactly; abs_sum must be None")
+
+    @classmethod
+    def accumulate(cls, n: int, dtype, nranks: int, contributions: Iterable) -> "Reference":
+        """Sum per-rank contributions exactly, one at a time.
+
+        Parameters
+        ----------
+        n : int
+            Vector length.
+        dtype : str or numpy.dtype
+            Element type of the data.
+        nranks : int
+            Number of contributions (the ``P`` of the tolerance).
+        contributions : iterable of (indices or None, values)
+            One pair per rank: ``(None, values)`` for a dense vector of length ``n``, or
+            ``(indices, values)`` with unique indices in ``[0, n)``.
+
+        Returns
+        -------
+        Reference
+
+        Notes
+        -----
+        Integers accumulate in ``int64`` and must fit the dtype (floats: ``sum |x|`` must
+        fit, else partial sums could overflow); ``float32``/``float16``
+        accumulate in ``float64`` (its rounding is far below their tolerance);
+        ``float64`` accumulates with a compensated (TwoSum) correction term so that the
+        reference error is ``O(u)`` instead of ``O(P u)``.
+        """
+        dt = check_dtype(dtype)
+        if dt.kind == "i":
+            total = np.zeros(n, dtype=np.int64)
+            for idx, vals in contributions:
+                if idx is None:
+                    total += vals
+                else:
+                    total[idx] += vals
+            info = np.iinfo(dt)
+            if total.size and (total.min() < info.min or total.max() > info.max):
+                raise UserInputError(f"the exact sum overflows {dt.name}; use fewer ranks")
+            return cls(total.astype(dt), dt, nranks)
+        total = np.zeros(n, dtype=np.float64)
+        abs_sum = np.zeros(n, dtype=np.float64)
+        comp = np.zeros(n, dtype=np.float64) if dt == np.float64 else None
+        for idx, vals in contributions:
+            if idx is not None:
+                _accumulate_float(total, abs_sum, comp, idx, vals)
+                continue
+            for lo in range(0, n, _CHUNK):  # chunks keep the temporaries small
+                sel = slice(lo, min(lo + _CHUNK, n))
+                _accumulate_float(total, abs_sum, comp, sel, vals[sel])
+        if comp is not None:
+            total += comp
+        if abs_sum.size and abs_sum.max() > float(np.finfo(dt).max):
+            raise UserInputError(
+                f"partial sums can overflow {dt.name} (sum of |x| reaches {abs_sum.max():.4g}); "
+                "use fewer ranks or a wider dtype"
+            )
+        return cls(total, dt, nranks, abs_sum)
+
+    @property
+    def is_exact(self) -> bool:
+        """True when results are compared for equality (integers, or no ``abs_sum``)."""
+        return self.abs_sum is None
+
+    def describe(self) -> str:
+        """One-line description of the rule results are held to."""
+        if self.is_exact:
+            return f"exact ({self.dtype.name})"
+        return f"within (P-1)*eps*sum|x| ({self.dtype.name})"
+
+    def as_dtype(self) -> np.ndarray:
+        """The reference in the data's dtype (read-only; a new array unless already so)."""
+        if self.expected.dtype == self.dtype:
+            return self.expected
+        return freeze(self.expected.astype(self.dtype))
+
+    def tolerance(self, lo: int, hi: int) -> np.ndarray | None:
+        """Per-element tolerance over ``[lo, hi)`` (``None`` for exact data)."""
+        return None if self.is_exact else self._tol(self.abs_sum[lo:hi])
+
+    def check(self, offset: int, values: np.ndarray, where: str = "") -> None:
+        """Check a dense piece of the result placed at global ``offset``.
+
+        Parameters
+        ----------
+        offset : int
+            Global index of ``values[0]``.
+        values : numpy.ndarray
+            The computed elements.
+        where : str
+            Context for the error message (e.g. ``"part 3"``).
+
+        Raises
+        ------
+        VerificationError
+            Naming the first bad index, the value found, the expected one and the tolerance.
+        """
+        self._check_dtype(values, where)
+        for lo in range(0, values.shape[0], _CHUNK):
+            hi = min(lo + _CHUNK, values.shape[0])
+            sel = slice(offset + lo, offset + hi)
+            j = self._first_bad(values[lo:hi], sel)
+            if j is not None:
+                self._fail(offset + lo + j, values[lo + j], where)
+
+    def check_sparse(self, start: int, stop: int, indices: np.ndarray, values: np.ndarray,
+                     where: str = "") -> None:
+        """Check a sparse piece over ``[start, stop)``: entries at ``indices``, zero elsewhere.
+
+        Parameters
+        ----------
+        start, stop : int
+            Global range of the piece.
+        indices : numpy.ndarray
+            Sorted unique global indices of the entries present.
+        values : numpy.ndarray
+            Their values.
+        where : str
+            Context for the error message.
+
+        Raises
+        ------
+        VerificationError
+            If a present entry is wrong, or an absent one should not be (beyond tolerance).
+        """
+        self._check_dtype(values, where)
+        j = self._first_bad(values, indices)
+        if j is not None:
+            self._fail(int(indices[j]), values[j], where)
+        present = np.zeros(stop - start, dtype=bool)
+        present[indices - start] = True
+        ref = self.expected[start:stop]
+        tol = self.tolerance(start, stop)
+        bad = ref != 0 if tol is None else np.abs(ref) > tol
+        bad &= ~present
+        if bad.any():
+            i = int(np.flatnonzero(bad)[0]) + start
+            self._fail(i, self.dtype.type(0), where, "the entry is missing from the sparse result")
+
+    # -- internals -----------------------------------------------------------------------
+
+    def _tol(self, abs_sum: np.ndarray) -> np.ndarray:
+        fi = np.finfo(self.dtype)
+        return abs_sum * (max(self.nranks - 1, 0) * float(fi.eps)) + self.nranks * float(
+            fi.smallest_subnormal
+        )
+
+    def _check_dtype(self, values: np.ndarray, where: str) -> None:
+        if values.dtype != self.dtype:
+            raise VerificationError(
+                f"{where + ': ' if where else ''}result has dtype {values.dtype.name}, "
+                f"expected {self.dtype.name}"
+            )
+
+    def _first_bad(self, values: np.ndarray, sel) -> int | None:
+        """Position in ``values`` of the first element off the reference at ``sel``."""
+        ref = self.expected[sel]
+        if self.is_exact:
+            bad = values != ref
+        else:  # written so that NaN counts as bad
+            bad = ~(np.abs(values.astype(np.float64) - ref) <= self._tol(self.abs_sum[sel]))
+        if not bad.any():
+            return None
+        return int(np.argmax(bad))
+
+    def _fail(self, i: int, got, where: str, note: str = "") -> None:
+        prefix = f"{where}: " if where else ""
+        if self.is_exact:
+            rule = f"exact {self.dtype.name}"
+        else:
+            tol = float(self.tolerance(i, i + 1)[0])
+            rule = f"tolerance {tol:.3g} = (P-1)*eps*sum|x| + tiny with P = {self.nranks}"
+        extra = f"; {note}" if note else ""
+        raise VerificationError(
+            f"{prefix}element {i}: got {got.item()!r}, expected {self.expected[i].item()!r} "
+            f"({rule}){extra}"
+        )
+
+
+def _accumulate_float(total, abs_sum, comp, sel, vals) -> None:
+    """Add ``vals`` into ``total[sel]`` (compensated when ``comp`` is given) and |vals| into
+    ``abs_sum[sel]``."""
+    x = vals.astype(np.float64)
+    abs_sum[sel] += np.abs(x)
+    if comp is None:
+        total[sel] += x
+        return
+    s = total[sel]
+    t = s + x  # TwoSum: t + err == s + x exactly
+    bp = t - s
+    comp[sel] += (s - (t - bp)) + (x - bp)
+    total[sel] = t
+
+
+class DenseReference(Reference):
+    """Exact reference of the allreduce of :func:`dense_input` over ``nranks`` ranks.
+
+    Parameters
+    ----------
+    n : int
+        Vector length.
+    dtype : str or numpy.dtype
+        One of :data:`DTYPES`.
+    seed : int
+        Run seed given to :func:`dense_input`.
+    nranks : int
+        Number of ranks ``P``.
+
+    Notes
+    -----
+    Inputs are regenerated rank by rank, so only one input is alive at a time; the object
+    holds the exact sum (``int32`` or ``float64``) and, for floats, ``sum_i |x_i|``.
+    """
+
+    __slots__ = ("seed",)
+
+    def __init__(self, n: int, dtype, seed: int, nranks: int):
+        if nranks < 1:
+            raise UserInputError(f"number of ranks {nranks} must be >= 1")
+        built = Reference.accumulate(
+            n, dtype, nranks, ((None, dense_input(r, n, dtype, seed)) for r in range(nranks))
+        )
+        super().__init__(built.expected, built.dtype, nranks, built.abs_sum)
+        self.seed = int(seed)
+
+
+def as_reference(ref) -> Reference:
+    """``ref`` if it is a :class:`Reference`; a plain array becomes an exact reference."""
+    if isinstance(ref, Reference):
+        return ref
+    arr = np.asarray(ref)
+    return Reference(arr.view(), arr.dtype, 1)  # the view is frozen, not the caller's array
+
+
+def verify_dense(output, ref) -> str:
+    """Verify a rank's dense allreduce result against the reference.
+
+    Parameters
+    ----------
+    output : numpy.ndarray or sequence of numpy.ndarray
+        The result, or parts whose concatenation in order is the result (lists, tuples and
+        :class:`~simcollective.data.parts.Parts`, nested freely). Parts are walked by
+        offset; nothing is concatenated.
+    ref : Reference or numpy.ndarray
+        For example a :class:`DenseReference`; a plain array is compared exactly.
+
+    Returns
+    -------
+    str
+        ``"exact (int32)"`` or ``"within (P-1)*eps*sum|x| (float32)"`` and so on.
+
+    Raises
+    ------
+    VerificationError
+        Naming the first bad index, got vs expected and the tolerance, or a length error.
+    """
+    ref = as_reference(ref)
+    offset = 0
+    for i, part in enumerate(iter_parts(output)):
+        if not isinstance(part, np.ndarray) or part.ndim != 1:
+            raise VerificationError(f"part {i} is a {type(part).__name__}, not a 1-D NumPy array")
+        if offset + part.shape[0] > ref.n:
+            raise VerificationError(
+                f"result is longer than {ref.n} elements (part {i} ends at {offset + part.shape[0]})"
+            )
+        ref.check(offset, part, where=f"part {i}")
+        offset += part.shape[0]
+    if offset != ref.n:
+        raise VerificationError(f"result covers {offset} of {ref.n} elements")
+    return ref.describe()

@@ -1,0 +1,284 @@
+"""Size-only payloads and symbolic verification.
+
+When ``P x N x itemsize`` does not fit in memory, payloads carry no values but keep their
+real sizes. A :class:`SymbolicArray` stands for a contiguous range ``[start, stop)`` of the
+global vector and records, for each element, the set of ranks whose contribution it holds
+(a Python ``int`` bitset per segment). Adding two arrays ORs the sets; if a rank would be
+counted twice the array records the error (it never raises inside the simulation) and the
+error propagates to everything derived from it. :func:`verify_symbolic` then checks that
+every element of a result holds each of the ``P`` contributions exactly once.
+
+>>> a = symbolic_input(0, 8, "float32"); b = symbolic_input(1, 8, "float32")
+>>> s = a[0:4] + b[0:4]
+>>> s.start, s.stop, s.nbytes, s.segments
+(0, 4, 16, ((0, 4, 3),))
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..errors import VerificationError
+from .blocks import iter_parts
+from .dense import check_dtype, freeze
+
+__all__ = ["SymbolicArray", "symbolic_input", "concat", "verify_symbolic", "format_ranks"]
+
+
+def format_ranks(mask: int, limit: int = 16) -> str:
+    """Format the ranks of a bitset compactly: ``format_ranks(0b1011) == '0-1, 3'``.
+
+    Parameters
+    ----------
+    mask : int
+        Bitset of ranks (bit ``r`` set = rank ``r``).
+    limit : int
+        Maximum number of runs shown before eliding the rest.
+
+    Returns
+    -------
+    str
+    """
+    runs: list[str] = []
+    total = mask.bit_count()
+    while mask and len(runs) < limit:
+        lo = (mask & -mask).bit_length() - 1  # lowest rank present
+        shifted = mask >> lo
+        hi = lo + (shifted ^ (shifted + 1)).bit_length() - 1  # first rank after the run
+        runs.append(str(lo) if hi == lo + 1 else f"{lo}-{hi - 1}")
+        mask = mask >> hi << hi
+    if mask:
+        runs.append(f"... ({total} ranks in all)")
+    return ", ".join(runs) if runs else "none"
+
+
+class SymbolicArray:
+    """An immutable, value-less stand-in for a contiguous slice of the global vector.
+
+    Parameters
+    ----------
+    start, stop : int
+        Global range ``[start, stop)`` represented.
+    dtype : str or numpy.dtype
+        Element type (sets :attr:`nbytes`).
+    segments : tuple of (int, int, int)
+        ``(seg_start, seg_stop, mask)`` triples in global coordinates, contiguous, covering
+        ``[start, stop)`` in order; ``mask`` is the bitset of contributing ranks.
+    error : str or None
+        First double count (or misuse) recorded on the way to this array.
+
+    Notes
+    -----
+    Supports the NumPy surface algorithms use on payloads: ``a + b`` (same length),
+    ``a[i:j]`` (slices with step 1, relative indices), ``len(a)``, ``.size``, ``.nbytes``,
+    ``.dtype``, ``.shape`` and ``.ndim``.
+    """
+
+    __slots__ = ("start", "stop", "dtype", "segments", "error")
+
+    def __init__(self, start: int, stop: int, dtype, segments: tuple, error: str | None = None):
+        self.start = start
+        self.stop = stop
+        self.dtype = dtype if isinstance(dtype, np.dtype) else check_dtype(dtype)
+        self.segments = segments
+        self.error = error
+
+    # -- NumPy-like surface ---------------------------------------------------------------
+
+    @property
+    def size(self) -> int:
+        """Number of elements."""
+        return self.stop - self.start
+
+    def __len__(self) -> int:
+        return self.stop - self.start
+
+    @property
+    def shape(self) -> tuple[int]:
+        """``(size,)``."""
+        return (self.stop - self.start,)
+
+    @property
+    def ndim(self) -> int:
+        """Always 1."""
+        return 1
+
+    @property
+    def nbytes(self) -> int:
+        """Bytes the real array would occupy: ``size * itemsize``."""
+        return (self.stop - self.start) * self.dtype.itemsize
+
+    def __repr__(self) -> str:
+        segs = ", ".join(f"[{s},{e}):{{{format_ranks(m, 4)}}}" for s, e, m in self.segments[:4])
+        more = ", ..." if len(self.segments) > 4 else ""
+        err = f", error={self.error!r}" if self.error else ""
+        return f"SymbolicArray([{self.start}, {self.stop}) {self.dtype.name}: {segs}{more}{err})"
+
+    def __getitem__(self, key) -> "SymbolicArray":
+        if not isinstance(key, slice):
+            raise TypeError("SymbolicArray supports only slicing a[i:j]")
+        lo, hi, step = key.indices(self.stop - self.start)
+        if step != 1:
+            raise TypeError("SymbolicArray slices must have step 1")
+        hi = max(hi, lo)
+        gs, ge = self.start + lo, self.start + hi
+        segs = self.segments
+        if len(segs) == 1:
+            new = ((gs, ge, segs[0][2]),) if ge > gs else ()
+        else:
+            new = tuple((max(s, gs), min(e, ge), m) for s, e, m in segs if s < ge and e > gs)
+        return SymbolicArray(gs, ge, self.dtype, new, self.error)
+
+    def __add__(self, other):
+        if not isinstance(other, SymbolicArray):
+            return NotImplemented
+        n = self.stop - self.start
+        if other.stop - other.start != n:
+            raise ValueError(
+                f"operands could not be broadcast together with shapes ({n},) "
+                f"({other.stop - other.start},)"
+            )
+        error = self.error or other.error
+        if other.dtype != self.dtype and error is None:
+            error = f"added {other.dtype.name} data to {self.dtype.name} data"
+        shift = self.start - other.start
+        if shift and error is None:
+            error = (
+                f"added elements [{other.start}, {other.stop}) to elements "
+                f"[{self.start}, {self.stop}) (misaligned blocks)"
+            )
+        a, b = self.segments, other.segments
+        if len(a) == 1 and len(b) == 1:  # fast path: one segment each over the same range
+            ma, mb = a[0][2], b[0][2]
+            if ma & mb and error is None:
+                error = _double_count(self.start, self.stop, ma & mb)
+            segs = ((self.start, self.stop, ma | mb),) if n else ()
+            return SymbolicArray(self.start, self.stop, self.dtype, segs, error)
+        if shift:
+            b = tuple((s + shift, e + shift, m) for s, e, m in b)
+        segs, dup = _merge_segments(a, b)
+        if dup is not None and error is None:
+            error = _double_count(*dup)
+        return SymbolicArray(self.start, self.stop, self.dtype, segs, error)
+
+
+def _double_count(lo: int, hi: int, mask: int) -> str:
+    return f"elements [{lo}, {hi}) count rank(s) {format_ranks(mask)} twice"
+
+
+def _merge_segments(a: tuple, b: tuple) -> tuple[tuple, tuple | None]:
+    """OR two segment lists over the same range; return them and the first overlap."""
+    out: list[tuple[int, int, int]] = []
+    dup = None
+    i = j = 0
+    pos = a[0][0] if a else 0
+    while i < len(a) and j < len(b):
+        sa, ea, ma = a[i]
+        sb, eb, mb = b[j]
+        end = min(ea, eb)
+        if dup is None and ma & mb:
+            dup = (pos, end, ma & mb)
+        m = ma | mb
+        if out and out[-1][2] == m:
+            out[-1] = (out[-1][0], end, m)
+        else:
+            out.append((pos, end, m))
+        pos = end
+        i += ea == end
+        j += eb == end
+    return tuple(out), dup
+
+
+def symbolic_input(rank: int, n: int, dtype) -> SymbolicArray:
+    """Rank ``rank``'s symbolic input: ``[0, n)`` holding only its own contribution."""
+    dt = check_dtype(dtype)
+    return SymbolicArray(0, n, dt, ((0, n, 1 << rank),) if n else ())
+
+
+def concat(parts):
+    """Concatenate NumPy arrays or :class:`SymbolicArray` pieces, in order.
+
+    Parameters
+    ----------
+    parts : sequence of numpy.ndarray or sequence of SymbolicArray
+        Non-empty. Symbolic parts should be contiguous ranges; a gap or overlap is
+        recorded as the result's ``error`` (not raised).
+
+    Returns
+    -------
+    numpy.ndarray or SymbolicArray
+        A read-only array, or a symbolic array with adjacent equal segments merged.
+    """
+    parts = list(iter_parts(parts))
+    if not parts:
+        raise ValueError("concat needs at least one part")
+    if isinstance(parts[0], np.ndarray):
+        return freeze(np.concatenate(parts))
+    if not all(isinstance(p, SymbolicArray) for p in parts):
+        raise TypeError("concat: cannot mix SymbolicArray with other payloads")
+    if len(parts) == 1:
+        return parts[0]
+    first = parts[0]
+    error = next((p.error for p in parts if p.error), None)
+    segs: list[tuple[int, int, int]] = []
+    pos = first.start
+    for p in parts:
+        if p.start != pos and error is None:
+            error = f"concatenated elements [{p.start}, {p.stop}) at position {pos} (not contiguous)"
+        if p.dtype != first.dtype and error is None:
+            error = f"concatenated {p.dtype.name} data with {first.dtype.name} data"
+        shift = pos - p.start
+        for s, e, m in p.segments:
+            if segs and segs[-1][2] == m and segs[-1][1] == s + shift:
+                segs[-1] = (segs[-1][0], e + shift, m)
+            else:
+                segs.append((s + shift, e + shift, m))
+        pos += p.stop - p.start
+    return SymbolicArray(first.start, pos, first.dtype, tuple(segs), error)
+
+
+def verify_symbolic(output, n: int, nranks: int) -> str:
+    """Check that a symbolic result holds every rank's contribution exactly once.
+
+    Parameters
+    ----------
+    output : SymbolicArray or sequence of SymbolicArray
+        The result, or parts whose concatenation in order is the result.
+    n : int
+        Vector length; the parts must cover ``[0, n)`` in order.
+    nranks : int
+        Number of ranks ``P``.
+
+    Returns
+    -------
+    str
+        ``"symbolic: every element holds each of the P contributions exactly once"``.
+
+    Raises
+    ------
+    VerificationError
+        Naming the first bad range and the missing, unexpected or duplicated ranks.
+    """
+    full = (1 << nranks) - 1
+    pos = 0
+    for i, part in enumerate(iter_parts(output)):
+        if not isinstance(part, SymbolicArray):
+            raise VerificationError(f"part {i} is a {type(part).__name__}, not a SymbolicArray")
+        if part.error:
+            raise VerificationError(f"part {i}: {part.error}")
+        if part.start != pos:
+            raise VerificationError(
+                f"part {i} covers elements [{part.start}, {part.stop}) but element {pos} comes next"
+            )
+        for s, e, m in part.segments:
+            if m != full:
+                problems = []
+                if full & ~m:
+                    problems.append(f"missing rank(s) {format_ranks(full & ~m)}")
+                if m & ~full:
+                    problems.append(f"unexpected rank(s) {format_ranks(m & ~full)}")
+                raise VerificationError(f"part {i}: elements [{s}, {e}): {'; '.join(problems)}")
+        pos = part.stop
+    if pos != n:
+        raise VerificationError(f"result covers elements [0, {pos}) of [0, {n})")
+    return "symbolic: every element holds each of the P contributions exactly once"

@@ -1,0 +1,358 @@
+"""Sparse streams and seeded sparse workloads."""
+
+import math
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from simcollective.data import (
+    DTYPES,
+    Parts,
+    SparseStream,
+    block_bounds,
+    expected_union,
+    make_workload,
+    merge,
+    sparse_concat,
+    sparse_k,
+    split,
+    split_at,
+    turns_dense,
+    verify_sparse_result,
+)
+from simcollective.errors import UserInputError, VerificationError
+
+
+def random_stream(rng, start, stop, density, dtype, as_dense=False):
+    n = stop - start
+    k = int(round(density * n))
+    idx = np.sort(rng.choice(n, k, replace=False)) + start
+    vals = rng.integers(-5, 5, k).astype(dtype)  # small values: many cancellations
+    if as_dense:
+        dense = np.zeros(n, dtype)
+        dense[idx - start] = vals
+        return SparseStream.from_dense(start, dense)
+    return SparseStream.from_pairs(start, stop, idx, vals)
+
+
+# -- merge -------------------------------------------------------------------------------
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    n=st.integers(1, 400),
+    start=st.integers(0, 1000),
+    d1=st.floats(0, 1),
+    d2=st.floats(0, 1),
+    dtype=st.sampled_from(sorted(DTYPES)),
+    policy=st.sampled_from(["exact", "upper-bound"]),
+    dense1=st.booleans(),
+    dense2=st.booleans(),
+    seed=st.integers(0, 2**32 - 1),
+)
+def test_merge_matches_dense_numpy(n, start, d1, d2, dtype, policy, dense1, dense2, seed):
+    rng = np.random.default_rng(seed)
+    a = random_stream(rng, start, start + n, d1, dtype, dense1)
+    b = random_stream(rng, start, start + n, d2, dtype, dense2)
+    da, db = a.to_dense().copy(), b.to_dense().copy()
+    m = merge(a, b, densify=policy)
+    assert m.dtype == np.dtype(dtype) and (m.start, m.stop) == (start, start + n)
+    assert np.array_equal(m.to_dense(), da + db)
+    assert np.array_equal(a.to_dense(), da) and np.array_equal(b.to_dense(), db)  # untouched
+    assert not m.values.flags.writeable
+    if a.is_dense or b.is_dense:
+        assert m.is_dense
+    else:
+        union = np.union1d(a.indices, b.indices)
+        sv, rule_n = np.dtype(dtype).itemsize, union.size
+        if policy == "upper-bound":
+            rule_n = a.nnz + b.nnz
+        assert m.is_dense == turns_dense(rule_n, n, sv)
+        if not m.is_dense:
+            assert np.array_equal(m.indices, union)  # cancelled entries stay present
+            assert m.indices.dtype == np.uint32
+
+
+def test_merge_keeps_cancelled_zeros_and_drop_zeros_removes_them():
+    a = SparseStream.from_pairs(0, 100, [3, 7, 9], np.array([5, 2, -1], np.int32))
+    b = SparseStream.from_pairs(0, 100, [7, 50], np.array([-2, 4], np.int32))
+    m = a + b
+    assert m.indices.tolist() == [3, 7, 9, 50] and m.values.tolist() == [5, 0, -1, 4]
+    nz = m.drop_zeros()
+    assert nz.indices.tolist() == [3, 9, 50] and nz.values.tolist() == [5, -1, 4]
+    dense = SparseStream.from_dense(10, np.array([0, 1.5, 0, -2], np.float32)).drop_zeros()
+    assert not dense.is_dense and dense.indices.tolist() == [11, 13]
+
+
+def test_merge_requires_same_range_and_dtype():
+    a = SparseStream.empty(0, 10, "int32")
+    with pytest.raises(ValueError, match="ranges"):
+        merge(a, SparseStream.empty(0, 11, "int32"))
+    with pytest.raises(ValueError, match="dtypes"):
+        merge(a, SparseStream.empty(0, 10, "float32"))
+    with pytest.raises(ValueError, match="densify policy"):
+        merge(a, a, densify="lazy")
+
+
+# -- the dense switch --------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "dtype, n, at",  # nnz*(4+sv) == n*sv exactly at nnz == at
+    [("int32", 100, 50), ("float32", 64, 32), ("float16", 99, 33), ("float64", 30, 20)],
+)
+def test_dense_switch_boundary(dtype, n, at):
+    sv = np.dtype(dtype).itemsize
+    assert at * (4 + sv) == n * sv
+    at_rule = SparseStream.from_pairs(0, n, np.arange(at), np.ones(at, dtype))
+    below = SparseStream.from_pairs(0, n, np.arange(at - 1), np.ones(at - 1, dtype))
+    assert at_rule.is_dense and at_rule.wire_bytes == 4 + n * sv
+    assert not below.is_dense and below.wire_bytes == 4 + (at - 1) * (4 + sv)
+    assert below.wire_bytes < at_rule.wire_bytes  # one below is really smaller sparse
+    # the same boundary reached by merging disjoint streams
+    a = SparseStream.from_pairs(0, n, np.arange(0, at // 2), np.ones(at // 2, dtype))
+    b_idx = np.arange(n - (at - at // 2), n)
+    assert (a + SparseStream.from_pairs(0, n, b_idx, np.ones(b_idx.size, dtype))).is_dense
+    assert not (a + SparseStream.from_pairs(0, n, b_idx[1:], np.ones(b_idx.size - 1, dtype))).is_dense
+
+
+def test_upper_bound_policy_turns_dense_early():
+    a = SparseStream.from_pairs(0, 100, np.arange(0, 30), np.ones(30, np.int32))
+    b = SparseStream.from_pairs(0, 100, np.arange(20, 45), np.ones(25, np.int32))
+    exact, early = merge(a, b), merge(a, b, densify="upper-bound")
+    assert not exact.is_dense and exact.nnz == 45  # 45*8 < 100*4
+    assert early.is_dense  # tested 30 + 25 = 55 entries: 440 >= 400
+    assert np.array_equal(exact.to_dense(), early.to_dense())
+    assert (exact.wire_bytes, early.wire_bytes) == (4 + 45 * 8, 4 + 100 * 4)
+
+
+# -- split / concat ----------------------------------------------------------------------
+
+
+@settings(max_examples=60, deadline=None)
+@given(n=st.integers(0, 300), q=st.integers(1, 20), d=st.floats(0, 1), seed=st.integers(0, 999),
+       start=st.integers(0, 50))
+def test_split_concat_round_trip(n, q, d, seed, start):
+    s = random_stream(np.random.default_rng(seed), start, start + n, d, "int32")
+    parts = split(s, q)
+    assert [(p.start, p.stop) for p in parts] == [(a + start, b + start) for a, b in block_bounds(n, q)]
+    for p in parts:
+        assert p.is_dense == (s.is_dense or turns_dense(p.nnz, p.n, 4))
+    back = sparse_concat(parts)
+    assert np.array_equal(back.to_dense(), s.to_dense())
+    # entries of parts that turned dense count as present (all n of them)
+    assert back.is_dense == turns_dense(sum(p.nnz for p in parts), n, 4)
+    assert Parts(parts).nbytes == back.nbytes
+    if start == 0:
+        assert verify_sparse_result(parts, s.to_dense()) == "exact (int32)"
+
+
+def test_split_shares_memory_and_tests_exact_count_per_part():
+    idx = np.concatenate([np.arange(0, 60), [150, 399]])  # crowded first part
+    s = SparseStream.from_pairs(0, 400, idx, np.arange(1, 63, dtype=np.int32))
+    p0, p1, p2, p3 = split(s, 4)
+    assert p0.is_dense and p0.nnz == 100  # 60 entries * 8 >= 100 * 4
+    assert not p1.is_dense and p1.nnz == 1 and np.shares_memory(p1.indices, s.indices)
+    assert p2.nnz == 0 and p3.indices.tolist() == [399]
+    back = sparse_concat([p0, p1, p2, p3])  # 102 entries (p0 counts 100): 816 < 1600 bytes
+    assert not back.is_dense and back.nnz == 102
+    assert np.array_equal(back.to_dense(), s.to_dense())
+    assert sparse_concat([p0.drop_zeros(), p1, p2, p3]).nnz == 62
+    q = split_at(s, [(50, 80), (0, 10)])  # 10 entries in 30 stay sparse
+    assert q[0].indices.tolist() == list(range(50, 60)) and q[1].is_dense
+    with pytest.raises(ValueError, match="within"):
+        split_at(s, [(390, 401)])
+    with pytest.raises(ValueError, match="does not follow"):
+        sparse_concat([p0, p2])
+
+
+def test_wire_bytes_formula():
+    s = SparseStream.from_pairs(0, 1000, [1, 5, 9], np.array([1.0, 2.0, 3.0], np.float64))
+    assert s.wire_bytes == s.nbytes == 4 + 3 * (4 + 8)
+    assert s.wire_size(8) == 4 + 3 * (8 + 8)
+    d = SparseStream.from_dense(0, np.zeros(1000, np.float16))
+    assert d.nnz == 1000 and d.wire_bytes == 4 + 1000 * 2 and d.wire_size(8) == 4 + 2000
+    wide = SparseStream.from_pairs(0, 1000, [1], np.ones(1, np.int32), index_bytes=8)
+    assert wide.wire_bytes == 4 + 12
+    assert SparseStream.empty(5, 10, "int32").wire_bytes == 4
+
+
+def test_from_pairs_validates():
+    with pytest.raises(ValueError, match="sorted and unique"):
+        SparseStream.from_pairs(0, 10, [3, 3], np.ones(2, np.int32))
+    with pytest.raises(ValueError, match=r"in \[0, 10\)"):
+        SparseStream.from_pairs(0, 10, [3, 10], np.ones(2, np.int32))
+    with pytest.raises(ValueError, match="same length"):
+        SparseStream.from_pairs(0, 10, [3], np.ones(2, np.int32))
+    kept = SparseStream.from_pairs(0, 4, [0, 1, 2], np.ones(3, np.int32), keep_sparse=True)
+    assert not kept.is_dense
+    src = np.ones(3, np.int32)
+    SparseStream.from_pairs(0, 100, [0, 1, 2], src)
+    assert src.flags.writeable  # the caller's array is not frozen, it is copied
+
+
+# -- topk --------------------------------------------------------------------------------
+
+
+def test_topk_deterministic_with_ties_by_lower_index():
+    vals = np.array([5, -7, 7, 1, -5, 3, 5], np.int32)
+    s = SparseStream.from_pairs(0, 100, [2, 10, 11, 20, 30, 40, 50], vals)
+    assert s.topk(2).indices.tolist() == [10, 11]
+    t3 = s.topk(3)
+    assert t3.indices.tolist() == [2, 10, 11] and t3.values.tolist() == [5, -7, 7]
+    assert s.topk(4).indices.tolist() == [2, 10, 11, 30]
+    assert s.topk(0).nnz == 0 and s.topk(99) is s
+    d = SparseStream.from_dense(10, np.array([0.5, -2.0, 2.0, 0.0], np.float32)).topk(2)
+    assert not d.is_dense and d.indices.tolist() == [11, 12]
+
+
+# -- workloads ---------------------------------------------------------------------------
+
+
+def test_sparse_k_and_errors():
+    assert sparse_k(2**25, density=1 / 128) == 262144 and sparse_k(10, k=3) == 3
+    assert sparse_k(10, density=0.25) == 2
+    for kwargs, msg in [({}, "exactly one"), ({"density": 0.1, "k": 2}, "exactly one"),
+                        ({"k": 11}, "exceeds the vector length n = 10"), ({"k": 0}, "k = 0"),
+                        ({"density": 0.05}, "< 1"), ({"density": 1.5}, "density 1.5")]:
+        with pytest.raises(UserInputError, match=msg):
+            sparse_k(10, **kwargs)
+    with pytest.raises(UserInputError, match="uniform, topk, npy"):
+        make_workload("zipf", 100, 5, 2, "int32", 0)
+
+
+@pytest.mark.parametrize("name", ["uniform", "topk"])
+def test_workloads_deterministic_and_distinct_per_rank(name):
+    w = make_workload(name, 10_000, 300, 4, "int32", seed=11, overlap=0.25)
+    again = make_workload(name, 10_000, 300, 4, "int32", seed=11, overlap=0.25)
+    other = make_workload(name, 10_000, 300, 4, "int32", seed=12, overlap=0.25)
+    a0, a1 = w.input(0), w.input(1)
+    assert w.name == name
+    assert np.array_equal(a0.indices, again.input(0).indices)
+    assert np.array_equal(a0.values, again.input(0).values)
+    assert not np.array_equal(a0.indices, a1.indices)
+    assert not np.array_equal(a0.indices, other.input(0).indices)
+    ref = w.reference()
+    assert ref.dtype == np.int32
+    direct = np.zeros(10_000, np.int64)
+    for r in range(4):
+        direct[w.input(r).indices] += w.input(r).values
+    assert np.array_equal(ref, direct)
+
+
+@pytest.mark.parametrize("dtype", sorted(DTYPES))
+def test_uniform_inputs(dtype):
+    w = make_workload("uniform", 50_000, 1000, 3, dtype, seed=5)
+    s = w.input(2)
+    idx = s.indices
+    assert s.nnz == 1000 and idx.dtype == np.uint32 and s.dtype == np.dtype(dtype)
+    assert np.all(np.diff(idx.astype(np.int64)) > 0) and idx[0] >= 0 and idx[-1] < 50_000
+    assert s.values.min() >= -100 and s.values.max() <= 99
+    assert np.array_equal(s.values, np.round(s.values))  # integer-valued
+
+
+def test_uniform_union_size_matches_expectation():
+    n, k, trials, ranks = 2000, 100, 200, 8
+    d = k / n
+    sums = np.zeros(ranks)
+    for t in range(trials):
+        w = make_workload("uniform", n, k, ranks, "int32", seed=1000 + t)
+        union = np.zeros(n, bool)
+        for j in range(ranks):
+            union[w.input(j).indices] = True
+            sums[j] += union.sum()
+    for j in range(1, ranks + 1):
+        mean = sums[j - 1] / trials
+        expect = expected_union(n, d, j)
+        p = 1 - (1 - d) ** j
+        # the indicators are negatively correlated, so Var(U) <= n p (1-p)
+        sigma = math.sqrt(n * p * (1 - p) / trials)
+        assert abs(mean - expect) <= 5 * sigma, (j, mean, expect, sigma)
+    assert expected_union(n, d, 1) == pytest.approx(k)
+
+
+def test_topk_workload_construction():
+    n, k, p = 5000, 200, 6
+    w = make_workload("topk", n, k, p, "int32", seed=3, overlap=0.4)
+    common = set(w.common.tolist())
+    assert len(common) == 80
+    owns = []
+    for r in range(p):
+        s = w.input(r)
+        idx = set(s.indices.tolist())
+        assert s.nnz == k and common <= idx
+        assert np.all(np.abs(s.values) >= 100) and np.all(np.abs(s.values) < 1000)
+        owns.append(idx - common)
+    assert all(len(o) == k - 80 for o in owns)
+    assert len(owns[0] & owns[1]) < 30  # rank-specific parts are (mostly) distinct
+    full = make_workload("topk", n, k, p, "int32", seed=3, overlap=1.0)
+    assert np.array_equal(full.input(0).indices, full.input(5).indices)
+    with pytest.raises(UserInputError, match="overlap"):
+        make_workload("topk", n, k, p, "int32", seed=3, overlap=1.5)
+
+
+def test_npy_workload_and_errors(tmp_path):
+    rng = np.random.default_rng(0)
+    arrays = [rng.standard_normal(1000).astype(np.float32) for _ in range(3)]
+    for r, a in enumerate(arrays):
+        np.save(tmp_path / f"rank{r}.npy", a)
+    w = make_workload("npy", 1000, 50, 3, "float32", seed=0, inputs_dir=tmp_path)
+    s = w.input(1)
+    expect = np.sort(np.argsort(-np.abs(arrays[1]), kind="stable")[:50])
+    assert s.indices.tolist() == expect.tolist()
+    assert np.array_equal(s.values, arrays[1][expect])
+    ref = w.exact_reference()
+    assert verify_sparse_result(w.input(0) + w.input(1) + w.input(2), ref).startswith("within")
+    with pytest.raises(UserInputError, match=r"rank3\.npy is missing"):
+        make_workload("npy", 1000, 50, 4, "float32", seed=0, inputs_dir=tmp_path)
+    np.save(tmp_path / "rank3.npy", np.zeros(999, np.float32))
+    with pytest.raises(UserInputError, match=r"rank3\.npy holds an array of shape \(999,\); expected \(1000,\)"):
+        make_workload("npy", 1000, 50, 4, "float32", seed=0, inputs_dir=tmp_path)
+    with pytest.raises(UserInputError, match="cannot become int32"):
+        make_workload("npy", 1000, 50, 3, "int32", seed=0, inputs_dir=tmp_path)
+
+
+# -- verification ------------------------------------------------------------------------
+
+
+def test_verify_sparse_result_exact_and_errors():
+    w = make_workload("uniform", 3000, 60, 5, "int32", seed=2)
+    total = w.input(0)
+    for r in range(1, 5):
+        total = total + w.input(r)
+    ref = w.exact_reference()
+    assert verify_sparse_result(total, ref) == "exact (int32)"
+    assert verify_sparse_result(split(total, 7), w.reference()) == "exact (int32)"
+    assert verify_sparse_result([total.to_dense()[:1000], split_at(total, [(1000, 3000)])], ref)
+    i = int(total.indices[10])
+    vals = total.values.copy()
+    vals[10] += 1
+    with pytest.raises(VerificationError, match=rf"element {i}: got"):
+        verify_sparse_result(SparseStream.from_pairs(0, 3000, total.indices, vals), ref)
+    missing = total.indices[total.values != 0][0]
+    keep = total.indices != missing
+    with pytest.raises(VerificationError, match=rf"element {missing}: .*missing"):
+        verify_sparse_result(SparseStream.from_pairs(0, 3000, total.indices[keep], total.values[keep]), ref)
+    with pytest.raises(VerificationError, match="element 1000 comes next"):
+        verify_sparse_result(split_at(total, [(0, 1000), (1500, 3000)]), ref)
+    with pytest.raises(VerificationError, match=r"covers \[0, 2000\)"):
+        verify_sparse_result(split_at(total, [(0, 2000)]), ref)
+
+
+def test_verify_sparse_float16_uses_tolerance():
+    # sums of integer values beyond 2048 are not exact in float16
+    w = make_workload("topk", 2000, 100, 8, "float16", seed=4, overlap=1.0)
+    total = w.input(0)
+    for r in range(1, 8):
+        total = total + w.input(r)
+    assert np.abs(w.exact_reference().expected).max() > 2048
+    assert verify_sparse_result(total, w.exact_reference()) == "within (P-1)*eps*sum|x| (float16)"
+    assert w.verify(split(total, 3)).startswith("within")
+
+
+def test_float16_overflow_is_a_user_error():
+    w = make_workload("topk", 1000, 10, 200, "float16", seed=0, overlap=1.0)
+    with pytest.raises(UserInputError, match="overflow float16"):
+        w.exact_reference()
