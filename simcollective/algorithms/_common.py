@@ -1,0 +1,228 @@
+"""Mechanics shared by the dense algorithms: option checks, chunking, fold/unfold to a
+power of two, a (pipelined) ring pass and a pipelined tree allreduce.
+
+Everything here is per-rank generator code like the algorithms themselves: call the
+generators with ``yield from``. Payloads are never modified in place: reductions go
+through ``comm.add`` and results are kept as lists of parts (blocks in order), so the
+same code runs on NumPy arrays and on size-only ``SymbolicArray`` inputs.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from ..data.blocks import block_bounds, iter_parts
+from ..errors import UserInputError
+
+__all__ = [
+    "check_chunk_size", "nchunks", "split", "flatten", "pof2_floor", "fold", "unfold", "real_rank",
+    "ring_pass", "TreeJob", "pipelined_trees",
+]
+
+
+# -- options -------------------------------------------------------------------------------
+def check_chunk_size(nranks: int, chunk_size=None, **_ignored) -> None:
+    """Registry ``check=`` hook: ``chunk_size`` must be a positive integer (bytes)."""
+    if chunk_size is None:
+        return
+    if isinstance(chunk_size, bool) or not isinstance(chunk_size, int) or chunk_size < 1:
+        raise UserInputError(f"--chunk-size {chunk_size!r} must be a positive integer number of bytes")
+
+
+# -- cutting vectors -----------------------------------------------------------------------
+def nchunks(nbytes: int, chunk_size: int | None) -> int:
+    """Number of chunks of at most ``chunk_size`` bytes for ``nbytes`` (1 if ``None``)."""
+    if chunk_size is None or nbytes <= chunk_size:
+        return 1
+    return -(-int(nbytes) // int(chunk_size))
+
+
+def split(x, q: int) -> list:
+    """``x`` cut into ``q`` slices with the :func:`block_bounds` convention (views, no copy)."""
+    return [x[a:b] for a, b in block_bounds(len(x), q)]
+
+
+def flatten(parts) -> list:
+    """The leaf payloads of nested lists of parts, in order, as one new list."""
+    return list(iter_parts(parts))
+
+
+# -- fold / unfold to a power of two --------------------------------------------------------
+def pof2_floor(p: int) -> int:
+    """Largest power of two <= ``p`` (``p`` >= 1)."""
+    return 1 << (int(p).bit_length() - 1)
+
+
+def real_rank(v: int, rem: int) -> int:
+    """Real rank of virtual rank ``v`` after folding ``rem`` extra ranks."""
+    return 2 * v + 1 if v < rem else v + rem
+
+
+def fold(comm, x):
+    """Fold ``comm.size`` ranks onto a power of two p'.
+
+    For r < 2 rem (rem = P - p'), even r sends its whole data to r + 1 and sits out (its
+    virtual rank is ``None``); odd r adds it and becomes virtual rank r // 2; the other
+    ranks are virtual r - rem. Returns ``(vrank, x)``. Opens the phase ``"fold"`` only
+    when there is something to fold.
+    """
+    P, r = comm.size, comm.rank
+    rem = P - pof2_floor(P)
+    if r >= 2 * rem:
+        return r - rem, x
+    with comm.phase("fold"):
+        if r % 2 == 0:
+            yield comm.send(r + 1, x)
+            return None, x
+        got = yield comm.recv(r - 1)
+        x = yield comm.add(x, got)
+        return r // 2, x
+
+
+def unfold(comm, result):
+    """Undo :func:`fold`: each odd r < 2 rem sends ``result`` to r - 1. Returns the result
+    of this rank (received by the ranks that sat out)."""
+    P, r = comm.size, comm.rank
+    rem = P - pof2_floor(P)
+    if r >= 2 * rem:
+        return result
+    with comm.phase("unfold"):
+        if r % 2 == 1:
+            yield comm.send(r - 1, result)
+            return result
+        return (yield comm.recv(r + 1))
+
+
+# -- ring ----------------------------------------------------------------------------------
+def ring_pass(comm, blocks: list, first: int, reduce: bool):
+    """One ring pass over ``comm`` (P - 1 steps), right = r + 1, left = r - 1.
+
+    ``blocks`` has ``comm.size`` entries, each a list of ``k`` chunks (the same ``k`` for
+    every block; a chunk is an array or, without reduction, any payload). At step s this
+    rank sends block ``(first - s) mod P`` and receives block ``(first - s - 1) mod P``
+    from the left, chunk by chunk (one message per chunk, in order), and adds it to its
+    own (``reduce``) or stores it. After a reduce pass with ``first`` the rank owns block
+    ``first + 1`` fully reduced; an allgather pass of owners ``o(r)`` uses ``first = o``.
+
+    Pipelining: the sum of a received chunk is computed while the next chunk is already
+    in flight (it is needed only when that block is sent at the next step), so with
+    ``k`` > 1 reduction time overlaps communication. ``blocks`` (a Python list) is updated
+    with the new chunks; no array is modified.
+    """
+    P, r = comm.size, comm.rank
+    right, left = (r + 1) % P, (r - 1) % P
+    k = len(blocks[0])
+    pending = None  # (block, chunk, received payload): a sum not computed yet
+
+    def finish(p):
+        b, c, got = p
+        blocks[b][c] = yield comm.add(blocks[b][c], got)
+
+    for s in range(P - 1):
+        sb, rb = (first - s) % P, (first - s - 1) % P
+        for c in range(k):
+            if pending is not None and pending[:2] == (sb, c):  # we are about to send it
+                yield from finish(pending)
+                pending = None
+            req = comm.sendrecv(right, blocks[sb][c], left)
+            if pending is not None:  # overlaps with the transfer just started
+                yield from finish(pending)
+                pending = None
+            got = yield req
+            if reduce:
+                pending = (rb, c, got)
+            else:
+                blocks[rb][c] = got
+    if pending is not None:
+        yield from finish(pending)
+
+
+# -- pipelined trees -----------------------------------------------------------------------
+@dataclass
+class TreeJob:
+    """One tree allreduce of ``chunks`` (a list of payloads) on this rank.
+
+    ``parent`` is a rank or ``None`` (the root); ``children`` a list of ranks; ``tag``
+    tells jobs that share a pair of ranks apart. After :func:`pipelined_trees`,
+    ``out`` holds the result chunks (``None`` where this rank does not receive them).
+    """
+
+    chunks: list
+    parent: int | None
+    children: list
+    tag: object = 0
+    out: list = field(default_factory=list)
+    acc: list = field(default_factory=list, repr=False)       # partial sums per chunk
+    missing: list = field(default_factory=list, repr=False)   # children still to add
+
+
+def pipelined_trees(comm, jobs: list, up: bool = True, down: bool = True):
+    """Run tree reductions/broadcasts of several :class:`TreeJob` at once, chunk by chunk.
+
+    With ``up``: every rank receives chunk j from all its children, adds them to its own
+    chunk j and sends the sum to its parent; the root keeps it. With ``down``: the root
+    sends each chunk to its children as soon as it has it (with ``up``: as soon as it is
+    reduced, so the reduction of later chunks overlaps the broadcast of earlier ones), and
+    every other rank forwards chunk j to its children as it arrives. Without ``up``, the
+    root broadcasts its ``chunks`` (the other ranks' ``chunks`` only give the count).
+
+    The rank reacts to whichever message arrives first (``waitany``). It keeps one
+    receive posted per peer and direction, so the chunks of a link travel one after the
+    other (rendezvous messages start when the receive is posted; eager ones, at most
+    ``eager_threshold`` bytes, start at once as in MPI). Sends are non-blocking and all
+    completed before returning. Fills ``job.out`` and returns ``jobs``.
+    """
+    waiting: list = []   # requests in flight we react to
+    actions: list = []   # what to do when the matching request completes
+    sends: list = []
+
+    def post(job, src, j, kind):
+        if j < len(job.chunks):
+            waiting.append(comm.irecv(src, tag=(job.tag, kind, j)))
+            actions.append((job, src, j, kind))
+
+    def send_up(job, j):
+        if job.parent is not None:
+            sends.append(comm.isend(job.parent, job.acc[j], tag=(job.tag, "up", j)))
+        else:
+            deliver(job, j, job.acc[j])
+
+    def deliver(job, j, payload):
+        job.out[j] = payload
+        if down:
+            for c in job.children:
+                sends.append(comm.isend(c, payload, tag=(job.tag, "down", j)))
+
+    for job in jobs:
+        k = len(job.chunks)
+        job.out = [None] * k
+        job.acc = list(job.chunks)
+        job.missing = [len(job.children)] * k
+        if up:
+            for c in job.children:
+                post(job, c, 0, "up")
+            if not job.children:      # a leaf: everything is ready to go up at once
+                for j in range(k):
+                    send_up(job, j)
+        elif job.parent is None:      # broadcast only: the root has the data
+            for j in range(k):
+                deliver(job, j, job.chunks[j])
+        if down and job.parent is not None:
+            post(job, job.parent, 0, "down")
+
+    while waiting:
+        i, got = yield comm.waitany(waiting)
+        del waiting[i]
+        job, src, j, kind = actions.pop(i)
+        if kind == "down":
+            post(job, src, j + 1, "down")
+            deliver(job, j, got)
+        else:
+            post(job, src, j + 1, "up")   # keep the link busy while we add
+            job.acc[j] = yield comm.add(job.acc[j], got)
+            job.missing[j] -= 1
+            if job.missing[j] == 0:
+                send_up(job, j)
+    if sends:
+        yield comm.waitall(sends)
+    return jobs

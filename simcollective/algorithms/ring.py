@@ -1,0 +1,33 @@
+"""Ring allreduce (reduce-scatter then allgather, P - 1 steps each)."""
+
+from __future__ import annotations
+
+from ._common import check_chunk_size, flatten, nchunks, ring_pass, split
+from .registry import register
+
+
+@register("ring", kind="dense", options=("chunk_size",), check=check_chunk_size)
+def ring(comm, x, *, chunk_size=None):
+    """Ring allreduce: reduce-scatter then allgather, P-1 steps each.
+
+    Blocks follow ``block_bounds(N, P)``. Reduce-scatter step s: send block (r - s) to
+    r + 1, receive block (r - s - 1) from r - 1 and add; rank r then owns block r + 1.
+    Allgather step s: send block (r + 1 - s), receive block (r - s).
+
+    ``chunk_size`` (bytes, default ``None`` = one message per block and step): every
+    block is cut into ``ceil(largest block bytes / chunk_size)`` chunks sent as
+    consecutive messages; the sum of a chunk is computed while the next one is in flight.
+    With ``chunk_size`` >= the block size this is exactly the unchunked ring.
+    """
+    P, r = comm.size, comm.rank
+    if P == 1:
+        return [x]
+    bounds = split(x, P)
+    largest = max(len(b) for b in bounds) * x.dtype.itemsize
+    k = nchunks(largest, chunk_size)
+    blocks = [split(b, k) for b in bounds]
+    with comm.phase("reduce-scatter"):
+        yield from ring_pass(comm, blocks, first=r, reduce=True)
+    with comm.phase("allgather"):
+        yield from ring_pass(comm, blocks, first=(r + 1) % P, reduce=False)
+    return flatten(blocks)

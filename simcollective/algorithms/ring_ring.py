@@ -1,0 +1,46 @@
+"""The two-level (hierarchical) ring allreduce with a multi-leader inter-group phase."""
+
+from __future__ import annotations
+
+from ..errors import UserInputError
+from ._common import flatten, ring_pass, split
+from .registry import register
+
+
+def _check(nranks: int, group_size=None, **_ignored) -> None:
+    if group_size is None:
+        return
+    if isinstance(group_size, bool) or not isinstance(group_size, int) or group_size < 1:
+        raise UserInputError(f"--group-size {group_size!r} must be a positive integer")
+    if nranks % group_size:
+        raise UserInputError(f"--group-size {group_size} does not divide the {nranks} ranks")
+
+
+@register("ring-ring", kind="dense", options=("group_size",), check=_check)
+def ring_ring(comm, x, *, group_size=None):
+    """Ring-ring: intra-group ring reduce-scatter, inter-group rings, intra-group allgather.
+
+    Groups are L = ``group_size`` consecutive ranks (default: the topology's group size,
+    GPUs per node); M = P / L. The vector is cut into L blocks (``block_bounds(N, L)``)
+    and block b into M sub-blocks (``block_bounds`` of its length). (a) Intra-group ring
+    reduce-scatter: local rank l ends with block l. (b) Ranks with the same l run a ring
+    reduce-scatter over the M sub-blocks of block l, (c) then a ring allgather; all L
+    ranks of a group do so at once on different blocks (multi-leader). (d) Intra-group
+    ring allgather of the blocks.
+    """
+    L = comm.size if group_size is None else group_size
+    intra, inter = comm.groups(L)
+    l, g = intra.rank, inter.rank
+    M = inter.size
+    blocks = [[b] for b in split(x, L)]
+    with comm.phase("intra-reduce-scatter"):
+        yield from ring_pass(intra, blocks, first=l - 1, reduce=True)
+    subs = [[s] for s in split(blocks[l][0], M)]
+    with comm.phase("inter-reduce-scatter"):
+        yield from ring_pass(inter, subs, first=g - 1, reduce=True)
+    with comm.phase("inter-allgather"):
+        yield from ring_pass(inter, subs, first=g, reduce=False)
+    blocks[l] = [flatten(subs)]   # block l as one payload: the list of its M sub-blocks
+    with comm.phase("intra-allgather"):
+        yield from ring_pass(intra, blocks, first=l, reduce=False)
+    return flatten(blocks)
