@@ -52,24 +52,37 @@ def payload_bytes(payload) -> int:
     raise SimCollectiveError(f"cannot size a payload of type {type(payload).__name__}")
 
 
-class Request(simpy.Event):
-    """A pending send or receive; its value is the received payload (None for a send)."""
+def _done_event(env, value=None) -> simpy.Event:
+    """An event that is already processed: a process yielding it continues at once,
+    without a trip through the event queue (used for zero-time completions)."""
+    ev = simpy.Event(env)
+    ev._ok = True
+    ev._value = value
+    ev.callbacks = None
+    return ev
 
-    def __init__(self, env, world, owner: int, kind: str, peer: int, tag, comm_name: str, nbytes: int = 0):
-        super().__init__(env)
-        self.owner, self.kind, self.peer, self.tag, self.comm_name, self.nbytes = owner, kind, peer, tag, comm_name, nbytes
-        self.t_post = env.now
-        world.ranks[owner].pending[self] = None
-        self.callbacks.append(world._request_done)
 
-    def describe(self) -> str:
+class _Op:
+    """A posted send or receive (the runtime's bookkeeping; not a SimPy event)."""
+
+    __slots__ = ("owner", "kind", "peer", "tag", "cid", "nbytes", "t_post", "value", "done", "cb")
+
+    def describe(self, world) -> str:
+        name = world._comm_names[self.cid]
         if self.kind == "recv":
-            return f"recv from rank {self.peer} (tag {self.tag}, {self.comm_name})"
-        return f"send of {self.nbytes} B to rank {self.peer} (tag {self.tag}, {self.comm_name}) not yet received"
+            return f"recv from rank {self.peer} (tag {self.tag}, {name})"
+        return f"send of {self.nbytes} B to rank {self.peer} (tag {self.tag}, {name}) not yet received"
+
+
+class Request(simpy.Event):
+    """A pending non-blocking send or receive as a SimPy event; its value is the received
+    payload (None for a send)."""
+
+    __slots__ = ("op",)
 
 
 class _Message:
-    __slots__ = ("src", "dst", "tag", "cid", "payload", "nbytes", "sreq", "rreq", "eager", "flow", "arrived")
+    __slots__ = ("src", "dst", "tag", "cid", "payload", "nbytes", "sop", "rop", "eager", "flow", "arrived")
 
 
 @dataclass
@@ -99,6 +112,7 @@ class World:
         self._posted = [defaultdict(deque) for _ in range(self.size)]
         self._comm_ids: dict[tuple, int] = {}
         self._comm_names: list[str] = []
+        self._eager = profile.eager_threshold
         self.messages = 0
         self.message_bytes = 0
         self.servers = [network.router.graph.nodes[g].get("server") for g in self.placement]
@@ -110,55 +124,72 @@ class World:
             self._comm_names.append(name)
         return cid
 
-    def _request_done(self, req: Request) -> None:
-        self.ranks[req.owner].pending.pop(req, None)
+    def _op(self, owner, kind, peer, tag, cid, nbytes, cb) -> _Op:
+        op = _Op()
+        op.owner, op.kind, op.peer, op.tag, op.cid, op.nbytes, op.cb = owner, kind, peer, tag, cid, nbytes, cb
+        op.t_post = self.env.now
+        op.value = None
+        op.done = False
+        self.ranks[owner].pending[op] = None
+        return op
+
+    def _complete(self, op: _Op, value=None) -> None:
+        op.done = True
+        op.value = value
+        st = self.ranks[op.owner]
+        del st.pending[op]
         if self.trace:
-            self.ranks[req.owner].spans.append((req.kind, "p2p", req.t_post, self.env.now, {"peer": req.peer, "bytes": req.nbytes}))
+            st.spans.append((op.kind, "p2p", op.t_post, self.env.now, {"peer": op.peer, "bytes": op.nbytes}))
+        if op.cb is not None:
+            op.cb(op)
 
     # -- point to point (world ranks) -------------------------------------------------
-    def isend(self, src: int, dst: int, payload, tag, cid: int) -> Request:
+    def isend(self, src: int, dst: int, payload, tag, cid: int, cb=None) -> _Op:
+        """Post a send; ``cb(op)`` runs at completion (maybe before this returns)."""
         nbytes = payload_bytes(payload)
-        env = self.env
-        sreq = Request(env, self, src, "send", dst, tag, self._comm_names[cid], nbytes)
+        sop = self._op(src, "send", dst, tag, cid, nbytes, cb)
         m = _Message()
-        m.src, m.dst, m.tag, m.cid, m.payload, m.nbytes, m.sreq = src, dst, tag, cid, payload, nbytes, sreq
-        m.rreq, m.flow, m.arrived = None, None, False
-        m.eager = nbytes <= self.profile.eager_threshold
+        m.src, m.dst, m.tag, m.cid, m.payload, m.nbytes, m.sop = src, dst, tag, cid, payload, nbytes, sop
+        m.rop, m.flow, m.arrived = None, None, False
+        m.eager = eager = nbytes <= self._eager
         self.messages += 1
         self.message_bytes += nbytes
         key = (src, tag, cid)
-        posted = self._posted[dst].get(key)
-        if posted:
-            m.rreq = posted.popleft()
-            if not posted:
-                del self._posted[dst][key]
-            m.rreq.nbytes = nbytes
+        posted = self._posted[dst]
+        queue = posted.get(key)
+        if queue:
+            m.rop = queue.popleft()
+            if not queue:
+                del posted[key]
+            m.rop.nbytes = nbytes
             self._start(m)
         else:
             self._unexpected[dst][key].append(m)
-            if m.eager:
+            if eager:
                 self._start(m)
-        if m.eager:
-            sreq.succeed()
-        return sreq
+        if eager:
+            self._complete(sop)
+        return sop
 
-    def irecv(self, dst: int, src: int, tag, cid: int) -> Request:
-        rreq = Request(self.env, self, dst, "recv", src, tag, self._comm_names[cid])
+    def irecv(self, dst: int, src: int, tag, cid: int, cb=None) -> _Op:
+        """Post a receive; ``cb(op)`` runs at completion with ``op.value`` the payload."""
+        rop = self._op(dst, "recv", src, tag, cid, 0, cb)
         key = (src, tag, cid)
-        queue = self._unexpected[dst].get(key)
+        unexpected = self._unexpected[dst]
+        queue = unexpected.get(key)
         if queue:
             m = queue.popleft()
             if not queue:
-                del self._unexpected[dst][key]
-            m.rreq = rreq
-            rreq.nbytes = m.nbytes
+                del unexpected[key]
+            m.rop = rop
+            rop.nbytes = m.nbytes
             if m.arrived:
-                rreq.succeed(m.payload)
+                self._complete(rop, m.payload)
             elif m.flow is None:
                 self._start(m)
         else:
-            self._posted[dst][key].append(rreq)
-        return rreq
+            self._posted[dst][key].append(rop)
+        return rop
 
     def _start(self, m: _Message) -> None:
         m.flow = self.network.transfer(self.placement[m.src], self.placement[m.dst], m.nbytes, self._arrived, m)
@@ -166,10 +197,10 @@ class World:
     def _arrived(self, flow) -> None:
         m = flow.tag
         m.arrived = True
-        if m.rreq is not None:
-            m.rreq.succeed(m.payload)
+        if m.rop is not None:
+            self._complete(m.rop, m.payload)
         if not m.eager:
-            m.sreq.succeed()
+            self._complete(m.sop)
 
     # -- running ------------------------------------------------------------------------
     def _rank_body(self, rank: int, main, args):
@@ -189,7 +220,7 @@ class World:
         lines = []
         for r, st in enumerate(self.ranks):
             if st.finish is None:
-                waits = "; ".join(req.describe() for req in st.pending) or "nothing (waits on an event that never fires)"
+                waits = "; ".join(op.describe(self) for op in st.pending) or "nothing (waits on an event that never fires)"
                 lines.append(f"rank {r} waits for: {waits}")
         return lines
 
@@ -223,22 +254,45 @@ class Comm:
             raise SimCollectiveError(f"rank {self.rank} of {self.name}: {what} rank {peer} is out of range 0..{self.size - 1}")
         return self.members[peer]
 
+    def _request(self, post, *args) -> Request:
+        env = self.world.env
+        ev = Request(env)
+        op = post(*args)
+        ev.op = op
+        if op.done:  # completed on posting (eager send, receive of an arrived message)
+            ev._ok, ev._value, ev.callbacks = True, op.value, None
+        else:
+            op.cb = lambda o: ev.succeed(o.value)
+        return ev
+
     def isend(self, dst: int, payload, tag=0) -> Request:
         """Non-blocking send; yield it (or ``wait`` it) to wait for completion."""
-        return self.world.isend(self._me, self._check_peer(dst, "destination"), payload, tag, self.cid)
+        return self._request(self.world.isend, self._me, self._check_peer(dst, "destination"), payload, tag, self.cid)
 
     def irecv(self, src: int, tag=0) -> Request:
         """Non-blocking receive; the event's value is the payload."""
-        return self.world.irecv(self._me, self._check_peer(src, "source"), tag, self.cid)
+        return self._request(self.world.irecv, self._me, self._check_peer(src, "source"), tag, self.cid)
 
     send = isend
     recv = irecv
 
     def sendrecv(self, dst: int, payload, src: int, tag=0, recvtag=None):
         """Send to ``dst`` and receive from ``src`` at once; value: the received payload."""
-        s = self.isend(dst, payload, tag)
-        r = self.irecv(src, tag if recvtag is None else recvtag)
-        return self.waitall([s, r], value_index=1)
+        world = self.world
+        ev = simpy.Event(world.env)
+        state = [2, True]  # operations left, still posting
+
+        def one(_op):
+            state[0] -= 1
+            if state[0] == 0 and not state[1]:
+                ev.succeed(rop.value)
+
+        world.isend(self._me, self._check_peer(dst, "destination"), payload, tag, self.cid, one)
+        rop = world.irecv(self._me, self._check_peer(src, "source"), tag if recvtag is None else recvtag, self.cid, one)
+        state[1] = False
+        if state[0] == 0:  # both done while posting: continue without a trip through the queue
+            ev._ok, ev._value, ev.callbacks = True, rop.value, None
+        return ev
 
     def wait(self, req):
         return req
@@ -247,8 +301,11 @@ class Comm:
         """An event that fires when all ``reqs`` are done; value: list of their values
         (or only the value of ``reqs[value_index]``)."""
         env = self.world.env
-        done = simpy.Event(env)
         reqs = list(reqs)
+        if all(q.callbacks is None for q in reqs):
+            vals = [q.value for q in reqs]
+            return _done_event(env, vals if value_index is None else vals[value_index])
+        done = simpy.Event(env)
         left = [len(reqs)]
 
         def one(_ev):
@@ -257,8 +314,6 @@ class Comm:
                 vals = [q.value for q in reqs]
                 done.succeed(vals if value_index is None else vals[value_index])
 
-        if not reqs:
-            done.succeed([])
         for q in reqs:
             if q.callbacks is None:  # already processed
                 one(q)
@@ -289,21 +344,22 @@ class Comm:
     # -- compute and phases ---------------------------------------------------------------
     def compute(self, seconds: float, value=None):
         """Spend ``seconds`` computing (accounted as ``compute``); value: ``value``."""
-        env = self.world.env
-        st = self.world.ranks[self._me]
         world = self.world
+        env = world.env
+        if seconds <= 0:
+            return _done_event(env, value)
+        st = world.ranks[self._me]
         world._attribute(st, env.now)
         ev = env.timeout(seconds, value)
-        if seconds > 0:
-            t0 = env.now
+        t0 = env.now
 
-            def close(_ev):
-                st.acc["compute"] += env.now - st.mark
-                st.mark = env.now
-                if world.trace:
-                    st.spans.append(("compute", "compute", t0, env.now, {}))
+        def close(_ev):
+            st.acc["compute"] += env.now - st.mark
+            st.mark = env.now
+            if world.trace:
+                st.spans.append(("compute", "compute", t0, env.now, {}))
 
-            ev.callbacks.insert(0, close)
+        ev.callbacks.insert(0, close)
         return ev
 
     def add(self, a, b, op=None):

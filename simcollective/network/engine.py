@@ -58,12 +58,16 @@ class SimEnvironment(simpy.Environment):
         heapq.heappush(self._queue, (when, NORMAL, next(self._eid), event))
 
 
+class _Path:
+    __slots__ = ("route", "res", "coef", "weight", "maxrate", "load", "bytes")
+
+
 class Flow:
     """One message in flight. Times in seconds, sizes in bytes, rates in bytes/s."""
 
     __slots__ = (
-        "src", "dst", "size", "route", "latency", "eff", "remaining", "rate", "t_last",
-        "res", "coef", "nfwd", "weight", "maxrate", "version", "active", "callback",
+        "src", "dst", "size", "path", "latency", "eff", "remaining", "rate", "t_last",
+        "res", "coef", "weight", "maxrate", "version", "active", "callback",
         "t_post", "t_start", "t_end", "tag",
     )
 
@@ -164,10 +168,11 @@ class Network:
         self.maxload = [0.0] * n
         self.busy_since = [0.0] * n
         self.busy_time = [0.0] * n
-        self.res_bytes = [0] * n
+        self._sat = [c * (1 + _EPS) for c in self.cap]  # load above this can bind
         self._heap: list = []
         self._seq = itertools.count()
         self._wakeups: set = set()
+        self._paths: dict = {}
         self.flows_started = 0
         self.flows_completed = 0
         self.bytes_sent = 0
@@ -179,12 +184,15 @@ class Network:
     def route(self, src, dst) -> Route:
         return self.router.route(src, dst)
 
-    def flow_parameters(self, src, dst, size: int):
-        """(route, latency, effective bytes, resources, coefs, n_forward, weight, maxrate)."""
+    def path_parameters(self, src, dst) -> "_Path":
+        """Everything about flows src -> dst that does not depend on the message size
+        (cached): route, resources with their coefficients, weight and rate bound."""
+        key = (src, dst)
+        p = self._paths.get(key)
+        if p is not None:
+            return p
         prof = self.profile
         route = self.router.route(src, dst)
-        latency = route.latency * prof.latency_factor(size)
-        eff = size / prof.bandwidth_factor(size) if size > 0 else 0.0
         res = list(route.resources)
         coef = [1.0] * len(res)
         if prof.cross_traffic > 0 and res:
@@ -208,7 +216,10 @@ class Network:
             maxrate = min(maxrate, route.capacity)
         if prof.tcp_gamma > 0 and route.latency > 0:
             maxrate = min(maxrate, prof.tcp_gamma / (2.0 * route.latency))
-        return route, latency, eff, tuple(res), tuple(coef), len(route.resources), weight, maxrate
+        p = self._paths[key] = _Path()
+        p.route, p.res, p.coef, p.weight, p.maxrate, p.bytes = route, tuple(res), tuple(coef), weight, maxrate, 0
+        p.load = tuple((r, a * maxrate) for r, a in zip(res, coef))
+        return p
 
     def transfer(self, src, dst, size: int, callback, tag=None) -> Flow:
         """Start sending ``size`` bytes from node ``src`` to node ``dst`` now.
@@ -216,21 +227,38 @@ class Network:
         ``callback(flow)`` runs when the last byte arrives (``flow.t_end``).
         """
         now = self.env.now
+        prof = self.profile
         f = Flow()
-        (f.route, f.latency, f.eff, f.res, f.coef, f.nfwd, f.weight, f.maxrate) = self.flow_parameters(src, dst, size)
+        f.path = path = self.path_parameters(src, dst)
+        route = path.route
+        f.res, f.coef, f.weight, f.maxrate = path.res, path.coef, path.weight, path.maxrate
+        f.latency = latency = route.latency * prof.latency_factor(size) if route.latency else 0.0
+        f.eff = f.remaining = size / prof.bandwidth_factor(size) if size > 0 else 0.0
         f.src, f.dst, f.size, f.callback, f.tag = src, dst, size, callback, tag
-        f.remaining = f.eff
         f.rate = 0.0
         f.t_last = f.t_post = now
         f.t_start = f.t_end = None
         f.version = 0
         f.active = False
+        path.bytes += size
         self.flows_started += 1
         self.bytes_sent += size
-        when = now + f.latency
+        when = now + latency
         heapq.heappush(self._heap, (when, next(self._seq), _ACTIVATE, f, 0))
-        self._wake_at(when)
+        if when not in self._wakeups:
+            self._wakeups.add(when)
+            self.env.call_at(when, self._on_wakeup)
         return f
+
+    @property
+    def res_bytes(self) -> list:
+        """Bytes carried per resource (forward routes only, not cross traffic)."""
+        out = [0] * len(self.cap)
+        for p in self._paths.values():
+            if p.bytes:
+                for r in p.route.resources:
+                    out[r] += p.bytes
+        return out
 
     def link_stats(self, makespan: float | None = None) -> list[LinkStats]:
         """Totals per resource that carried bytes (busy time closed at ``env.now``)."""
@@ -256,12 +284,14 @@ class Network:
         heap = self._heap
         if not heap or heap[0][0] > now:
             return
-        cap, maxload, res_flows = self.cap, self.maxload, self.res_flows
+        sat, maxload, res_flows, busy_since = self._sat, self.maxload, self.res_flows, self.busy_since
+        heappop = heapq.heappop
         finished = []
         seeds = []
         touched = set()
+        ended = 0
         while heap and heap[0][0] <= now:
-            _, _, kind, f, version = heapq.heappop(heap)
+            _, _, kind, f, version = heappop(heap)
             if kind == _ACTIVATE:
                 f.t_start = now
                 if f.eff <= 0 or not f.res:
@@ -269,53 +299,52 @@ class Network:
                     continue
                 f.active = True
                 f.t_last = now
-                self.active_count += 1
-                mr = f.maxrate
-                for k, (r, a) in enumerate(zip(f.res, f.coef)):
+                for r, load in f.path.load:
                     s = res_flows[r]
                     if not s:
-                        self.busy_since[r] = now
+                        busy_since[r] = now
                     s.add(f)
-                    maxload[r] += a * mr
-                    if k < f.nfwd:
-                        self.res_bytes[r] += f.size
+                    maxload[r] += load
                 seeds.append(f)
             else:
                 if version != f.version or not f.active:
                     continue
                 f.active = False
-                self.active_count -= 1
-                mr = f.maxrate
-                for r, a in zip(f.res, f.coef):
+                for r, load in f.path.load:
                     s = res_flows[r]
                     s.discard(f)
                     ml = maxload[r]
-                    if ml > cap[r] * (1 + _EPS):
+                    if ml > sat[r]:
                         touched.add(r)
                     if s:
-                        maxload[r] = ml - a * mr
+                        maxload[r] = ml - load
                     else:
                         maxload[r] = 0.0
-                        self.busy_time[r] += now - self.busy_since[r]
+                        self.busy_time[r] += now - busy_since[r]
+                ended += 1
                 finished.append(f)
+        self.active_count += len(seeds) - ended
         for r in touched:
             seeds.extend(res_flows[r])
         if seeds:
             self._recompute(seeds, now)
+        self.flows_completed += len(finished)
         for f in finished:
             f.t_end = now
-            self.flows_completed += 1
             f.callback(f)
         while heap:
             top = heap[0]
             if top[2] == _COMPLETE and (top[4] != top[3].version or not top[3].active):
-                heapq.heappop(heap)  # drop stale completions eagerly
+                heappop(heap)  # drop stale completions eagerly
                 continue
-            self._wake_at(top[0])
+            when = top[0]
+            if when not in self._wakeups:
+                self._wakeups.add(when)
+                self.env.call_at(when, self._on_wakeup)
             break
 
     def _recompute(self, seeds, now: float) -> None:
-        cap, maxload, res_flows = self.cap, self.maxload, self.res_flows
+        cap, maxload, res_flows, satl = self.cap, self.maxload, self.res_flows, self._sat
         comp = []
         seen = set()
         seen_res = set()
@@ -331,7 +360,7 @@ class Network:
                 if r in seen_res:
                     continue
                 seen_res.add(r)
-                if maxload[r] > cap[r] * (1 + _EPS):
+                if maxload[r] > satl[r]:
                     sat.append(r)
                     for g in res_flows[r]:
                         if g not in seen:

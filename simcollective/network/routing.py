@@ -2,7 +2,9 @@
 
 A *resource* is one capacity that flows share: a directed edge of a full-duplex link, the
 single capacity of a shared (half-duplex) cable (both directed edges map to it), or the
-crossing capacity of a switch node that carries ``bandwidth``. Routes are computed lazily
+crossing capacity of a switch node that carries ``bandwidth`` (only when that capacity is
+smaller than the sum of the switch's incoming links: otherwise it can never bind and is
+left out, its latency still counted). Routes are computed lazily
 per (source, destination) and cached. Equal-cost paths are chosen deterministically:
 ``first`` (default) takes the lowest-ordered next hop at every step, as a static routing
 table would; ``hash`` spreads (source, destination) pairs over the equal-cost next hops
@@ -68,9 +70,18 @@ class Router:
             self.edge_resource[(u, v)] = rid
         self.crossing_resource: dict[object, int] = {}
         self.crossing_latency: dict[object, float] = {}
+        self.unbinding_crossings: list = []
         for n, attrs in graph.nodes(data=True):
             if attrs.get("kind") != "gpu" and "bandwidth" in attrs:
-                self.crossing_resource[n] = self._new_resource(attrs["bandwidth"], f"{n} (crossing)", "switch")
+                # A crossing can bind only if it is smaller than what can enter the switch:
+                # the capacities of its incoming links (a shared cable counted once).
+                # Crossings that can never bind are left out of routes' resources, which
+                # keeps flows from being linked through huge switch capacities.
+                inbound = sum(float(a["bandwidth"]) for _, _, a in graph.in_edges(n, data=True))
+                if float(attrs["bandwidth"]) < inbound:
+                    self.crossing_resource[n] = self._new_resource(attrs["bandwidth"], f"{n} (crossing)", "switch")
+                else:
+                    self.unbinding_crossings.append(n)
             if attrs.get("kind") != "gpu" and "latency" in attrs:
                 self.crossing_latency[n] = float(attrs["latency"])
         # sorted successor lists (by node order) for deterministic next-hop choice
