@@ -21,10 +21,10 @@ def peak_rss_bytes() -> int:
     return rss if sys.platform == "darwin" else rss * 1024
 
 
-def _child(target, args, queue):
+def _child(target, args, kwargs, queue):
     try:
         t0 = time.perf_counter()
-        out = target(*args)
+        out = target(*args, **kwargs)
         out.setdefault("wall_s", time.perf_counter() - t0)
         out["peak_rss"] = peak_rss_bytes()
         queue.put(json.dumps(out))
@@ -32,11 +32,12 @@ def _child(target, args, queue):
         queue.put(json.dumps({"error": f"{type(exc).__name__}: {exc}"}))
 
 
-def measure(target, *args) -> dict:
-    """Run ``target(*args) -> dict`` in a fresh process; add ``wall_s`` and ``peak_rss``."""
+def measure(target, *args, **kwargs) -> dict:
+    """Run ``target(*args, **kwargs) -> dict`` in a fresh process; add ``wall_s`` and
+    ``peak_rss``."""
     ctx = mp.get_context("spawn")
     queue = ctx.Queue()
-    proc = ctx.Process(target=_child, args=(target, args, queue))
+    proc = ctx.Process(target=_child, args=(target, args, kwargs, queue))
     proc.start()
     out = json.loads(queue.get())
     proc.join()

@@ -114,8 +114,8 @@ def build_parser() -> argparse.ArgumentParser:
     o = p.add_argument_group("output")
     o.add_argument("--verify", default="auto", choices=("auto", "full", "symbolic"),
                    help="full data, size-only symbolic, or auto by --memory-budget (default: auto)")
-    o.add_argument("--memory-budget", default="2G", metavar="BYTES",
-                   help="dense runs above P*N*itemsize of this switch to size-only mode (default: 2G)")
+    o.add_argument("--memory-budget", default="1G", metavar="BYTES",
+                   help="dense runs above P*N*itemsize of this switch to size-only mode (default: 1G)")
     o.add_argument("--json", metavar="PATH|-", help="write the result as JSON (- for stdout)")
     o.add_argument("--trace", metavar="PATH", help="write a Chrome trace (Perfetto) of the run")
     o.add_argument("--quiet", action="store_true", help="no progress on stderr")

@@ -78,10 +78,14 @@ class Profile:
 
     def bandwidth_factor(self, size: float) -> float:
         """f_bw(size): data advances at rate * f_bw."""
+        if len(self.bw_factors) == 1:
+            return self.bw_factors[0]
         return self._lookup(self.bw_thresholds, self.bw_factors, size)
 
     def latency_factor(self, size: float) -> float:
         """f_lat(size): the route latency is multiplied by f_lat."""
+        if len(self.lat_factors) == 1:
+            return self.lat_factors[0]
         return self._lookup(self.lat_thresholds, self.lat_factors, size)
 
     def dense_sum_time(self, nbytes: float) -> float:

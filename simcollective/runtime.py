@@ -22,6 +22,7 @@ parts add up to the rank's finish time exactly.
 
 from __future__ import annotations
 
+import gc
 import time
 from collections import defaultdict, deque
 from contextlib import contextmanager
@@ -37,16 +38,18 @@ __all__ = ["Comm", "Request", "World", "RunResult", "run_ranks", "payload_bytes"
 
 
 def payload_bytes(payload) -> int:
-    """Wire size in bytes of a payload: ``wire_bytes``, else ``nbytes``, else the sum over a
-    list or tuple; ``None`` is 0 bytes."""
+    """Wire size in bytes of a payload: ``nbytes`` (a sparse stream's ``nbytes`` is its wire
+    size), else ``wire_bytes``, else the sum over a list or tuple; ``None`` is 0 bytes."""
+    try:
+        return int(payload.nbytes)  # arrays, symbolic arrays, sparse streams (wire size)
+    except AttributeError:
+        pass
+    try:
+        return int(payload.wire_bytes)
+    except AttributeError:
+        pass
     if payload is None:
         return 0
-    wb = getattr(payload, "wire_bytes", None)
-    if wb is not None:
-        return int(wb)
-    nb = getattr(payload, "nbytes", None)
-    if nb is not None:
-        return int(nb)
     if isinstance(payload, (list, tuple)):
         return sum(payload_bytes(p) for p in payload)
     raise SimCollectiveError(f"cannot size a payload of type {type(payload).__name__}")
@@ -140,8 +143,10 @@ class World:
         del st.pending[op]
         if self.trace:
             st.spans.append((op.kind, "p2p", op.t_post, self.env.now, {"peer": op.peer, "bytes": op.nbytes}))
-        if op.cb is not None:
-            op.cb(op)
+        cb = op.cb
+        if cb is not None:
+            op.cb = None  # break the op <-> callback cycle: freed by reference counting
+            cb(op)
 
     # -- point to point (world ranks) -------------------------------------------------
     def isend(self, src: int, dst: int, payload, tag, cid: int, cb=None) -> _Op:
@@ -196,6 +201,7 @@ class World:
 
     def _arrived(self, flow) -> None:
         m = flow.tag
+        flow.tag = m.flow = None  # break the message <-> flow cycle
         m.arrived = True
         if m.rop is not None:
             self._complete(m.rop, m.payload)
@@ -440,6 +446,22 @@ class RunResult:
     placement: list | None = None
 
 
+def _run(env, net, world, progress) -> None:
+    if progress is None:
+        env.run()
+        return
+    # step the kernel ourselves and report simulated time and messages now and then
+    step, steps = env.step, 0
+    while True:
+        try:
+            step()
+        except simpy.core.EmptySchedule:
+            break
+        steps += 1
+        if steps % 20000 == 0:
+            progress(env.now, net.flows_completed, world.messages)
+
+
 def run_ranks(graph, placement, main, args_for_rank, profile, routing: str = "first", trace: bool = False,
               progress=None, network: Network | None = None) -> RunResult:
     """Run ``main(comm, *args_for_rank(rank))`` on every rank; return the measurements.
@@ -455,19 +477,16 @@ def run_ranks(graph, placement, main, args_for_rank, profile, routing: str = "fi
     world = World(env, net, placement, profile, trace)
     for r in range(world.size):
         env.process(world._rank_body(r, main, args_for_rank(r)))
-    if progress is None:
-        env.run()
-    else:
-        # step the kernel ourselves and report simulated time and messages now and then
-        step, steps = env.step, 0
-        while True:
-            try:
-                step()
-            except simpy.core.EmptySchedule:
-                break
-            steps += 1
-            if steps % 20000 == 0:
-                progress(env.now, net.flows_completed, world.messages)
+    # The cyclic garbage collector would walk every live object of a large simulation
+    # again and again (quadratic in the number of ranks); the runtime breaks its own
+    # reference cycles, so it is paused while the simulation runs.
+    gc_was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        _run(env, net, world, progress)
+    finally:
+        if gc_was_enabled:
+            gc.enable()
     blocked = world.blocked_report()
     if blocked:
         raise DeadlockError(f"deadlock at t={env.now:.9g} s: " + " | ".join(blocked))

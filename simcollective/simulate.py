@@ -37,7 +37,7 @@ JSON_KEYS = (
     "verified", "verification", "phases", "messages", "wall_s",
 )
 
-DEFAULT_MEMORY_BUDGET = 2 * 2**30
+DEFAULT_MEMORY_BUDGET = 2**30
 
 
 @dataclass

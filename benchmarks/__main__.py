@@ -1,0 +1,73 @@
+"""``python -m benchmarks [--only S1,S2,...] [--flows] [--update-baseline]``
+
+Prints, for each scenario, wall time, simulated events per second, peak resident memory
+and the simulated time; the bare SimPy event rate measured in the same run; the measured
+exponent of wall time versus P (S5). Simulated times are compared with
+``benchmarks/baseline.json``: any difference beyond float rounding fails the run.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import sys
+from pathlib import Path
+
+from ._harness import simpy_event_rate
+from .allreduce import fit_exponent, run_scenarios
+
+BASELINE = Path(__file__).with_name("baseline.json")
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(prog="python -m benchmarks", description=__doc__.split("\n\n")[1])
+    ap.add_argument("--only", help="comma-separated scenarios: S1,S2,S3,S4,S5 (default: all)")
+    ap.add_argument("--flows", action="store_true", help="also run the engine flow benchmark")
+    ap.add_argument("--update-baseline", action="store_true", help="record simulated times as the new baseline")
+    args = ap.parse_args(argv)
+    only = set(args.only.split(",")) if args.only else None
+
+    rate = simpy_event_rate()
+    print(f"bare SimPy: {rate:,.0f} events/s ({1e6 / rate:.2f} us per event); "
+          "overhead = wall per message event / bare event cost")
+    if args.flows:
+        from .flows import main as flows_main
+
+        flows_main()
+    results = run_scenarios(only, bare_rate=rate)
+
+    s5 = {k: v for k, v in results.items() if k.startswith("S5/") and "error" not in v}
+    big = {k: v for k, v in results.items() if k[:2] in ("S3", "S4") and "error" not in v}
+    for algo, big_key in (("ring", "S3/"), ("sparse-ring-ring", "S4/")):
+        pts = [(v["ranks"], v["wall_s"]) for k, v in s5.items() if k.split("/")[1].startswith(algo + " ")]
+        pts += [(v["ranks"], v["wall_s"]) for k, v in big.items() if k.startswith(big_key)]
+        if len(pts) >= 2:
+            pts.sort()
+            print(f"\nS5 {algo}: wall time ~ P^{fit_exponent(*zip(*pts)):.2f} over P = {[p for p, _ in pts]}"
+                  f" (walls {', '.join(f'{w:.2f}' for _, w in pts)} s)")
+
+    baseline = json.loads(BASELINE.read_text()) if BASELINE.exists() else {}
+    failed = []
+    for key, r in results.items():
+        if "error" in r:
+            failed.append(f"{key}: {r['error']}")
+            continue
+        ref = baseline.get(key)
+        if ref is not None and not math.isclose(r["time_s"], ref, rel_tol=1e-9, abs_tol=0.0):
+            failed.append(f"{key}: simulated time {r['time_s']!r} differs from baseline {ref!r}")
+    if args.update_baseline:
+        baseline.update({k: r["time_s"] for k, r in results.items() if "error" not in r})
+        BASELINE.write_text(json.dumps(dict(sorted(baseline.items())), indent=1) + "\n")
+        print(f"\nbaseline updated: {BASELINE}")
+    if failed:
+        print("\nFAILED:\n  " + "\n  ".join(failed))
+        return 1
+    checked = sum(1 for k in results if k in baseline)
+    print(f"\nsimulated times: {checked} of {len(results)} points match the baseline"
+          + ("" if checked == len(results) else " (others have no baseline yet: --update-baseline)"))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,95 @@
+"""Allreduce benchmarks S1-S5 (issue "Scale and speed").
+
+Each point runs in a fresh process (its own peak RSS) through the same code path as
+``simcollective run``. Printed per point: wall time, simulated SimPy events per second,
+flows (messages), engine overhead (wall time per message event / bare SimPy event
+cost; a message is two engine events, its start and its end), peak resident memory, and
+the simulated time, which is compared with ``baseline.json`` so that a speed change that
+alters results is caught: any relative difference above 1e-9 is reported and makes the
+run exit non-zero.
+"""
+
+from __future__ import annotations
+
+import math
+
+from ._harness import measure
+
+S1_S2_DENSE = ("ring", "ring-ring")
+
+
+def run_point(topology: str, nodes: int, algorithm: str, elements: int, density=None, dtype="int32", gpus=None) -> dict:
+    from simcollective.simulate import RunConfig, run_allreduce
+
+    cfg = RunConfig(topology=topology, nodes=nodes, algorithm=algorithm, elements=elements, dtype=dtype,
+                    density=density, gpus=gpus)
+    rep = run_allreduce(cfg)
+    f = rep.fields
+    return {
+        "time_s": f["time_s"], "wall_s": f["wall_s"], "events": f["events"], "flows": f["flows"],
+        "ranks": f["ranks"], "mode": f["mode"], "messages": f["messages"],
+    }
+
+
+def sparse_algorithms() -> list:
+    from simcollective.algorithms import load_all
+
+    algos = load_all()
+    return sorted(a for a in algos if algos[a].kind == "sparse")
+
+
+def scenarios(only=None) -> dict:
+    """name -> list of (label, kwargs for run_point)."""
+    M = 2**20
+    sc = {}
+    for name, nodes in (("S1", 4), ("S2", 16)):
+        pts = []
+        for algo in sparse_algorithms() + list(S1_S2_DENSE):
+            dense = algo in S1_S2_DENSE
+            pts.append((f"{algo}", dict(topology="abci", nodes=nodes, algorithm=algo, elements=32 * M,
+                                        density=None if dense else 1 / 128, dtype="int32")))
+        sc[name] = pts
+    sc["S3"] = [("ring fat-tree 1024 256M f32", dict(topology="fat-tree", nodes=1024, algorithm="ring",
+                                                     elements=256 * M, dtype="float32"))]
+    sc["S4"] = [("sparse-ring-ring abci 1024 32M d=1/1024", dict(topology="abci", nodes=256, algorithm="sparse-ring-ring",
+                                                                 elements=32 * M, density=1 / 1024, dtype="int32"))]
+    pts = []
+    for P in (16, 64, 256):
+        pts.append((f"ring P={P}", dict(topology="fat-tree", nodes=P, algorithm="ring", elements=256 * M, dtype="float32")))
+        pts.append((f"sparse-ring-ring P={P}", dict(topology="abci", nodes=P // 4, algorithm="sparse-ring-ring",
+                                                    elements=32 * M, density=1 / 1024, dtype="int32")))
+    sc["S5"] = pts
+    if only:
+        sc = {k: v for k, v in sc.items() if k in only}
+    return sc
+
+
+def fit_exponent(ps, walls) -> float:
+    """Least-squares slope of log(wall) against log(P)."""
+    xs = [math.log(p) for p in ps]
+    ys = [math.log(w) for w in walls]
+    mx, my = sum(xs) / len(xs), sum(ys) / len(ys)
+    return sum((x - mx) * (y - my) for x, y in zip(xs, ys)) / sum((x - mx) ** 2 for x in xs)
+
+
+def run_scenarios(only=None, bare_rate: float = 1.0, printer=print) -> dict:
+    results = {}
+    for name, pts in scenarios(only).items():
+        printer(f"\n{name}")
+        total_wall, peak = 0.0, 0
+        for label, kw in pts:
+            r = measure(run_point, **kw)
+            key = f"{name}/{label}"
+            results[key] = r
+            if "error" in r:
+                printer(f"  {label:<40} ERROR {r['error']}")
+                continue
+            total_wall += r["wall_s"]
+            peak = max(peak, r["peak_rss"])
+            per_msg_event = r["wall_s"] / (2 * r["flows"]) if r["flows"] else float("nan")
+            overhead = per_msg_event * bare_rate
+            printer(f"  {label:<40} P={r['ranks']:<5} wall {r['wall_s']:8.2f} s  {r['events'] / r['wall_s']:>10,.0f} ev/s  "
+                    f"{r['flows']:>9} msgs  overhead {overhead:5.1f}x  peak {r['peak_rss'] / 2**30:5.2f} GiB  "
+                    f"sim {r['time_s']:.9g} s ({r['mode']})")
+        printer(f"  {name} total wall {total_wall:.1f} s, largest peak RSS {peak / 2**30:.2f} GiB")
+    return results

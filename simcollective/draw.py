@@ -1,0 +1,357 @@
+"""Drawings of hardware topologies: ``simcollective draw-topology``.
+
+A layered drawing of the graph: NVSwitches under their GPUs, GPUs, then PCIe switches,
+network adapters, leaf switches and higher switch levels above. The nodes of a server are
+kept together in a box. Links are coloured by type (legend) and drawn thicker for more
+bandwidth; with ``--utilization-from RUN.json`` (a ``simcollective run --json`` file) they
+are coloured by how busy the run kept them instead (bytes / capacity / run time).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from collections import defaultdict
+from pathlib import Path
+
+from .errors import UserInputError
+
+__all__ = ["layered_layout", "draw_topology", "link_utilization", "add_parser", "LINK_COLORS"]
+
+#: colour of each link type
+LINK_COLORS = {
+    "nvlink": "#4d9a06",
+    "nvswitch": "#1b7837",
+    "pcie": "#e08214",
+    "infiniband": "#2166ac",
+    "ethernet": "#8e44ad",
+}
+_LINK_LABELS = {"nvlink": "NVLink", "nvswitch": "NVSwitch port", "pcie": "PCIe",
+                "infiniband": "InfiniBand", "ethernet": "Ethernet"}
+# bottom to top; switch levels by their ``level`` attribute
+_ROWS = ("nvswitch", "gpu", "pcie_switch", "cpu", "nic", "leaf", "switch", "fbb", "agg", "spine", "core", "root")
+_NODE_STYLE = {
+    "gpu": dict(marker="s", s=90, color="#76b900", edgecolor="#2d4a00"),
+    "nvswitch": dict(marker="s", s=140, color="#a6d96a", edgecolor="#1b7837"),
+    "pcie_switch": dict(marker="D", s=45, color="#fdb863", edgecolor="#b35806"),
+    "cpu": dict(marker="h", s=70, color="#d9d9d9", edgecolor="#525252"),
+    "nic": dict(marker="o", s=45, color="#92c5de", edgecolor="#2166ac"),
+    "switch": dict(marker="s", s=120, color="#4393c3", edgecolor="#053061"),
+}
+_SERVER_RE = re.compile(r"^n(\d+)/")
+
+
+def _row_name(graph, n) -> str:
+    a = graph.nodes[n]
+    kind = a.get("kind", "switch")
+    if kind == "switch":
+        level = a.get("level")
+        return level if level in _ROWS else "switch"
+    return kind if kind in _ROWS else "switch"
+
+
+def _servers(graph) -> dict:
+    """Server index of every node that belongs to one (GPUs and in-server devices)."""
+    server = {}
+    for n, a in graph.nodes(data=True):
+        if a.get("kind") == "gpu" and "server" in a:
+            server[n] = int(a["server"])
+        elif a.get("kind") != "switch":
+            m = _SERVER_RE.match(str(n))
+            if m:
+                server[n] = int(m.group(1))
+    changed = True
+    while changed:                  # user graphs: in-server devices next to a server's nodes
+        changed = False
+        for n, a in graph.nodes(data=True):
+            if n in server or a.get("kind") == "switch":
+                continue
+            near = {server[m] for m in graph.successors(n) if m in server}
+            if len(near) == 1:
+                server[n] = near.pop()
+                changed = True
+    return server
+
+
+def layered_layout(graph) -> dict:
+    """Node -> (x, y): rows by node kind / switch level, servers side by side."""
+    rows_present = sorted({_row_name(graph, n) for n in graph.nodes}, key=_ROWS.index)
+    y_of = {}
+    y = 0
+    for r in rows_present:
+        if r == "nvswitch":
+            continue
+        y_of[r] = y
+        y += 1
+    y_of["nvswitch"] = -0.8
+    server = _servers(graph)
+    by_server = defaultdict(lambda: defaultdict(list))
+    for n, s in server.items():
+        by_server[s][_row_name(graph, n)].append(n)
+    pos = {}
+    x0 = 0.0
+    gap = 1.0
+    for s in sorted(by_server):
+        rows = by_server[s]
+        width = max(len(v) for v in rows.values())
+        gpus = sorted(rows.get("gpu", []), key=lambda n: graph.nodes[n].get("local", 0))
+        for i, n in enumerate(gpus):
+            pos[n] = (x0 + (i + 0.5) * width / max(1, len(gpus)), y_of["gpu"])
+        for rname in sorted(rows, key=lambda r: y_of.get(r, 0)):
+            if rname == "gpu":
+                continue
+            nodes = rows[rname]
+            nodes.sort(key=lambda n: (_barycenter(graph, n, pos), _natural(n)))
+            for i, n in enumerate(nodes):
+                pos[n] = (x0 + (i + 0.5) * width / len(nodes), y_of[rname])
+        x0 += width + gap
+    total = max(x0 - gap, 1.0)
+    rest = defaultdict(list)
+    for n in graph.nodes:
+        if n not in pos:
+            rest[_row_name(graph, n)].append(n)
+    for rname in sorted(rest, key=lambda r: y_of[r]):
+        nodes = rest[rname]
+        nodes.sort(key=lambda n: (_barycenter(graph, n, pos), _natural(n)))
+        for i, n in enumerate(nodes):
+            pos[n] = ((i + 0.5) * total / len(nodes), y_of[rname])
+    return pos
+
+
+def _natural(n) -> tuple:
+    """Sort key: "spine2" before "spine10"."""
+    return tuple(int(t) if t.isdigit() else t for t in re.split(r"(\d+)", str(n)))
+
+
+def _barycenter(graph, n, pos) -> float:
+    xs = [pos[m][0] for m in graph.successors(n) if m in pos]
+    return sum(xs) / len(xs) if xs else float("inf")
+
+
+def link_utilization(run_json) -> tuple[dict, dict, str]:
+    """(edge -> utilization, crossing node -> utilization, note) from ``run --json`` output.
+
+    Uses the ``links`` key (every link) when the run has it, else ``top_links`` (the five
+    busiest). Keys of the edge map are frozensets of the two endpoints (both directions of
+    a full-duplex link share the largest of their utilizations).
+    """
+    if isinstance(run_json, (str, Path)):
+        try:
+            with open(run_json) as fh:
+                run_json = json.load(fh)
+        except FileNotFoundError:
+            raise UserInputError(f"--utilization-from {str(run_json)!r} does not exist") from None
+        except json.JSONDecodeError as exc:
+            raise UserInputError(f"--utilization-from {str(run_json)!r} is not JSON: {exc}") from None
+    if not isinstance(run_json, dict) or not ("links" in run_json or "top_links" in run_json):
+        raise UserInputError("--utilization-from needs a `simcollective run --json` file (with 'top_links' or 'links')")
+    key = "links" if "links" in run_json else "top_links"
+    edges, nodes = {}, {}
+    for ln in run_json[key]:
+        name, u = str(ln["link"]), float(ln["utilization"])
+        if name.endswith(" (crossing)"):
+            nodes[name[: -len(" (crossing)")]] = u
+            continue
+        for sep in ("<->", "->"):
+            if sep in name:
+                a, b = name.split(sep, 1)
+                k = frozenset((a, b))
+                edges[k] = max(edges.get(k, 0.0), u)
+                break
+    note = "every link" if key == "links" else f"the {len(run_json[key])} busiest links of the run"
+    return edges, nodes, note
+
+
+def _edge_width(bw: float) -> float:
+    return min(3.5, max(0.6, 1.0 + 0.4 * math.log2(max(bw, 1.0) / 12.5e9)))
+
+
+def draw_topology(graph, out=None, utilization=None, title: str | None = None, labels: bool | None = None):
+    """Draw ``graph``; return the matplotlib Figure (saved to ``out`` if given).
+
+    ``utilization``: a ``run --json`` dict or path; links are then coloured by utilization.
+    """
+    import matplotlib
+
+    if out is not None:
+        matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    import numpy as np
+    from matplotlib.lines import Line2D
+    from matplotlib.patches import FancyBboxPatch, PathPatch
+    from matplotlib.path import Path as MPath
+
+    if out is not None:
+        _check_out(out)
+    pos = layered_layout(graph)
+    server = _servers(graph)
+    n_nodes = graph.number_of_nodes()
+    if labels is None:
+        labels = n_nodes <= 160
+    xs = [p[0] for p in pos.values()]
+    ys = [p[1] for p in pos.values()]
+    width_units = max(xs) - min(xs) + 1
+    fig_w = min(28.0, max(7.0, 0.42 * width_units + 1.5))
+    fig_h = max(3.8, 0.95 * (max(ys) - min(ys) + 1) + 1.2)
+    fig, ax = plt.subplots(figsize=(fig_w, fig_h))
+
+    util_edges, util_nodes, note = ({}, {}, "")
+    cmap = norm = None
+    if utilization is not None:
+        util_edges, util_nodes, note = link_utilization(utilization)
+        cmap = matplotlib.colors.LinearSegmentedColormap.from_list(
+            "util", plt.get_cmap("plasma")(np.linspace(0.0, 0.82, 256)))      # no pale yellow on white
+        vmax = max([*util_edges.values(), *util_nodes.values(), 1e-9])
+        norm = matplotlib.colors.Normalize(vmin=0.0, vmax=max(vmax, 0.01))
+
+    # server boxes
+    members = defaultdict(list)
+    for n, s in server.items():
+        members[s].append(pos[n])
+    for s, pts in sorted(members.items()):
+        x_lo, x_hi = min(p[0] for p in pts) - 0.45, max(p[0] for p in pts) + 0.45
+        y_lo, y_hi = min(p[1] for p in pts) - 0.35, max(p[1] for p in pts) + 0.3
+        ax.add_patch(FancyBboxPatch((x_lo, y_lo), x_hi - x_lo, y_hi - y_lo, boxstyle="round,pad=0.02,rounding_size=0.15",
+                                    facecolor="#f4f4f4", edgecolor="#bdbdbd", linewidth=0.8, zorder=0))
+        if len(members) <= 96:
+            wide = x_hi - x_lo >= 2.5
+            ax.text(x_lo + 0.05 if wide else (x_lo + x_hi) / 2, y_lo + 0.04, f"server {s}" if wide else str(s),
+                    fontsize=7 if wide else 5, color="#636363", va="bottom", ha="left" if wide else "center",
+                    zorder=1)
+
+    # links (one per cable / pair of directions)
+    done = set()
+    types_seen = set()
+    for u, v, a in graph.edges(data=True):
+        k = frozenset((u, v))
+        if k in done:
+            continue
+        done.add(k)
+        lt = a.get("link_type", "link")
+        types_seen.add(lt)
+        bw = float(a.get("bandwidth", 1e10))
+        if graph.has_edge(v, u) and a.get("duplex") == "full":
+            bw = max(bw, float(graph.edges[v, u].get("bandwidth", bw)))
+        color, alpha, z = LINK_COLORS.get(lt, "#7f7f7f"), 0.85, 2
+        if utilization is not None:
+            if k in util_edges:
+                color, alpha, z = cmap(norm(util_edges[k])), 1.0, 3
+            else:
+                color, alpha = "#cfcfcf", 0.9
+        (x1, y1), (x2, y2) = pos[u], pos[v]
+        if abs(y1 - y2) < 1e-9:     # same row (e.g. NVLink between GPUs): an arc under the row
+            dx = abs(x2 - x1)
+            cy = y1 - min(0.62, 0.2 + 0.08 * dx)     # the curve dips half as deep: inside the box
+            path = MPath([(x1, y1), ((x1 + x2) / 2, cy), (x2, y2)], [MPath.MOVETO, MPath.CURVE3, MPath.CURVE3])
+            ax.add_patch(PathPatch(path, facecolor="none", edgecolor=color, linewidth=_edge_width(bw),
+                                   alpha=alpha, zorder=z))
+        else:
+            ax.plot([x1, x2], [y1, y2], color=color, linewidth=_edge_width(bw), alpha=alpha, zorder=z,
+                    solid_capstyle="round")
+
+    # nodes
+    by_kind = defaultdict(list)
+    for n, a in graph.nodes(data=True):
+        by_kind[a.get("kind", "switch")].append(n)
+    for kind, nodes in by_kind.items():
+        style = dict(_NODE_STYLE.get(kind, _NODE_STYLE["switch"]))
+        face = [style["color"]] * len(nodes)
+        if utilization is not None:
+            face = [cmap(norm(util_nodes[n])) if n in util_nodes else style["color"] for n in nodes]
+        ax.scatter([pos[n][0] for n in nodes], [pos[n][1] for n in nodes], marker=style["marker"], s=style["s"],
+                   c=face, edgecolors=style["edgecolor"], linewidths=0.8, zorder=4)
+        if labels:
+            for n in nodes:
+                text = str(n).rsplit("/", 1)[-1]
+                if kind == "gpu":
+                    text = str(graph.nodes[n].get("local", text))
+                    ax.text(pos[n][0], pos[n][1], text, fontsize=6, ha="center", va="center", zorder=5,
+                            color="black")
+                else:
+                    ax.text(pos[n][0], pos[n][1] + 0.17, text, fontsize=6, ha="center", va="bottom", zorder=5,
+                            color="#252525")
+
+    # legend, colour bar, title
+    handles = []
+    if utilization is None:
+        for lt in [t for t in LINK_COLORS if t in types_seen] + sorted(t for t in types_seen if t not in LINK_COLORS):
+            handles.append(Line2D([], [], color=LINK_COLORS.get(lt, "#7f7f7f"), linewidth=2.2,
+                                  label=_LINK_LABELS.get(lt, lt)))
+    for kind in [k for k in _NODE_STYLE if k in by_kind]:
+        st = _NODE_STYLE[kind]
+        handles.append(Line2D([], [], linestyle="none", marker=st["marker"], markersize=7, markerfacecolor=st["color"],
+                              markeredgecolor=st["edgecolor"],
+                              label={"gpu": "GPU (label: local index)", "pcie_switch": "PCIe switch",
+                                     "nvswitch": "NVSwitch", "nic": "network adapter",
+                                     "switch": "network switch", "cpu": "CPU"}[kind]))
+    ax.legend(handles=handles, loc="upper left", bbox_to_anchor=(1.005, 1.0), fontsize=8, frameon=False,
+              title="line width ~ bandwidth" if utilization is None else None, title_fontsize=7)
+    if utilization is not None:
+        sm = matplotlib.cm.ScalarMappable(norm=norm, cmap=cmap)
+        cb = fig.colorbar(sm, ax=ax, fraction=0.03, pad=0.01, location="right")
+        cb.set_label("link utilization (bytes / capacity / run time)", fontsize=8)
+        cb.ax.yaxis.set_major_formatter(matplotlib.ticker.PercentFormatter(xmax=1.0))
+        cb.ax.tick_params(labelsize=7)
+    name = graph.graph.get("name", "topology")
+    if title is None:
+        title = f"{name}: {len([n for n in by_kind.get('gpu', [])])} GPUs"
+        if utilization is not None:
+            title += (" (coloured by utilization; grey: no traffic)" if note == "every link"
+                      else f" (coloured: {note}; grey: not reported)")
+    ax.set_title(title, fontsize=10)
+    ax.set_xlim(min(xs) - 0.8, max(xs) + 0.8)
+    ax.set_ylim(min(ys) - 0.45, max(ys) + 0.45)
+    ax.set_axis_off()
+    fig.tight_layout()
+    if out is not None:
+        _save(fig, out)
+        plt.close(fig)
+    return fig
+
+
+def _check_out(out) -> None:
+    ext = Path(out).suffix.lower()
+    if ext not in (".png", ".svg", ".pdf"):
+        raise UserInputError(f"-o {str(out)!r}: the file type is chosen by extension: .png, .svg or .pdf")
+    parent = Path(out).parent
+    if not parent.exists():
+        raise UserInputError(f"-o {str(out)!r}: directory {str(parent)!r} does not exist")
+
+
+def _save(fig, out) -> None:
+    _check_out(out)
+    ext = Path(out).suffix.lower()
+    fig.savefig(out, dpi=200 if ext == ".png" else None, bbox_inches="tight")
+
+
+# -- command line ----------------------------------------------------------------------------
+
+def add_parser(subparsers) -> None:
+    from .cli import add_topology_arguments
+
+    p = subparsers.add_parser(
+        "draw-topology", help="draw a topology (layered: GPUs, PCIe, NICs, switch levels)",
+        description="Draw the hardware graph of a topology preset or file: GPUs at the bottom, PCIe "
+                    "switches and NICs above, then each switch level; servers boxed; links coloured by "
+                    "type or, with --utilization-from, by a run's link utilization.")
+    add_topology_arguments(p)
+    p.add_argument("-o", "--out", required=True, metavar="FILE", help="output .png, .svg or .pdf")
+    p.add_argument("--utilization-from", metavar="RUN.json",
+                   help="colour links by utilization from `simcollective run ... --json RUN.json`")
+    p.add_argument("--title", help="figure title")
+    p.add_argument("--no-labels", action="store_true", help="no node labels")
+    p.set_defaults(func=cmd_draw)
+
+
+def cmd_draw(args) -> int:
+    from .cli import _int, _topology_opts
+    from .simulate import RunConfig, build_graph
+
+    config = RunConfig(topology=args.topology, nodes=_int(args.nodes, "--nodes", 1),
+                       topology_opts=_topology_opts(args.topology_opt), topology_file=args.topology_file)
+    graph = build_graph(config)
+    draw_topology(graph, args.out, utilization=args.utilization_from, title=args.title,
+                  labels=False if args.no_labels else None)
+    print(f"wrote {args.out}")
+    return 0

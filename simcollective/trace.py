@@ -1,0 +1,177 @@
+"""Chrome trace event files of a run, for https://ui.perfetto.dev (or chrome://tracing).
+
+:func:`write_trace` turns the spans of a traced run (``RunConfig(trace=True)``, or
+``simcollective run --trace PATH``) into the JSON trace event format: an object with
+``"traceEvents"``. Times are microseconds of simulated time.
+
+* One process (pid 0) for the run; one thread track per rank, ``tid = rank``, named
+  ``"rank r (gpu id)"``. It holds the rank's phases as complete events (``"ph": "X"``,
+  category ``phase``; nested phases nest), the time outside any phase as ``other`` spans
+  (so the top-level spans of a rank, ``args.depth == 0``, tile ``[0, finish]`` exactly and
+  their durations add up to the rank's finish time), and reductions (category ``compute``).
+* Sends and receives overlap each other (non-blocking), so they go on the rank's
+  communication tracks just below it (``"rank r p2p"``, more lanes when several messages
+  are in flight at once), as complete events named ``send``/``recv`` with ``peer`` (world
+  rank) and ``bytes`` in their args.
+* Counter tracks (``"ph": "C"``) for the busiest links. With per-link rate series in the
+  result (``RunResult.link_series``: link name -> [(t, bytes/s), ...]) they show the
+  utilization over time; otherwise the run's average utilization of the link
+  (bytes / capacity / time), held from 0 to the end of the run, named "... (run average)".
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from .errors import UserInputError
+
+__all__ = ["trace_events", "write_trace", "TOP_LINKS"]
+
+#: number of links that get a counter track
+TOP_LINKS = 8
+_LANE_TID = 100000
+
+
+def _us(t: float) -> float:
+    return float(t) * 1e6
+
+
+def _nest(events: list) -> tuple[list, list]:
+    """Split events (dicts with _t0/_t1) into properly nested ones and the others."""
+    order = sorted(range(len(events)), key=lambda i: (events[i]["_t0"], -events[i]["_t1"], -i))
+    nested, loose, stack = [], [], []
+    for i in order:
+        ev = events[i]
+        while stack and stack[-1]["_t1"] <= ev["_t0"]:
+            stack.pop()
+        if stack and ev["_t1"] > stack[-1]["_t1"]:
+            loose.append(ev)
+            continue
+        ev["_depth"] = len(stack)
+        stack.append(ev)
+        nested.append(ev)
+    return nested, loose
+
+
+def _lanes(events: list) -> list[list]:
+    """Greedy interval partitioning: lanes of non-overlapping events."""
+    lanes: list[list] = []
+    ends: list[float] = []
+    for ev in sorted(events, key=lambda e: (e["_t0"], e["_t1"])):
+        for j, end in enumerate(ends):
+            if end <= ev["_t0"]:
+                lanes[j].append(ev)
+                ends[j] = ev["_t1"]
+                break
+        else:
+            lanes.append([ev])
+            ends.append(ev["_t1"])
+    return lanes
+
+
+def _top_level_phases(phases: list) -> list:
+    """Phase spans not inside another phase span, in time order."""
+    out = []
+    for ev in sorted(phases, key=lambda e: (e["_t0"], -e["_t1"])):
+        if out and ev["_t1"] <= out[-1]["_t1"] and ev["_t0"] >= out[-1]["_t0"]:
+            continue
+        out.append(ev)
+    return out
+
+
+def trace_events(report) -> dict:
+    """The trace of a traced run as a JSON-ready dict ``{"traceEvents": [...], ...}``."""
+    result = getattr(report, "result", None)
+    spans = getattr(result, "spans", None)
+    if spans is None:
+        raise UserInputError("the run was not traced: run it with RunConfig(trace=True) (simcollective run --trace)")
+    fields = report.fields
+    placement = result.placement or [None] * len(spans)
+    pid = 0
+    events = [
+        {"ph": "M", "pid": pid, "name": "process_name",
+         "args": {"name": f"{fields.get('algorithm')} allreduce on {fields.get('topology')} "
+                          f"({len(spans)} ranks, {fields.get('elements')} x {fields.get('dtype')})"}},
+        {"ph": "M", "pid": pid, "name": "process_sort_index", "args": {"sort_index": 0}},
+    ]
+    for r, rank_spans in enumerate(spans):
+        finish = result.finish[r] if result.finish[r] is not None else result.makespan
+        gpu = placement[r]
+        events.append({"ph": "M", "pid": pid, "tid": r, "name": "thread_name",
+                       "args": {"name": f"rank {r} ({gpu})"}})
+        events.append({"ph": "M", "pid": pid, "tid": r, "name": "thread_sort_index",
+                       "args": {"sort_index": r * 1000}})
+        main, comm = [], []
+        for name, cat, t0, t1, args in rank_spans:
+            ev = {"name": name, "cat": cat, "_t0": float(t0), "_t1": float(t1), "args": dict(args or {})}
+            (comm if cat == "p2p" else main).append(ev)
+        phases = [e for e in main if e["cat"] == "phase"]
+        # time outside every phase: "other" spans, so that top-level spans tile [0, finish]
+        t = 0.0
+        for ev in _top_level_phases(phases):
+            if ev["_t0"] > t:
+                main.append({"name": "other", "cat": "phase", "_t0": t, "_t1": ev["_t0"], "args": {}})
+            t = max(t, ev["_t1"])
+        if finish > t:
+            main.append({"name": "other", "cat": "phase", "_t0": t, "_t1": float(finish), "args": {}})
+        nested, loose = _nest(main)
+        for ev in nested:
+            ev["args"]["depth"] = ev["_depth"]
+        comm += loose
+        for ev in nested:
+            events.append({"ph": "X", "pid": pid, "tid": r, "name": ev["name"], "cat": ev["cat"],
+                           "ts": _us(ev["_t0"]), "dur": _us(ev["_t1"] - ev["_t0"]), "args": ev["args"]})
+        for j, lane in enumerate(_lanes(comm)):
+            tid = _LANE_TID + r * 1000 + j
+            label = f"rank {r} p2p" + (f" ({j + 1})" if j else "")
+            events.append({"ph": "M", "pid": pid, "tid": tid, "name": "thread_name", "args": {"name": label}})
+            events.append({"ph": "M", "pid": pid, "tid": tid, "name": "thread_sort_index",
+                           "args": {"sort_index": r * 1000 + 1 + j}})
+            for ev in lane:
+                events.append({"ph": "X", "pid": pid, "tid": tid, "name": ev["name"], "cat": ev["cat"],
+                               "ts": _us(ev["_t0"]), "dur": _us(ev["_t1"] - ev["_t0"]),
+                               "args": {**ev["args"], "rank": r}})
+    events += _link_counters(result, pid)
+    meta = {k: v for k, v in fields.items() if isinstance(v, (str, int, float, bool)) or v is None}
+    return {"traceEvents": events, "displayTimeUnit": "ns", "otherData": meta}
+
+
+def _link_counters(result, pid) -> list:
+    links = list(getattr(result, "links", None) or [])
+    t_end = result.makespan
+    if not links or t_end <= 0:
+        return []
+    top = sorted(links, key=lambda ls: (-ls.bytes / ls.capacity, ls.name))[:TOP_LINKS]
+    series = getattr(result, "link_series", None) or {}
+    out = []
+    for ls in top:
+        if ls.name in series:
+            name = f"{ls.name} utilization %"
+            for t, rate in series[ls.name]:
+                out.append({"ph": "C", "pid": pid, "name": name, "ts": _us(t),
+                            "args": {"utilization %": 100.0 * rate / ls.capacity}})
+            out.append({"ph": "C", "pid": pid, "name": name, "ts": _us(t_end), "args": {"utilization %": 0.0}})
+        else:
+            name = f"{ls.name} utilization % (run average)"
+            avg = 100.0 * ls.bytes / ls.capacity / t_end
+            out.append({"ph": "C", "pid": pid, "name": name, "ts": 0.0, "args": {"utilization %": avg}})
+            out.append({"ph": "C", "pid": pid, "name": name, "ts": _us(t_end), "args": {"utilization %": 0.0}})
+    return out
+
+
+def _json_default(o):
+    if hasattr(o, "item"):
+        return o.item()
+    return str(o)
+
+
+def write_trace(report, path) -> None:
+    """Write the Chrome trace (JSON) of a traced run to ``path``."""
+    doc = trace_events(report)
+    path = Path(path)
+    if path.parent and not path.parent.exists():
+        raise UserInputError(f"--trace {str(path)!r}: directory {str(path.parent)!r} does not exist")
+    with open(path, "w") as fh:
+        json.dump(doc, fh, default=_json_default, allow_nan=False)
+        fh.write("\n")
