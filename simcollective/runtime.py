@@ -444,6 +444,7 @@ class RunResult:
     recomputations: int
     spans: list | None = None
     placement: list | None = None
+    link_series: dict | None = None  # traces: {link name: [(t, bytes/s), ...]}
 
 
 def _run(env, net, world, progress) -> None:
@@ -475,6 +476,8 @@ def run_ranks(graph, placement, main, args_for_rank, profile, routing: str = "fi
     net = network if network is not None else Network(env, graph, profile, routing)
     net.env = env
     world = World(env, net, placement, profile, trace)
+    if trace:
+        net.series = {}
     for r in range(world.size):
         env.process(world._rank_body(r, main, args_for_rank(r)))
     # The cyclic garbage collector would walk every live object of a large simulation
@@ -514,4 +517,5 @@ def run_ranks(graph, placement, main, args_for_rank, profile, routing: str = "fi
         phases_max=phases_max, messages=world.messages, message_bytes=world.message_bytes, links=links,
         bytes_by_link_type=dict(by_type), wall_s=time.perf_counter() - t0, events=next(env._eid),
         flows=net.flows_started, recomputations=net.recomputations, spans=spans, placement=list(placement),
+        link_series=net.link_series() if trace else None,
     )

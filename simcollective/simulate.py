@@ -221,6 +221,11 @@ def run_allreduce(config: RunConfig, graph=None, progress=None) -> Report:
              "utilization": (ls.bytes / ls.capacity) / t if t > 0 else 0.0}
             for ls in top
         ],
+        "links": [
+            {"link": ls.name, "link_type": ls.link_type, "bytes": ls.bytes, "busy_s": ls.busy_time,
+             "utilization": (ls.bytes / ls.capacity) / t if t > 0 else 0.0}
+            for ls in sorted(result.links, key=lambda ls: ls.name)
+        ],
         "profile": profile.name,
         "placement": config.placement if isinstance(config.placement, str) else "list",
         "options": options,

@@ -178,7 +178,8 @@ class Network:
         self.bytes_sent = 0
         self.recomputations = 0
         self.active_count = 0
-        self.on_rates = None  # optional hook(now, flows) for tracing/tests
+        self.on_rates = None  # optional hook(now, flows) for tests
+        self.series = None    # {resource: [(t, load)]} when enabled (traces)
 
     # -- public API -------------------------------------------------------------------
     def route(self, src, dst) -> Route:
@@ -326,8 +327,9 @@ class Network:
         self.active_count += len(seeds) - ended
         for r in touched:
             seeds.extend(res_flows[r])
-        if seeds:
-            self._recompute(seeds, now)
+        comp = self._recompute(seeds, now) if seeds else ()
+        if self.series is not None:
+            self._record_series(now, seeds, finished, comp)
         self.flows_completed += len(finished)
         for f in finished:
             f.t_end = now
@@ -366,7 +368,7 @@ class Network:
                         if g not in seen:
                             stack.append(g)
         if not comp:
-            return
+            return comp
         self.recomputations += 1
         for f in comp:
             if f.rate > 0:
@@ -399,3 +401,23 @@ class Network:
             heapq.heappush(heap, (when, next(seq), _COMPLETE, f, f.version))
         if self.on_rates is not None:
             self.on_rates(now, comp)
+        return comp
+
+    def _record_series(self, now, *flow_groups) -> None:
+        """Append (time, load in bytes/s) for every resource whose flows changed."""
+        touched = {r for group in flow_groups for f in group for r in f.res}
+        for r in touched:
+            load = 0.0
+            for g in self.res_flows[r]:
+                load += g.coef[g.res.index(r)] * g.rate
+            pts = self.series.setdefault(r, [])
+            if not pts or pts[-1][1] != load:
+                if pts and pts[-1][0] == now:
+                    pts[-1] = (now, load)
+                else:
+                    pts.append((now, load))
+
+    def link_series(self) -> dict:
+        """Recorded load time series per resource name (``series`` must be enabled)."""
+        names = self.router.resource_name
+        return {names[r]: pts for r, pts in sorted(self.series.items())} if self.series else {}
