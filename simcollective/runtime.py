@@ -91,7 +91,6 @@ class _Message:
 @dataclass
 class _RankState:
     gpu: object
-    pending: dict = field(default_factory=dict)
     stack: list = field(default_factory=list)
     mark: float = 0.0
     acc: dict = field(default_factory=lambda: defaultdict(float))
@@ -133,16 +132,13 @@ class World:
         op.t_post = self.env.now
         op.value = None
         op.done = False
-        self.ranks[owner].pending[op] = None
         return op
 
     def _complete(self, op: _Op, value=None) -> None:
         op.done = True
         op.value = value
-        st = self.ranks[op.owner]
-        del st.pending[op]
         if self.trace:
-            st.spans.append((op.kind, "p2p", op.t_post, self.env.now, {"peer": op.peer, "bytes": op.nbytes}))
+            self.ranks[op.owner].spans.append((op.kind, "p2p", op.t_post, self.env.now, {"peer": op.peer, "bytes": op.nbytes}))
         cb = op.cb
         if cb is not None:
             op.cb = None  # break the op <-> callback cycle: freed by reference counting
@@ -222,11 +218,20 @@ class World:
         st.acc[name] += now - st.mark
         st.mark = now
 
-    def blocked_report(self) -> str:
+    def _pending_ops(self, rank: int) -> list:
+        """Operations of ``rank`` that can never complete once the simulation has stopped:
+        receives never matched and rendezvous sends whose receive was never posted."""
+        ops = [op for queue in self._posted[rank].values() for op in queue]
+        for mailbox in self._unexpected:
+            ops += [m.sop for queue in mailbox.values() for m in queue if m.src == rank and not m.sop.done]
+        return ops
+
+    def blocked_report(self) -> list:
         lines = []
         for r, st in enumerate(self.ranks):
             if st.finish is None:
-                waits = "; ".join(op.describe(self) for op in st.pending) or "nothing (waits on an event that never fires)"
+                waits = "; ".join(op.describe(self) for op in self._pending_ops(r)) or \
+                    "nothing (waits on an event that never fires)"
                 lines.append(f"rank {r} waits for: {waits}")
         return lines
 

@@ -25,7 +25,6 @@ Performance design:
 from __future__ import annotations
 
 import heapq
-import itertools
 from dataclasses import dataclass
 
 import numpy as np
@@ -169,9 +168,10 @@ class Network:
         self.busy_since = [0.0] * n
         self.busy_time = [0.0] * n
         self._sat = [c * (1 + _EPS) for c in self.cap]  # load above this can bind
-        self._heap: list = []
-        self._seq = itertools.count()
-        self._wakeups: set = set()
+        # engine events (activations, completions) grouped by their exact due time; a heap
+        # of the distinct times; one SimPy wake-up per distinct time
+        self._buckets: dict = {}
+        self._times: list = []
         self._paths: dict = {}
         self.flows_started = 0
         self.flows_completed = 0
@@ -245,11 +245,18 @@ class Network:
         self.flows_started += 1
         self.bytes_sent += size
         when = now + latency
-        heapq.heappush(self._heap, (when, next(self._seq), _ACTIVATE, f, 0))
-        if when not in self._wakeups:
-            self._wakeups.add(when)
-            self.env.call_at(when, self._on_wakeup)
+        bucket = self._buckets.get(when)
+        if bucket is None:
+            bucket = self._new_bucket(when)
+        bucket.append((_ACTIVATE, f, 0))
         return f
+
+    def _new_bucket(self, when: float) -> list:
+        """The list of engine events due at ``when``, with its single SimPy wake-up."""
+        bucket = self._buckets[when] = []
+        heapq.heappush(self._times, when)
+        self.env.call_at(when, self._on_wakeup)
+        return bucket
 
     @property
     def res_bytes(self) -> list:
@@ -274,56 +281,49 @@ class Network:
         return out
 
     # -- event processing -------------------------------------------------------------
-    def _wake_at(self, when: float) -> None:
-        if when not in self._wakeups:
-            self._wakeups.add(when)
-            self.env.call_at(when, self._on_wakeup)
-
     def _on_wakeup(self, _event) -> None:
         now = self.env.now
-        self._wakeups.discard(now)
-        heap = self._heap
-        if not heap or heap[0][0] > now:
+        times, buckets = self._times, self._buckets
+        if not times or times[0] > now:
             return
         sat, maxload, res_flows, busy_since = self._sat, self.maxload, self.res_flows, self.busy_since
-        heappop = heapq.heappop
         finished = []
         seeds = []
         touched = set()
         ended = 0
-        while heap and heap[0][0] <= now:
-            _, _, kind, f, version = heappop(heap)
-            if kind == _ACTIVATE:
-                f.t_start = now
-                if f.eff <= 0 or not f.res:
+        while times and times[0] <= now:
+            for kind, f, version in buckets.pop(heapq.heappop(times)):
+                if kind == _ACTIVATE:
+                    f.t_start = now
+                    if f.eff <= 0 or not f.res:
+                        finished.append(f)
+                        continue
+                    f.active = True
+                    f.t_last = now
+                    for r, load in f.path.load:
+                        s = res_flows[r]
+                        if not s:
+                            busy_since[r] = now
+                        s.add(f)
+                        maxload[r] += load
+                    seeds.append(f)
+                else:
+                    if version != f.version or not f.active:
+                        continue  # superseded by a rate change
+                    f.active = False
+                    for r, load in f.path.load:
+                        s = res_flows[r]
+                        s.discard(f)
+                        ml = maxload[r]
+                        if ml > sat[r]:
+                            touched.add(r)
+                        if s:
+                            maxload[r] = ml - load
+                        else:
+                            maxload[r] = 0.0
+                            self.busy_time[r] += now - busy_since[r]
+                    ended += 1
                     finished.append(f)
-                    continue
-                f.active = True
-                f.t_last = now
-                for r, load in f.path.load:
-                    s = res_flows[r]
-                    if not s:
-                        busy_since[r] = now
-                    s.add(f)
-                    maxload[r] += load
-                seeds.append(f)
-            else:
-                if version != f.version or not f.active:
-                    continue
-                f.active = False
-                for r, load in f.path.load:
-                    s = res_flows[r]
-                    s.discard(f)
-                    ml = maxload[r]
-                    if ml > sat[r]:
-                        touched.add(r)
-                    if s:
-                        maxload[r] = ml - load
-                    else:
-                        maxload[r] = 0.0
-                        self.busy_time[r] += now - busy_since[r]
-                ended += 1
-                finished.append(f)
         self.active_count += len(seeds) - ended
         for r in touched:
             seeds.extend(res_flows[r])
@@ -334,16 +334,6 @@ class Network:
         for f in finished:
             f.t_end = now
             f.callback(f)
-        while heap:
-            top = heap[0]
-            if top[2] == _COMPLETE and (top[4] != top[3].version or not top[3].active):
-                heappop(heap)  # drop stale completions eagerly
-                continue
-            when = top[0]
-            if when not in self._wakeups:
-                self._wakeups.add(when)
-                self.env.call_at(when, self._on_wakeup)
-            break
 
     def _recompute(self, seeds, now: float) -> None:
         cap, maxload, res_flows, satl = self.cap, self.maxload, self.res_flows, self._sat
@@ -389,8 +379,7 @@ class Network:
             new_rates = max_min_rates(
                 [f.weight for f in comp], [f.maxrate for f in comp], fi, rj, av, [cap[r] for r in sat]
             ).tolist()
-        heap = self._heap
-        seq = self._seq
+        buckets = self._buckets
         for f, rate in zip(comp, new_rates):
             if rate == f.rate:
                 continue
@@ -398,7 +387,10 @@ class Network:
             f.version += 1
             rem = f.remaining if f.remaining > 0 else 0.0
             when = now + rem / rate
-            heapq.heappush(heap, (when, next(seq), _COMPLETE, f, f.version))
+            bucket = buckets.get(when)
+            if bucket is None:
+                bucket = self._new_bucket(when)
+            bucket.append((_COMPLETE, f, f.version))
         if self.on_rates is not None:
             self.on_rates(now, comp)
         return comp
