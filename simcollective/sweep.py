@@ -411,7 +411,7 @@ def _effective_key(kw: dict) -> str:
 def _flatten_report(js: dict) -> dict:
     out = {}
     for key, value in js.items():
-        if key in ECHO_KEYS or key == "links":  # every link: too long for a table row
+        if key in ECHO_KEYS or key in ("links", "sim_wall_s"):  # too long / host-dependent
             continue
         if key in RESOLVED_KEYS:
             out[f"out_{key}"] = value
