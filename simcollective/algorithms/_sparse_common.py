@@ -86,23 +86,24 @@ def _shared(comm) -> dict:
 
 def shared_merge_op(comm, densify: str = "exact", users: int = 2):
     """An ``op`` merging ``a`` and ``b`` once for the ``users`` ranks that all compute
-    ``merge(a, b)`` or ``merge(b, a)`` with the very same operand objects (e.g. the two
-    partners of a recursive-doubling exchange). The result is identical either way (the
-    union is symmetric and a + b == b + a in IEEE arithmetic), so the first caller
-    computes it and the others get the same object; the entry is dropped after the last
-    user, so no operand is kept alive and object ids cannot be confused."""
+    ``merge(a, b)`` or ``merge(b, a)`` with the very same operand objects (e.g. the
+    2^(j+1) ranks of a recursive-doubling window at step j, who all hold one of the two
+    shared partial sums). The result is identical either way (the union is symmetric and
+    a + b == b + a in IEEE arithmetic), so the first caller computes it and the others get
+    the same object. The entry holds the operands (so their ids cannot be reused while it
+    exists, and a lookup also checks identity) and is dropped after the last user."""
     memo = _shared(comm)
     op = merge_op(densify)
 
     def shared(a, b):
         key = ("merge", densify, *sorted((id(a), id(b))))
         entry = memo.get(key)
-        if entry is None:
-            entry = memo[key] = [op(a, b), users]
-        entry[1] -= 1
-        if entry[1] == 0:
+        if entry is None or not ((entry[0] is a and entry[1] is b) or (entry[0] is b and entry[1] is a)):
+            entry = memo[key] = [a, b, op(a, b), users]
+        entry[3] -= 1
+        if entry[3] <= 0:
             del memo[key]
-        return entry[0]
+        return entry[2]
 
     return shared
 
@@ -157,16 +158,19 @@ def sum_streams(streams) -> SparseStream:
 
 def shared_sum(comm, streams, users: int) -> SparseStream:
     """:func:`sum_streams` computed once for ``users`` ranks holding the same stream
-    objects in the same order (the gathered inputs of an allgather)."""
+    objects in the same order (the gathered inputs of an allgather). The entry holds the
+    streams (ids stay unique while it exists; lookups check identity) and is dropped
+    after the last user."""
     memo = _shared(comm)
+    streams = tuple(streams)
     key = ("sum", *(id(s) for s in streams))
     entry = memo.get(key)
-    if entry is None:
-        entry = memo[key] = [sum_streams(streams), users]
-    entry[1] -= 1
-    if entry[1] == 0:
+    if entry is None or any(a is not b for a, b in zip(entry[0], streams)):
+        entry = memo[key] = [streams, sum_streams(streams), users]
+    entry[2] -= 1
+    if entry[2] <= 0:
         del memo[key]
-    return entry[0]
+    return entry[1]
 
 
 # -- cutting -----------------------------------------------------------------------------------
@@ -202,7 +206,9 @@ def ring_pass(comm, parts: list, first: int, reduce: bool, densify: str = "exact
     to r + 1, receive part ``(first - s - 1) % P`` from r - 1 and merge it into yours
     (``reduce``) or store it. After a reduce pass with ``first`` the rank owns part
     ``first + 1``; an allgather pass of owners ``o(r)`` uses ``first = o``. ``parts`` (a
-    list) is updated in place with new streams; no stream is modified."""
+    list) is updated in place with new streams; no stream is modified. A reduce pass
+    sets the parts it handed on to ``None`` (only the owned part is complete; keeping
+    every partial sum would hold ~P/2 copies of the vector in a simulation)."""
     P, r = comm.size, comm.rank
     if P == 1:
         return parts
@@ -212,6 +218,7 @@ def ring_pass(comm, parts: list, first: int, reduce: bool, densify: str = "exact
         sb, rb = (first - s) % P, (first - s - 1) % P
         got = yield comm.sendrecv(right, parts[sb], left)
         if reduce:
+            parts[sb] = None   # a partial sum handed on: drop it (the allgather brings the result)
             parts[rb] = yield comm.add(parts[rb], got, op=op)
         else:
             parts[rb] = got

@@ -1,0 +1,62 @@
+"""DSAR_Split_allgather: sparse split-and-reduce into dense parts, then an allgather of
+the dense parts (algorithms.md item 9)."""
+
+from __future__ import annotations
+
+from ..data.parts import Parts
+from ..data.sparse import SparseStream
+from ._sparse_common import check_allgather, split_stream
+from ._sparse_common import allgather as gather_items
+from .registry import register
+
+
+def _check(nranks: int, allgather=None, **_ignored) -> None:
+    check_allgather(allgather)
+
+
+def _scatter_add_into(acc: SparseStream, got: SparseStream) -> SparseStream:
+    """Add ``got`` into the private dense accumulator ``acc`` (in place; see below)."""
+    buf = acc.values          # writable until the accumulation is over
+    if got.is_dense:
+        buf += got.values
+    else:
+        buf[got.indices - acc.start] += got.values
+    return acc
+
+
+@register("dsar-split-allgather", kind="sparse", options=("allgather",), check=_check)
+def dsar_split_allgather(comm, x, *, allgather="direct"):
+    """DSAR split-allgather: direct exchange of P part-streams into a dense own part, then an allgather of the dense parts.
+
+    Any P. "split": cut the stream into P parts (``block_bounds(N, P)``); post P - 1
+    non-blocking sends (part j to rank j, starting with r + 1) and P - 1 receives; your
+    own part becomes dense and every received part is scatter-added into it as it
+    arrives. "allgather" of the dense parts (4 + (N/P) sv bytes each, N sv in total),
+    ``allgather``: "direct" (default, the study's runs: every rank posts its part to every
+    other rank at once), "ring" (P - 1 steps) or "recursive-doubling" (log2 p' steps,
+    folding for P not a power of two). Output: the P dense parts in index order.
+
+    The dense accumulator is private to the rank until the last part is added (only
+    then is it frozen and sent), so the scatter-adds update it in place instead of
+    copying N/P values per received part.
+    """
+    check_allgather(allgather)
+    P, r = comm.size, comm.rank
+    if P == 1:
+        return Parts([x])
+    parts = split_stream(x, P)
+    with comm.phase("split"):
+        sends = [comm.isend((r + i) % P, parts[(r + i) % P], tag="split") for i in range(1, P)]
+        recvs = [comm.irecv((r - i) % P, tag="split") for i in range(1, P)]
+        own = parts[r]
+        acc = SparseStream(own.start, own.stop, None, own.to_dense().copy(), own.index_bytes)
+        while recvs:
+            i, got = yield comm.waitany(recvs)
+            del recvs[i]
+            acc = yield comm.add(acc, got, op=_scatter_add_into)
+        acc.values.flags.writeable = False
+        yield comm.waitall(sends)
+    with comm.phase("allgather"):
+        items = yield from gather_items(comm, acc, allgather, pack=Parts)
+    return Parts(items)
+

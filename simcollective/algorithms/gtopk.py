@@ -1,0 +1,110 @@
+"""gTop-k: tree reduction keeping the k largest entries at every merge, then a binomial
+broadcast (algorithms.md item 11; approximate by design)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..errors import UserInputError
+from ._sparse_common import is_pof2, selection_time
+from .registry import register
+
+
+def _check(nranks: int, **_ignored) -> None:
+    if not is_pof2(nranks):
+        raise UserInputError(
+            f"gtopk needs a power-of-two number of ranks; P = {nranks} is not one "
+            f"(use {1 << (nranks.bit_length() - 1)} or {1 << nranks.bit_length()} GPUs)")
+
+
+def _top(idx: np.ndarray, vals: np.ndarray, k: int):
+    """The k entries of largest |value| (ties: lower index first), indices ascending."""
+    if idx.shape[0] <= k:
+        return idx, vals
+    sel = np.lexsort((idx, -np.abs(vals.astype(np.float64))))[:k]
+    sel.sort()
+    return idx[sel], vals[sel]
+
+
+def _merge_pairs(a, b):
+    """Union of two (indices, values) sets, values summed (in the data's dtype) at common
+    indices; indices ascending. Written independently of ``data.sparse.merge``."""
+    idx = np.concatenate((a[0], b[0]))
+    vals = np.concatenate((a[1], b[1]))
+    uidx, inv = np.unique(idx, return_inverse=True)
+    out = np.zeros(uidx.shape[0], dtype=vals.dtype)
+    np.add.at(out, inv, vals)
+    return uidx, out
+
+
+def gtopk_reference(workload, nranks: int, *, k=None, **_ignored) -> np.ndarray:
+    """gTop-k's definition in NumPy: in round i = 0..m-1 the set of rank r (a multiple of
+    2^(i+1)) becomes the top-k (largest |value|, ties: lower index first) of its set plus
+    that of r + 2^i (values summed at common indices); the result is rank 0's set, as a
+    dense vector."""
+    P = int(nranks)
+    k = workload.k if k is None else int(k)
+
+    def pairs(r):
+        s = workload.input(r)
+        if s.is_dense:
+            return _top(np.arange(s.n, dtype=np.int64), s.values, k)
+        return s.indices.astype(np.int64), s.values
+
+    def subtree(r, size):   # depth first: at most log2(P) sets alive
+        if size == 1:
+            return _top(*pairs(r), k)
+        half = size // 2
+        return _top(*_merge_pairs(subtree(r, half), subtree(r + half, half)), k)
+
+    idx, vals = subtree(0, P)
+    out = np.zeros(workload.n, dtype=workload.dtype)
+    out[idx] = vals
+    out.flags.writeable = False
+    return out
+
+
+@register("gtopk", kind="sparse", exact=False, reference=gtopk_reference, check=_check)
+def gtopk(comm, x, *, k):
+    """gTop-k (approximate): tree reduction keeping the top-k at every merge, binomial broadcast.
+
+    P = 2^m. "reduce": in round i = 0..m-1 the ranks that are multiples of 2^i pair up;
+    the odd one of a pair sends its current k pairs to r - 2^i and goes idle, the
+    receiver merges them into its own (sparse merge rate) and keeps the k entries of
+    largest |value| (ties: lower index first; a selection pass at the same rate).
+    "broadcast": rank 0 sends the final k pairs down the binomial tree. Every rank
+    outputs those k pairs: the global top-k of the tree-order partial sums, verified
+    against :func:`gtopk_reference`.
+    """
+    P, r = comm.size, comm.rank
+    _check(P)
+    cur = x.topk(k) if x.is_dense or x.nnz > k else x
+    if P == 1:
+        return cur
+    with comm.phase("reduce"):
+        dist = 1
+        while dist < P:
+            if r & dist:
+                yield comm.send(r - dist, cur)
+                break
+            got = yield comm.recv(r + dist)
+            merged = yield comm.add(cur, got)
+            yield comm.compute(selection_time(comm, merged.nnz))
+            cur = merged.topk(k)
+            dist <<= 1
+    with comm.phase("broadcast"):
+        mask = 1
+        while mask < P:
+            if r & mask:
+                cur = yield comm.recv(r - mask)
+                break
+            mask <<= 1
+        mask >>= 1
+        sends = []
+        while mask > 0:
+            if r + mask < P:
+                sends.append(comm.isend(r + mask, cur))
+            mask >>= 1
+        if sends:
+            yield comm.waitall(sends)
+    return cur

@@ -1,0 +1,53 @@
+"""SSAR_Split_allgather: sparse split-and-reduce, then a recursive-doubling allgather of
+the reduced parts (algorithms.md item 8)."""
+
+from __future__ import annotations
+
+from ..data.parts import Parts
+from ._sparse_common import (allgather, check_densify, fold, merge_op, pof2_floor, real_rank, selection_time,
+                             split_stream, unfold)
+from .registry import register
+
+
+def _check(nranks: int, densify=None, **_ignored) -> None:
+    check_densify(densify)
+
+
+@register("ssar-split-allgather", kind="sparse", options=("densify",), check=_check)
+def ssar_split_allgather(comm, x, *, densify="exact"):
+    """SSAR split-allgather: direct exchange of p' part-streams, merge, recursive-doubling allgather.
+
+    "fold" onto p' (the largest power of two <= P). "split": cut the stream into p'
+    parts (``block_bounds(N, p')``), post p' - 1 non-blocking sends (part j to virtual
+    rank j) and merge the p' - 1 parts received for your own part in arrival order
+    (``densify`` policy). If your reduced part became dense it is turned back into
+    (index, value) pairs without its exact zeros. "allgather": recursive doubling over
+    the p' virtual ranks, concatenating the disjoint parts; every message is sized as
+    one stream, dense when the total is not smaller dense (a lazy ``Parts``). "unfold"
+    hands the result to the ranks that sat out. Output: the p' parts in index order.
+    """
+    P = comm.size
+    if P == 1:
+        return Parts([x])
+    p2 = pof2_floor(P)
+    rem = P - p2
+    v, x = yield from fold(comm, x, densify)
+    if v is not None:
+        vcomm = comm.sub([real_rank(u, rem) for u in range(p2)], "ssar virtual")
+        with comm.phase("split"):
+            parts = split_stream(x, p2)
+            sends = [vcomm.isend((v + i) % p2, parts[(v + i) % p2], tag="split") for i in range(1, p2)]
+            recvs = [vcomm.irecv((v - i) % p2, tag="split") for i in range(1, p2)]
+            mine = parts[v]
+            op = merge_op(densify)
+            while recvs:
+                i, got = yield vcomm.waitany(recvs)
+                del recvs[i]
+                mine = yield vcomm.add(mine, got, op=op)
+            yield vcomm.waitall(sends)
+            if mine.is_dense:
+                yield comm.compute(selection_time(comm, mine.nnz))
+                mine = mine.drop_zeros()
+        with comm.phase("allgather"):
+            x = Parts((yield from allgather(vcomm, mine, "recursive-doubling", pack=Parts)))
+    return (yield from unfold(comm, x))
