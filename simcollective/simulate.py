@@ -173,23 +173,26 @@ def run_allreduce(config: RunConfig, graph=None, progress=None) -> Report:
         # a Reference carries the float tolerance; a plain array would mean exact comparison
         ref = workload.exact_reference() if exact_sum else data.as_reference(ref)
         how = None
+        seen: set = set()  # parts shared between ranks are verified once
         for r, out in enumerate(result.outputs):
             try:
-                how = data.verify_sparse_result(out, ref)
+                how = data.verify_sparse_result(out, ref, seen)
             except VerificationError as exc:
                 raise VerificationError(f"rank {r}: {exc}") from None
         verification = how if exact_sum else f"against the NumPy definition of {algo.name} (approximate by design): {how}"
     elif mode == "symbolic":
+        seen = set()
         for r, out in enumerate(result.outputs):
             try:
-                verification = data.verify_symbolic(out, n, P)
+                verification = data.verify_symbolic(out, n, P, seen)
             except VerificationError as exc:
                 raise VerificationError(f"rank {r}: {exc}") from None
     else:
         ref = data.DenseReference(n, config.dtype, config.seed, P)
+        seen = set()
         for r, out in enumerate(result.outputs):
             try:
-                verification = data.verify_dense(out, ref)
+                verification = data.verify_dense(out, ref, seen)
             except VerificationError as exc:
                 raise VerificationError(f"rank {r}: {exc}") from None
 
@@ -245,7 +248,7 @@ def run_allreduce(config: RunConfig, graph=None, progress=None) -> Report:
 
 
 def _result_density(output, n) -> dict:
-    parts = output if isinstance(output, (list, tuple)) else [output]
+    parts = list(data.iter_parts(output))
     nnz = 0
     dense = 0
     for p in parts:

@@ -74,7 +74,9 @@ def register(name: str, kind: str, options=(), summary: str | None = None, exact
     def deco(func):
         if name in ALGORITHMS:
             raise ValueError(f"algorithm {name!r} registered twice")
-        doc = summary or (inspect.getdoc(func) or "").strip().splitlines()[0]
+        doc = summary or ((inspect.getdoc(func) or "").strip().splitlines() or [""])[0]
+        if not doc:
+            raise ValueError(f"algorithm {name!r} needs a docstring or summary= (one line for the CLI)")
         params = tuple(inspect.signature(func).parameters)
         ALGORITHMS[name] = Algorithm(name, kind, func, doc, tuple(options), exact, reference, check, params)
         return func

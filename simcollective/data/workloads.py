@@ -302,7 +302,7 @@ def make_workload(name: str, n: int, k: int, nranks: int, dtype, seed: int,
     raise UserInputError(f"unknown workload {name!r}; use one of {', '.join(WORKLOADS)}")
 
 
-def verify_sparse_result(output, ref_dense) -> str:
+def verify_sparse_result(output, ref_dense, seen: set | None = None) -> str:
     """Verify a rank's sparse allreduce result against the exact dense sum.
 
     Parameters
@@ -315,6 +315,10 @@ def verify_sparse_result(output, ref_dense) -> str:
         A :class:`~simcollective.data.dense.Reference` (e.g. ``workload.exact_reference()``)
         applies the dtype's rule: exact for integers, ``(P-1)*eps*sum|x|`` for floats. A
         plain array is compared exactly.
+    seen : set, optional
+        Parts already verified at the same place in another rank's output (``(id(part),
+        offset)`` pairs, filled in here): payloads are shared between ranks, so a run
+        verifies each distinct part once. Use one set per run, while all outputs are alive.
 
     Returns
     -------
@@ -340,10 +344,15 @@ def verify_sparse_result(output, ref_dense) -> str:
             raise VerificationError(f"{where} covers [{start}, {stop}) but element {pos} comes next")
         if stop > ref.n:
             raise VerificationError(f"{where} ends at {stop}, beyond the vector length {ref.n}")
+        if seen is not None and (id(part), start) in seen:
+            pos = stop
+            continue
         if isinstance(part, np.ndarray) or part.is_dense:
             ref.check(start, part if isinstance(part, np.ndarray) else part.values, where)
         else:
             ref.check_sparse(start, stop, part.indices, part.values, where)
+        if seen is not None:
+            seen.add((id(part), start))
         pos = stop
     if pos != ref.n:
         raise VerificationError(f"result covers [0, {pos}) of [0, {ref.n})")

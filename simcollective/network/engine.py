@@ -25,6 +25,7 @@ Performance design:
 from __future__ import annotations
 
 import heapq
+import itertools
 from dataclasses import dataclass
 
 import numpy as np
@@ -37,7 +38,7 @@ __all__ = ["SimEnvironment", "Flow", "Network", "LinkStats", "max_min_rates"]
 
 _EPS = 1e-9          # relative slack before a resource counts as saturable
 _LEVEL_TOL = 1e-12   # relative tolerance when picking bottlenecks of equal level
-_ACTIVATE, _COMPLETE = 0, 1
+_BIG_COMPONENT = 256 # components larger than this are solved with all active flows, vectorized
 _INF = float("inf")
 
 
@@ -58,7 +59,7 @@ class SimEnvironment(simpy.Environment):
 
 
 class _Path:
-    __slots__ = ("route", "res", "coef", "weight", "maxrate", "load", "bytes")
+    __slots__ = ("route", "res", "coef", "weight", "maxrate", "load", "bytes", "res_arr", "coef_arr")
 
 
 class Flow:
@@ -168,10 +169,15 @@ class Network:
         self.busy_since = [0.0] * n
         self.busy_time = [0.0] * n
         self._sat = [c * (1 + _EPS) for c in self.cap]  # load above this can bind
-        # engine events (activations, completions) grouped by their exact due time; a heap
-        # of the distinct times; one SimPy wake-up per distinct time
+        # flow activations grouped by their exact due time, with a heap of those times;
+        # completions in a heap of (time, seq, flow, version), superseded entries skipped
+        # lazily; one SimPy wake-up per distinct due time that is still the earliest
         self._buckets: dict = {}
         self._times: list = []
+        self._done: list = []
+        self._seq = itertools.count()
+        self._wakeups: set = set()
+        self._active: dict = {}  # active flows in activation order (dict as ordered set)
         self._paths: dict = {}
         self.flows_started = 0
         self.flows_completed = 0
@@ -220,6 +226,8 @@ class Network:
         p = self._paths[key] = _Path()
         p.route, p.res, p.coef, p.weight, p.maxrate, p.bytes = route, tuple(res), tuple(coef), weight, maxrate, 0
         p.load = tuple((r, a * maxrate) for r, a in zip(res, coef))
+        p.res_arr = np.array(res, dtype=np.intp)
+        p.coef_arr = np.array(coef, dtype=float)
         return p
 
     def transfer(self, src, dst, size: int, callback, tag=None) -> Flow:
@@ -248,15 +256,20 @@ class Network:
         bucket = self._buckets.get(when)
         if bucket is None:
             bucket = self._new_bucket(when)
-        bucket.append((_ACTIVATE, f, 0))
+        bucket.append(f)
         return f
 
     def _new_bucket(self, when: float) -> list:
-        """The list of engine events due at ``when``, with its single SimPy wake-up."""
+        """The list of flow activations due at ``when`` (with a SimPy wake-up then)."""
         bucket = self._buckets[when] = []
         heapq.heappush(self._times, when)
-        self.env.call_at(when, self._on_wakeup)
+        self._wake_at(when)
         return bucket
+
+    def _wake_at(self, when: float) -> None:
+        if when not in self._wakeups:
+            self._wakeups.add(when)
+            self.env.call_at(when, self._on_wakeup)
 
     @property
     def res_bytes(self) -> list:
@@ -283,47 +296,49 @@ class Network:
     # -- event processing -------------------------------------------------------------
     def _on_wakeup(self, _event) -> None:
         now = self.env.now
-        times, buckets = self._times, self._buckets
-        if not times or times[0] > now:
-            return
+        self._wakeups.discard(now)
+        times, buckets, done = self._times, self._buckets, self._done
+        heappop = heapq.heappop
         sat, maxload, res_flows, busy_since = self._sat, self.maxload, self.res_flows, self.busy_since
         finished = []
         seeds = []
         touched = set()
         ended = 0
         while times and times[0] <= now:
-            for kind, f, version in buckets.pop(heapq.heappop(times)):
-                if kind == _ACTIVATE:
-                    f.t_start = now
-                    if f.eff <= 0 or not f.res:
-                        finished.append(f)
-                        continue
-                    f.active = True
-                    f.t_last = now
-                    for r, load in f.path.load:
-                        s = res_flows[r]
-                        if not s:
-                            busy_since[r] = now
-                        s.add(f)
-                        maxload[r] += load
-                    seeds.append(f)
-                else:
-                    if version != f.version or not f.active:
-                        continue  # superseded by a rate change
-                    f.active = False
-                    for r, load in f.path.load:
-                        s = res_flows[r]
-                        s.discard(f)
-                        ml = maxload[r]
-                        if ml > sat[r]:
-                            touched.add(r)
-                        if s:
-                            maxload[r] = ml - load
-                        else:
-                            maxload[r] = 0.0
-                            self.busy_time[r] += now - busy_since[r]
-                    ended += 1
+            for f in buckets.pop(heappop(times)):
+                f.t_start = now
+                if f.eff <= 0 or not f.res:
                     finished.append(f)
+                    continue
+                f.active = True
+                f.t_last = now
+                self._active[f] = None
+                for r, load in f.path.load:
+                    s = res_flows[r]
+                    if not s:
+                        busy_since[r] = now
+                    s.add(f)
+                    maxload[r] += load
+                seeds.append(f)
+        while done and done[0][0] <= now:
+            _, _, f, version = heappop(done)
+            if version != f.version or not f.active:
+                continue  # superseded by a rate change
+            f.active = False
+            del self._active[f]
+            for r, load in f.path.load:
+                s = res_flows[r]
+                s.discard(f)
+                ml = maxload[r]
+                if ml > sat[r]:
+                    touched.add(r)
+                if s:
+                    maxload[r] = ml - load
+                else:
+                    maxload[r] = 0.0
+                    self.busy_time[r] += now - busy_since[r]
+            ended += 1
+            finished.append(f)
         self.active_count += len(seeds) - ended
         for r in touched:
             seeds.extend(res_flows[r])
@@ -334,20 +349,34 @@ class Network:
         for f in finished:
             f.t_end = now
             f.callback(f)
+        done = self._done  # (the recomputation may have rebuilt the heap)
+        while done:  # make sure the earliest valid completion has a wake-up
+            when, _, f, version = done[0]
+            if version != f.version or not f.active:
+                heappop(done)
+                continue
+            self._wake_at(when)
+            break
 
-    def _recompute(self, seeds, now: float) -> None:
-        cap, maxload, res_flows, satl = self.cap, self.maxload, self.res_flows, self._sat
+    def _recompute(self, seeds, now: float) -> list:
+        maxload, res_flows, satl = self.maxload, self.res_flows, self._sat
         comp = []
         seen = set()
         seen_res = set()
         sat = []
         stack = [f for f in seeds if f.active]
+        limit = _BIG_COMPONENT if self.active_count > 2 * _BIG_COMPONENT else None
         while stack:
             f = stack.pop()
             if f in seen:
                 continue
             seen.add(f)
             comp.append(f)
+            if limit is not None and len(comp) > limit:
+                # a big component: solving all active flows at once (vectorized) is cheaper
+                # than walking the component in Python, and gives the same rates
+                comp = None
+                break
             for r in f.res:
                 if r in seen_res:
                     continue
@@ -357,6 +386,9 @@ class Network:
                     for g in res_flows[r]:
                         if g not in seen:
                             stack.append(g)
+        if comp is None:
+            comp = list(self._active)
+            sat = None
         if not comp:
             return comp
         self.recomputations += 1
@@ -364,9 +396,12 @@ class Network:
             if f.rate > 0:
                 f.remaining -= f.rate * (now - f.t_last)
             f.t_last = now
-        if len(comp) == 1 or not sat:
+        if len(comp) == 1 or sat == []:
             new_rates = [f.maxrate for f in comp]
+        elif sat is None or len(comp) > _BIG_COMPONENT:
+            new_rates = self._solve_vectorized(comp)
         else:
+            cap = self.cap
             idx = {r: j for j, r in enumerate(sat)}
             fi, rj, av = [], [], []
             for i, f in enumerate(comp):
@@ -379,21 +414,37 @@ class Network:
             new_rates = max_min_rates(
                 [f.weight for f in comp], [f.maxrate for f in comp], fi, rj, av, [cap[r] for r in sat]
             ).tolist()
-        buckets = self._buckets
+        done, seq, heappush = self._done, self._seq, heapq.heappush
         for f, rate in zip(comp, new_rates):
             if rate == f.rate:
                 continue
             f.rate = rate
             f.version += 1
             rem = f.remaining if f.remaining > 0 else 0.0
-            when = now + rem / rate
-            bucket = buckets.get(when)
-            if bucket is None:
-                bucket = self._new_bucket(when)
-            bucket.append((_COMPLETE, f, f.version))
+            heappush(done, (now + rem / rate, next(seq), f, f.version))
+        if len(done) > 4 * len(self._active) + 4096:
+            # superseded completions pile up under heavy contention: drop them
+            self._done = done = [e for e in done if e[3] == e[2].version and e[2].active]
+            heapq.heapify(done)
         if self.on_rates is not None:
             self.on_rates(now, comp)
         return comp
+
+
+    def _solve_vectorized(self, comp) -> list:
+        """Max-min rates of ``comp`` with the incidence built by NumPy from per-path arrays."""
+        paths = [f.path for f in comp]
+        lens = np.fromiter((len(p.res) for p in paths), dtype=np.intp, count=len(paths))
+        rall = np.concatenate([p.res_arr for p in paths])
+        aall = np.concatenate([p.coef_arr for p in paths])
+        fall = np.repeat(np.arange(len(comp)), lens)
+        keep = np.asarray(self.maxload)[rall] > np.asarray(self._sat)[rall]
+        uniq, inv = np.unique(rall[keep], return_inverse=True)
+        return max_min_rates(
+            np.fromiter((f.weight for f in comp), dtype=float, count=len(comp)),
+            np.fromiter((f.maxrate for f in comp), dtype=float, count=len(comp)),
+            fall[keep], inv, aall[keep], np.asarray(self.cap)[uniq],
+        ).tolist()
 
     def _record_series(self, now, *flow_groups) -> None:
         """Append (time, load in bytes/s) for every resource whose flows changed."""
