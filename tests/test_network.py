@@ -283,6 +283,10 @@ def test_max_min_solution_is_feasible_and_every_flow_has_a_bottleneck(data):
         assert ok, (i, rates, load, caps)
 
 
+def test_max_min_without_binding_resources_gives_the_bounds():
+    assert max_min_rates([1.0, 2.0], [3.0, 4.0], [], [], [], []).tolist() == [3.0, 4.0]
+
+
 def test_batched_simultaneous_flows_use_one_recomputation():
     P = 64
     h = nx.DiGraph()
@@ -296,3 +300,24 @@ def test_batched_simultaneous_flows_use_one_recomputation():
     # all P flows activate at the same instant: one batched recomputation (each flow is
     # its own component, so each takes its bound without solving), then one completion batch
     assert net.recomputations == 1
+
+
+def test_big_components_solved_vectorized_match_processor_sharing():
+    # 700 flows on one route: more than 2 x _BIG_COMPONENT active flows, so rates come
+    # from the vectorized all-active-flows solver; completion times follow the closed form
+    import random
+
+    rnd = random.Random(3)
+    sizes = [float(rnd.randint(1, 10**6)) for _ in range(700)]
+    C, lat = 1e9, 1e-6
+    g = line_graph(["a", "b", "c"], cap=C, lat=lat)
+    done, net = run_flows(g, [("a", "c", S, 0.0) for S in sizes])
+    s = sorted(sizes)
+    n = len(s)
+    prefix = 0.0
+    expected = {}
+    for k, S in enumerate(s):
+        prefix += S
+        expected.setdefault(S, 2 * lat + (prefix + (n - k - 1) * S) / C)
+    for S, t in zip(sizes, done):
+        assert t == pytest.approx(expected[S], rel=1e-9)

@@ -115,7 +115,7 @@ def max_min_rates(weights, bounds, entries_flow, entries_res, entries_coef, capa
         with np.errstate(divide="ignore", invalid="ignore"):
             level = np.where(load > 0, c / load, _INF)
         fl = np.where(active, flow_level, _INF)
-        lam = min(level.min(), fl.min())
+        lam = min(level.min() if n else _INF, fl.min() if m else _INF)
         if lam == _INF:
             break
         thresh = lam * (1 + _LEVEL_TOL)
