@@ -39,6 +39,10 @@ __all__ = ["SimEnvironment", "Flow", "Network", "LinkStats", "max_min_rates"]
 _EPS = 1e-9          # relative slack before a resource counts as saturable
 _LEVEL_TOL = 1e-12   # relative tolerance when picking bottlenecks of equal level
 _BIG_COMPONENT = 256 # components larger than this are solved with all active flows, vectorized
+
+
+def _by_seq(flow):
+    return flow.seq
 _INF = float("inf")
 
 
@@ -68,7 +72,7 @@ class Flow:
     __slots__ = (
         "src", "dst", "size", "path", "latency", "eff", "remaining", "rate", "t_last",
         "res", "coef", "weight", "maxrate", "version", "active", "callback",
-        "t_post", "t_start", "t_end", "tag",
+        "t_post", "t_start", "t_end", "tag", "seq",
     )
 
     def __repr__(self):
@@ -249,6 +253,7 @@ class Network:
         f.t_start = f.t_end = None
         f.version = 0
         f.active = False
+        f.seq = self.flows_started
         path.bytes += size
         self.flows_started += 1
         self.bytes_sent += size
@@ -361,16 +366,13 @@ class Network:
     def _recompute(self, seeds, now: float) -> list:
         maxload, res_flows, satl = self.maxload, self.res_flows, self._sat
         comp = []
-        seen = set()
         seen_res = set()
         sat = []
-        stack = [f for f in seeds if f.active]
+        seen = {f for f in seeds if f.active}
+        stack = list(seen)
         limit = _BIG_COMPONENT if self.active_count > 2 * _BIG_COMPONENT else None
         while stack:
             f = stack.pop()
-            if f in seen:
-                continue
-            seen.add(f)
             comp.append(f)
             if limit is not None and len(comp) > limit:
                 # a big component: solving all active flows at once (vectorized) is cheaper
@@ -383,14 +385,20 @@ class Network:
                 seen_res.add(r)
                 if maxload[r] > satl[r]:
                     sat.append(r)
-                    for g in res_flows[r]:
-                        if g not in seen:
-                            stack.append(g)
+                    new = res_flows[r] - seen
+                    if new:
+                        seen |= new
+                        stack.extend(new)
         if comp is None:
             comp = list(self._active)
             sat = None
         if not comp:
             return comp
+        # a fixed order (flows by creation, resources by index) keeps float sums, and so
+        # results, bit-identical from run to run (sets iterate in memory-address order)
+        comp.sort(key=_by_seq)
+        if sat:
+            sat.sort()
         self.recomputations += 1
         for f in comp:
             if f.rate > 0:
