@@ -39,6 +39,7 @@ __all__ = ["SimEnvironment", "Flow", "Network", "LinkStats", "max_min_rates"]
 _EPS = 1e-9          # relative slack before a resource counts as saturable
 _LEVEL_TOL = 1e-12   # relative tolerance when picking bottlenecks of equal level
 _BIG_COMPONENT = 256 # components larger than this are solved with all active flows, vectorized
+_VECTOR_INCIDENCE = 48  # components larger than this build their incidence with NumPy
 
 
 def _by_seq(flow):
@@ -406,7 +407,7 @@ class Network:
             f.t_last = now
         if len(comp) == 1 or sat == []:
             new_rates = [f.maxrate for f in comp]
-        elif sat is None or len(comp) > _BIG_COMPONENT:
+        elif sat is None or len(comp) > _VECTOR_INCIDENCE:
             new_rates = self._solve_vectorized(comp)
         else:
             cap = self.cap
