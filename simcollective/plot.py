@@ -19,6 +19,11 @@ type follows the extension: .png, .svg or .pdf.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # pandas is imported lazily, where it is used
+    import pandas as pd
+
 import math
 from fractions import Fraction
 from pathlib import Path
@@ -45,7 +50,7 @@ _SIZE_COLS = ("bytes", "message_bytes", "chunk_size")
 _MARKERS = ("o", "s", "^", "D", "v", "P", "X", "<", ">", "h", "*", "p")
 
 
-def load_results(paths) -> "pandas.DataFrame":
+def load_results(paths) -> "pd.DataFrame":
     """Concatenate results tables (CSV or Parquet by extension)."""
     import pandas as pd
 

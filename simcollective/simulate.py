@@ -18,7 +18,7 @@ the last rank to finish, so the values add up to ``time_s``.
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, field, asdict
+from dataclasses import dataclass, field
 
 import numpy as np
 

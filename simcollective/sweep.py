@@ -40,6 +40,11 @@ those the run resolves, which become ``out_density, out_k, out_dtype, out_profil
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # pandas is imported lazily, where it is used
+    import pandas as pd
+
 import argparse
 import hashlib
 import itertools
@@ -480,7 +485,7 @@ def _run_group(points: list, base: str) -> list:
 
 # -- the results table -----------------------------------------------------------------------
 
-def read_results(path) -> "pandas.DataFrame":
+def read_results(path) -> "pd.DataFrame":
     """Read a results table (CSV or Parquet by extension)."""
     import pandas as pd
 

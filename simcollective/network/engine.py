@@ -9,16 +9,19 @@ fraction of a flow's rate on the reverse route's resources.
 
 Performance design:
 
-* one SimPy wake-up per distinct event time, not one per flow: activations and
-  completions live in the engine's own heap, and all of them due at the same instant are
-  processed together, followed by a single rate recomputation (batching);
+* one SimPy wake-up per distinct due time, not one per flow: activations are grouped by
+  their exact due time, completions sit in one heap (entries superseded by a rate change
+  are skipped lazily, and only the earliest valid completion has a wake-up); everything
+  due at the same instant is processed together, followed by a single rate
+  recomputation (batching);
 * rates are recomputed only for the connected component (flows linked through shared
   *saturable* resources) of the flows that started or ended; a resource whose capacity
   exceeds the sum of the maximum rates of its flows can never bind and does not connect
   flows (so the huge switch-crossing capacities do not merge everything into one
   component);
 * a component of one flow takes its bound directly; larger ones use vectorized
-  progressive filling over a flow x resource incidence (NumPy);
+  progressive filling over a flow x resource incidence (NumPy); components of more than
+  256 flows (with over 512 active) are solved over all active flows at once, vectorized;
 * a flow whose rate did not change keeps its scheduled completion.
 """
 
