@@ -76,7 +76,7 @@ def sparse_k(n: int, density=None, k=None) -> int:
         If both or neither of ``density`` and ``k`` are given, or the count is out of range.
     """
     if (density is None) == (k is None):
-        raise UserInputError("give exactly one of density and k (nonzeros per rank)")
+        raise UserInputError("sparse algorithms need exactly one of --density D (e.g. 1/128) or --k K (nonzeros per rank)")
     if k is None:
         d = float(density)
         if not 0.0 < d <= 1.0:
