@@ -425,6 +425,19 @@ class Comm:
         mine = servers[self._me]
         return self.sub([r for r, w in enumerate(self.members) if servers[w] == mine], f"server {mine}")
 
+    def local_comm(self) -> "Comm":
+        """Ranks of this communicator with the same index within their server as this rank
+        (the i-th rank of every server, in rank order)."""
+        servers = self.world.servers
+        seen: dict = {}
+        index = []
+        for w in self.members:
+            s = servers[w]
+            index.append(seen.get(s, 0))
+            seen[s] = index[-1] + 1
+        mine = index[self.rank]
+        return self.sub([r for r, i in enumerate(index) if i == mine], f"local {mine}")
+
     def global_index(self, rank: int | None = None) -> int:
         """World rank of ``rank`` (default: this rank)."""
         return self.members[self.rank if rank is None else rank]

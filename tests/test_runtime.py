@@ -127,6 +127,8 @@ def test_groups_node_comm_and_sub_communicators():
     def main(comm):
         intra, inter = comm.groups(2)
         node = comm.node_comm()
+        local = comm.local_comm()
+        assert local.members == tuple(range(comm.rank % 4, 8, 4))
         got = yield inter.sendrecv((inter.rank + 1) % inter.size, np.array([comm.rank]), (inter.rank - 1) % inter.size)
         return intra.size, intra.rank, inter.size, node.size, node.global_index(0), int(got[0])
 
