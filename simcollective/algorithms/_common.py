@@ -58,13 +58,13 @@ def real_rank(v: int, rem: int) -> int:
     return 2 * v + 1 if v < rem else v + rem
 
 
-def fold(comm, x):
+def fold(comm, x, op=None):
     """Fold ``comm.size`` ranks onto a power of two p'.
 
     For r < 2 rem (rem = P - p'), even r sends its whole data to r + 1 and sits out (its
-    virtual rank is ``None``); odd r adds it and becomes virtual rank r // 2; the other
-    ranks are virtual r - rem. Returns ``(vrank, x)``. Opens the phase ``"fold"`` only
-    when there is something to fold.
+    virtual rank is ``None``); odd r adds it (``op``, default ``+``, as in ``comm.add``)
+    and becomes virtual rank r // 2; the other ranks are virtual r - rem. Returns
+    ``(vrank, x)``. Opens the phase ``"fold"`` only when there is something to fold.
     """
     P, r = comm.size, comm.rank
     rem = P - pof2_floor(P)
@@ -75,7 +75,7 @@ def fold(comm, x):
             yield comm.send(r + 1, x)
             return None, x
         got = yield comm.recv(r - 1)
-        x = yield comm.add(x, got)
+        x = yield comm.add(x, got, op=op)
         return r // 2, x
 
 

@@ -5,10 +5,10 @@ Streams are immutable and shared by reference; reductions go through ``comm.add`
 that the profile's sparse merge time is paid, with the ``densify`` policy of
 :func:`simcollective.data.sparse.merge` passed as the reduction ``op``.
 
-Why not :mod:`._common`: its ``fold`` and ``ring_pass`` reduce with ``comm.add(a, b)``
+Why not all of :mod:`._common`: its ``ring_pass`` reduces with ``comm.add(a, b)``
 (no ``op``), which on streams always merges with the default ``densify="exact"``
-policy, so ``densify="upper-bound"`` could not be honoured. Only the policy-free parts
-(``pof2_floor``, ``real_rank``, ``unfold``) are reused.
+policy, so ``densify="upper-bound"`` could not be honoured. ``fold`` takes the op and is
+reused, as are the policy-free ``pof2_floor``, ``real_rank`` and ``unfold``.
 
 Memory: when several ranks compute *the same* reduction of *the same* operand objects
 (both partners of a recursive-doubling exchange, or all ranks summing the gathered
@@ -25,6 +25,7 @@ from ..data.blocks import sub_bounds
 from ..data.parts import Parts
 from ..data.sparse import DENSIFY_POLICIES, SparseStream, merge, split_at, turns_dense
 from ..errors import UserInputError
+from ._common import fold as _dense_fold
 from ._common import pof2_floor, real_rank, unfold
 
 __all__ = [
@@ -182,22 +183,10 @@ def split_stream(x: SparseStream, q: int) -> list:
 
 # -- fold to a power of two ------------------------------------------------------------------------
 def fold(comm, x, densify: str = "exact"):
-    """Fold ``comm.size`` ranks onto the largest power of two p' (see algorithms.md):
-    for r < 2 rem even r sends its stream to r + 1 and sits out (virtual rank ``None``),
-    odd r merges it and becomes r // 2; the others are r - rem. Returns ``(vrank, x)``.
-    Opens the phase ``"fold"`` only when there is something to fold. Undo with
-    :func:`unfold` (shared with the dense algorithms)."""
-    P, r = comm.size, comm.rank
-    rem = P - pof2_floor(P)
-    if r >= 2 * rem:
-        return r - rem, x
-    with comm.phase("fold"):
-        if r % 2 == 0:
-            yield comm.send(r + 1, x)
-            return None, x
-        got = yield comm.recv(r - 1)
-        x = yield comm.add(x, got, op=merge_op(densify))
-        return r // 2, x
+    """Fold ``comm.size`` ranks onto the largest power of two p' (see algorithms.md), the
+    dense :func:`._common.fold` merging streams with the ``densify`` policy. Returns
+    ``(vrank, x)``; undo with :func:`unfold` (shared with the dense algorithms)."""
+    return (yield from _dense_fold(comm, x, op=merge_op(densify)))
 
 
 # -- ring --------------------------------------------------------------------------------------------
