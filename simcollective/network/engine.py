@@ -43,6 +43,11 @@ _EPS = 1e-9          # relative slack before a resource counts as saturable
 _LEVEL_TOL = 1e-12   # relative tolerance when picking bottlenecks of equal level
 _BIG_COMPONENT = 256 # components larger than this are solved with all active flows, vectorized
 _VECTOR_INCIDENCE = 48  # components larger than this build their incidence with NumPy
+_LOCAL_MIN = 64      # with more active flows than this, rates are re-solved locally
+_LOCAL_MAX = 128     # local re-solving gives up (for all active flows) past this many flows
+_CHECK_TOL = 1e-10
+_NEAR_TOL = 1e-6
+_CUTOFF_TOL = 1e-9   # flows this close below the cutoff level are re-solved too     # a resource loaded above (1 - this) x capacity may be saturated   # relative tolerance of the bottleneck check of local re-solving
 
 
 def _by_seq(flow):
@@ -67,7 +72,7 @@ class SimEnvironment(simpy.Environment):
 
 
 class _Path:
-    __slots__ = ("route", "res", "coef", "weight", "maxrate", "load", "bytes", "res_arr", "coef_arr")
+    __slots__ = ("route", "res", "nres", "coef", "coef_of", "weight", "maxrate", "load", "bytes", "res_arr", "coef_arr")
 
 
 class Flow:
@@ -172,11 +177,17 @@ class Network:
         self.router = router if router is not None else Router(graph, routing)
         n = len(self.router.capacity)
         self.cap = list(self.router.capacity)
-        self.res_flows = [set() for _ in range(n)]
+        self._cap_arr = np.array(self.cap, dtype=float)
+        # flows per resource, as insertion-ordered dicts (deterministic iteration)
+        self.res_flows = [{} for _ in range(n)]
         self.maxload = [0.0] * n
         self.busy_since = [0.0] * n
         self.busy_time = [0.0] * n
-        self._sat = [c * (1 + _EPS) for c in self.cap]  # load above this can bind
+        self._sat = [c * (1 + _EPS) for c in self.cap]  # maxload above this can bind
+        # current load per resource (sum of coefficient x rate), kept incrementally: only a
+        # guide for what to re-solve (a resource below _near carries no bottleneck)
+        self.load = [0.0] * n
+        self._near = [c * (1 - _NEAR_TOL) for c in self.cap]
         # flow activations grouped by their exact due time, with a heap of those times;
         # completions in a heap of (time, seq, flow, version), superseded entries skipped
         # lazily; one SimPy wake-up per distinct due time that is still the earliest
@@ -187,6 +198,7 @@ class Network:
         self._wakeups: set = set()
         self._active: dict = {}  # active flows in activation order (dict as ordered set)
         self._paths: dict = {}
+        self._bulk = None  # arrays of the last all-active solve, reused by the next
         self.flows_started = 0
         self.flows_completed = 0
         self.bytes_sent = 0
@@ -233,9 +245,11 @@ class Network:
             maxrate = min(maxrate, prof.tcp_gamma / (2.0 * route.latency))
         p = self._paths[key] = _Path()
         p.route, p.res, p.coef, p.weight, p.maxrate, p.bytes = route, tuple(res), tuple(coef), weight, maxrate, 0
-        p.load = tuple((r, a * maxrate) for r, a in zip(res, coef))
+        p.load = tuple((r, a, a * maxrate) for r, a in zip(res, coef))
+        p.coef_of = dict(zip(res, coef))
         p.res_arr = np.array(res, dtype=np.intp)
         p.coef_arr = np.array(coef, dtype=float)
+        p.nres = len(res)
         return p
 
     def transfer(self, src, dst, size: int, callback, tag=None) -> Flow:
@@ -309,10 +323,12 @@ class Network:
         times, buckets, done = self._times, self._buckets, self._done
         heappop = heapq.heappop
         sat, maxload, res_flows, busy_since = self._sat, self.maxload, self.res_flows, self.busy_since
+        rload, near = self.load, self._near
         finished = []
         seeds = []
         touched = set()
         ended = 0
+        low = _INF  # lowest level (rate / weight) of the flows that ended
         while times and times[0] <= now:
             for f in buckets.pop(heappop(times)):
                 f.t_start = now
@@ -322,11 +338,11 @@ class Network:
                 f.active = True
                 f.t_last = now
                 self._active[f] = None
-                for r, load in f.path.load:
+                for r, _, load in f.path.load:
                     s = res_flows[r]
                     if not s:
                         busy_since[r] = now
-                    s.add(f)
+                    s[f] = None
                     maxload[r] += load
                 seeds.append(f)
         while done and done[0][0] <= now:
@@ -335,23 +351,29 @@ class Network:
                 continue  # superseded by a rate change
             f.active = False
             del self._active[f]
-            for r, load in f.path.load:
+            rate = f.rate
+            lvl = rate / f.weight
+            if lvl < low:
+                low = lvl
+            for r, a, load in f.path.load:
                 s = res_flows[r]
-                s.discard(f)
+                del s[f]
                 ml = maxload[r]
-                if ml > sat[r]:
-                    touched.add(r)
+                if ml > sat[r] and rload[r] >= near[r]:
+                    touched.add(r)  # saturated: its other flows may speed up
                 if s:
                     maxload[r] = ml - load
+                    rload[r] -= a * rate
                 else:
                     maxload[r] = 0.0
+                    rload[r] = 0.0
                     self.busy_time[r] += now - busy_since[r]
             ended += 1
             finished.append(f)
         self.active_count += len(seeds) - ended
         for r in touched:
             seeds.extend(res_flows[r])
-        comp = self._recompute(seeds, now) if seeds else ()
+        comp = self._recompute(seeds, now, low) if seeds else ()
         if self.series is not None:
             self._record_series(now, seeds, finished, comp)
         self.flows_completed += len(finished)
@@ -367,35 +389,40 @@ class Network:
             self._wake_at(when)
             break
 
-    def _recompute(self, seeds, now: float) -> list:
+    def _recompute(self, seeds, now: float, low: float = 0.0) -> list:
         maxload, res_flows, satl = self.maxload, self.res_flows, self._sat
-        comp = []
-        seen_res = set()
-        sat = []
-        seen = {f for f in seeds if f.active}
-        stack = list(seen)
-        limit = _BIG_COMPONENT if self.active_count > 2 * _BIG_COMPONENT else None
-        while stack:
-            f = stack.pop()
-            comp.append(f)
-            if limit is not None and len(comp) > limit:
-                # a big component: solving all active flows at once (vectorized) is cheaper
-                # than walking the component in Python, and gives the same rates
-                comp = None
-                break
-            for r in f.res:
-                if r in seen_res:
-                    continue
-                seen_res.add(r)
-                if maxload[r] > satl[r]:
-                    sat.append(r)
-                    new = res_flows[r] - seen
-                    if new:
-                        seen |= new
-                        stack.extend(new)
+        if self.active_count > _LOCAL_MIN:
+            # many active flows: re-solve locally, growing the set until the max-min
+            # conditions hold everywhere around it (exact; see _local_rates)
+            local = self._local_rates(seeds, now)
+            if local is not None:
+                return local
+            comp, sat = None, None
+        else:
+            comp = []
+            seen_res = set()
+            sat = []
+            seen = {f for f in seeds if f.active}
+            stack = list(seen)
+            while stack:
+                f = stack.pop()
+                comp.append(f)
+                for r in f.res:
+                    if r in seen_res:
+                        continue
+                    seen_res.add(r)
+                    if maxload[r] > satl[r]:
+                        sat.append(r)
+                        new = [g for g in res_flows[r] if g not in seen]
+                        if new:
+                            seen.update(new)
+                            stack.extend(new)
         if comp is None:
-            comp = list(self._active)
-            sat = None
+            comp = list(self._active)  # activation order: deterministic
+            self.recomputations += 1
+            new_rates, loads = self._solve_all(comp, low)
+            self._apply(comp, new_rates, now, loads)
+            return comp
         if not comp:
             return comp
         # a fixed order (flows by creation, resources by index) keeps float sums, and so
@@ -404,32 +431,51 @@ class Network:
         if sat:
             sat.sort()
         self.recomputations += 1
-        for f in comp:
-            if f.rate > 0:
-                f.remaining -= f.rate * (now - f.t_last)
-            f.t_last = now
         if len(comp) == 1 or sat == []:
             new_rates = [f.maxrate for f in comp]
-        elif sat is None or len(comp) > _VECTOR_INCIDENCE:
+        elif len(comp) > _VECTOR_INCIDENCE:
             new_rates = self._solve_vectorized(comp)
         else:
-            cap = self.cap
-            idx = {r: j for j, r in enumerate(sat)}
-            fi, rj, av = [], [], []
-            for i, f in enumerate(comp):
-                for r, a in zip(f.res, f.coef):
-                    j = idx.get(r)
-                    if j is not None:
-                        fi.append(i)
-                        rj.append(j)
-                        av.append(a)
-            new_rates = max_min_rates(
-                [f.weight for f in comp], [f.maxrate for f in comp], fi, rj, av, [cap[r] for r in sat]
-            ).tolist()
+            new_rates = self._solve(comp, sat, [self.cap[r] for r in sat])
+        self._apply(comp, new_rates, now)
+        return comp
+
+    @staticmethod
+    def _solve(comp, sat, capacities) -> list:
+        """Max-min rates of ``comp`` (sorted) over resources ``sat`` (sorted) with the
+        given capacities (one per resource of ``sat``)."""
+        idx = {r: j for j, r in enumerate(sat)}
+        fi, rj, av = [], [], []
+        for i, f in enumerate(comp):
+            for r, a in zip(f.res, f.coef):
+                j = idx.get(r)
+                if j is not None:
+                    fi.append(i)
+                    rj.append(j)
+                    av.append(a)
+        return max_min_rates([f.weight for f in comp], [f.maxrate for f in comp], fi, rj, av, capacities).tolist()
+
+    def _apply(self, comp, new_rates, now: float, loads=None) -> None:
+        """Give ``comp`` its new rates; reschedule the completions of those that changed.
+
+        A flow's remaining bytes are brought up to ``now`` only when its rate changes.
+        ``loads``: the new load of every resource, when ``comp`` is all active flows."""
         done, seq, heappush = self._done, self._seq, heapq.heappush
+        rload = self.load
         for f, rate in zip(comp, new_rates):
-            if rate == f.rate:
+            old = f.rate
+            if rate == old:
                 continue
+            if old > 0:
+                f.remaining -= old * (now - f.t_last)
+                if loads is None:
+                    d = rate - old
+                    for r, a in zip(f.res, f.coef):
+                        rload[r] += a * d
+            elif loads is None:
+                for r, a in zip(f.res, f.coef):
+                    rload[r] += a * rate
+            f.t_last = now
             f.rate = rate
             f.version += 1
             rem = f.remaining if f.remaining > 0 else 0.0
@@ -438,25 +484,204 @@ class Network:
             # superseded completions pile up under heavy contention: drop them
             self._done = done = [e for e in done if e[3] == e[2].version and e[2].active]
             heapq.heapify(done)
+        if loads is not None:
+            self.load = loads.tolist()
         if self.on_rates is not None:
             self.on_rates(now, comp)
+
+    def _local_rates(self, seeds, now: float):
+        """Re-solve only around ``seeds`` (flows that started, or that shared a saturable
+        resource with flows that ended), keeping every other flow's rate.
+
+        The max-min fair allocation is the unique feasible one in which every flow is at
+        its bound or has a *bottleneck*: a saturated resource on which no flow has a
+        higher weighted level (rate / weight). The set ``S`` is solved by progressive
+        filling on the capacities left by the flows outside it; then every flow of ``S``
+        and every flow sharing a resource with ``S`` is checked for a bottleneck. Flows
+        that fail join ``S`` (with the outside flows of their saturated resources) and
+        ``S`` is solved again. Flows not sharing a resource with ``S`` keep their
+        bottlenecks unchanged. Returns the re-solved flows, or ``None`` when ``S`` grew
+        past ``_BIG_COMPONENT`` flows (the caller then solves all active flows).
+        """
+        cap, maxload, satl, res_flows = self.cap, self.maxload, self._sat, self.res_flows
+        S = {f: None for f in sorted({f for f in seeds if f.active}, key=_by_seq)}
+        if not S:
+            return []
+        if len(S) > _LOCAL_MAX // 2:
+            return None
+        tol_lo = 1.0 - _CHECK_TOL
+        rload, near = self.load, self._near
+        while True:
+            if len(S) > _LOCAL_MAX:
+                return None
+            comp = sorted(S, key=_by_seq)
+            # capacities left by the flows outside S, on the resources S could saturate
+            mine = {}
+            for f in comp:
+                x = f.rate
+                for r, a in zip(f.res, f.coef):
+                    mine[r] = mine.get(r, 0.0) + a * x
+            sres = sorted(r for r in mine if maxload[r] > satl[r])
+            if sres:
+                resid = []
+                for r in sres:
+                    c = cap[r] - (rload[r] - mine[r])
+                    resid.append(c if c > 0.0 else 0.0)
+                rates = self._solve(comp, sres, resid)
+            else:
+                rates = [f.maxrate for f in comp]
+            new = dict(zip(comp, rates))
+            after = {}
+            for f, x in zip(comp, rates):
+                for r, a in zip(f.res, f.coef):
+                    after[r] = after.get(r, 0.0) + a * x
+            # resources of S that are (or were) saturated: their other flows are checked
+            tight = [r for r in sres if rload[r] >= near[r] or rload[r] - mine[r] + after[r] >= near[r]]
+            state = {}
+
+            def res_state(r):
+                """(saturated, highest level x (1 - tol)) of resource r with the new rates."""
+                st = state.get(r)
+                if st is None:
+                    m = mine.get(r)
+                    approx = rload[r] if m is None else rload[r] - m + after[r]
+                    if approx < near[r]:
+                        st = state[r] = (False, 0.0)
+                        return st
+                    load = 0.0
+                    top = 0.0
+                    for g in res_flows[r]:
+                        x = new.get(g)
+                        if x is None:
+                            x = g.rate
+                        load += g.path.coef_of[r] * x
+                        lvl = x / g.weight
+                        if lvl > top:
+                            top = lvl
+                    st = state[r] = (load >= cap[r] * tol_lo, top * tol_lo)
+                return st
+
+            grow = []
+            boundary = {}
+            for r in tight:
+                for g in res_flows[r]:
+                    if g not in S:
+                        boundary[g] = None
+            for group, inside in ((comp, True), (boundary, False)):
+                for f in group:
+                    x = new[f] if inside else f.rate
+                    if x >= f.maxrate * tol_lo:
+                        continue
+                    lvl = x / f.weight
+                    for r in f.res:
+                        if maxload[r] > satl[r]:
+                            saturated, top = res_state(r)
+                            if saturated and lvl >= top:
+                                break
+                    else:
+                        if inside:
+                            for r in f.res:
+                                if maxload[r] > satl[r] and res_state(r)[0]:
+                                    grow.extend(g for g in res_flows[r] if g not in S)
+                        else:
+                            grow.append(f)
+            if not grow:
+                break
+            for g in sorted(grow, key=_by_seq):
+                S[g] = None
+        self.recomputations += 1
+        self._apply(comp, rates, now)
         return comp
 
+    def _incidence(self, comp):
+        """(flow index, resource, coefficient) arrays of ``comp``, from per-path arrays."""
+        paths = [f.path for f in comp]
+        rall = np.concatenate([p.res_arr for p in paths])
+        aall = np.concatenate([p.coef_arr for p in paths])
+        lens = np.fromiter((p.nres for p in paths), dtype=np.intp, count=len(paths))
+        fall = np.repeat(np.arange(len(comp)), lens)
+        return paths, fall, rall, aall
 
     def _solve_vectorized(self, comp) -> list:
         """Max-min rates of ``comp`` with the incidence built by NumPy from per-path arrays."""
-        paths = [f.path for f in comp]
-        lens = np.fromiter((len(p.res) for p in paths), dtype=np.intp, count=len(paths))
-        rall = np.concatenate([p.res_arr for p in paths])
-        aall = np.concatenate([p.coef_arr for p in paths])
-        fall = np.repeat(np.arange(len(comp)), lens)
+        paths, fall, rall, aall = self._incidence(comp)
         keep = np.asarray(self.maxload)[rall] > np.asarray(self._sat)[rall]
         uniq, inv = np.unique(rall[keep], return_inverse=True)
         return max_min_rates(
-            np.fromiter((f.weight for f in comp), dtype=float, count=len(comp)),
-            np.fromiter((f.maxrate for f in comp), dtype=float, count=len(comp)),
-            fall[keep], inv, aall[keep], np.asarray(self.cap)[uniq],
+            np.fromiter((p.weight for p in paths), dtype=float, count=len(comp)),
+            np.fromiter((p.maxrate for p in paths), dtype=float, count=len(comp)),
+            fall[keep], inv, aall[keep], self._cap_arr[uniq],
         ).tolist()
+
+    def _active_arrays(self, comp):
+        """Weights, bounds and incidence of all active flows ``comp`` (activation order),
+        updated from the previous call's arrays: survivors are kept, new flows appended."""
+        c = self._bulk
+        if c is None:
+            paths, fall, rall, aall = self._incidence(comp)
+            w = np.fromiter((p.weight for p in paths), dtype=float, count=len(comp))
+            b = np.fromiter((p.maxrate for p in paths), dtype=float, count=len(comp))
+            nres = np.fromiter((p.nres for p in paths), dtype=np.intp, count=len(comp))
+        else:
+            flows, w, b, nres, rall, aall = c
+            alive = np.fromiter((f.active for f in flows), dtype=bool, count=len(flows))
+            n_old = int(alive.sum())
+            added = comp[n_old:]
+            e_alive = np.repeat(alive, nres)
+            rall, aall = rall[e_alive], aall[e_alive]
+            w, b, nres = w[alive], b[alive], nres[alive]
+            if added:
+                paths = [f.path for f in added]
+                rall = np.concatenate([rall] + [p.res_arr for p in paths])
+                aall = np.concatenate([aall] + [p.coef_arr for p in paths])
+                w = np.concatenate((w, [p.weight for p in paths]))
+                b = np.concatenate((b, [p.maxrate for p in paths]))
+                nres = np.concatenate((nres, np.array([p.nres for p in paths], dtype=np.intp)))
+            fall = np.repeat(np.arange(len(comp)), nres)
+        self._bulk = (comp, w, b, nres, rall, aall)
+        return w, b, fall, rall, aall
+
+    def _solve_all(self, comp, low: float):
+        """Max-min rates of all active flows ``comp``, and the resulting resource loads.
+
+        Flows whose level (rate / weight) is below ``cutoff`` keep their rates: removing
+        flows whose lowest level is ``low`` cannot change any lower level (progressive
+        filling reaches those levels through the same saturations), and adding a flow
+        cannot change levels below the lowest level that flow can get (its bound, or
+        capacity / total weight on one of its resources). The others are solved by
+        progressive filling on the capacity the kept flows leave.
+        """
+        m = len(comp)
+        w, b, fall, rall, aall = self._active_arrays(comp)
+        old = np.fromiter((f.rate for f in comp), dtype=float, count=m)
+        capv = self._cap_arr
+        keep = np.asarray(self.maxload)[rall] > np.asarray(self._sat)[rall]
+        fresh = old == 0.0
+        cutoff = low
+        if fresh.any():
+            fk, rk = fall[keep], rall[keep]
+            wsum = np.bincount(rk, weights=aall[keep] * w[fk], minlength=len(capv))
+            nk = fresh[fk]
+            floor = (b / w)[fresh].min()
+            if nk.any():
+                floor = min(floor, (capv[rk[nk]] / wsum[rk[nk]]).min())
+            cutoff = min(cutoff, floor)
+        live = ~((old / w < cutoff * (1.0 - _CUTOFF_TOL)) & ~fresh)
+        new = old.copy()
+        if live.all():
+            uniq, inv = np.unique(rall[keep], return_inverse=True)
+            new = max_min_rates(w, b, fall[keep], inv, aall[keep], capv[uniq])
+        elif live.any():
+            el = live[fall]
+            ek = keep & el
+            uniq, inv = np.unique(rall[ek], return_inverse=True)
+            frozen = keep & ~el
+            used = np.bincount(rall[frozen], weights=aall[frozen] * old[fall[frozen]], minlength=len(capv))
+            resid = np.maximum(capv[uniq] - used[uniq], 0.0)
+            lidx = np.cumsum(live) - 1
+            new[live] = max_min_rates(w[live], b[live], lidx[fall[ek]], inv, aall[ek], resid)
+        loads = np.bincount(rall, weights=aall * new[fall], minlength=len(capv))
+        return new.tolist(), loads
 
     def _record_series(self, now, *flow_groups) -> None:
         """Append (time, load in bytes/s) for every resource whose flows changed."""
