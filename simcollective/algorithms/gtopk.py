@@ -19,10 +19,18 @@ def _check(nranks: int, **_ignored) -> None:
 
 def _top(idx: np.ndarray, vals: np.ndarray, k: int):
     """The k entries of largest |value| (ties: lower index first), indices ascending."""
-    if idx.shape[0] <= k:
+    m = idx.shape[0]
+    if m <= k:
         return idx, vals
-    sel = np.lexsort((idx, -np.abs(vals.astype(np.float64))))[:k]
-    sel.sort()
+    if k == 0:
+        return idx[:0], vals[:0]
+    # the k-th largest magnitude splits the entries: all above it, then the ties at it
+    # by ascending index (idx is ascending, so by position); O(m), not a full sort
+    mag = np.abs(vals.astype(np.float64))
+    kth = np.partition(mag, m - k)[m - k]
+    above = np.flatnonzero(mag > kth)
+    ties = np.flatnonzero(mag == kth)[: k - above.shape[0]]
+    sel = np.sort(np.concatenate((above, ties)))  # disjoint
     return idx[sel], vals[sel]
 
 

@@ -146,13 +146,22 @@ class Workload:
         self.dtype = check_dtype(dtype)
         self.seed = int(seed)
         self._ref: Reference | None = None
+        self._inputs: dict = {}
 
     def input(self, rank: int) -> SparseStream:
-        """Rank ``rank``'s input stream over ``[0, n)`` (regenerated on every call)."""
+        """Rank ``rank``'s input stream over ``[0, n)``.
+
+        Streams are immutable; the one generated for a rank is kept (by rank) until
+        :meth:`exact_reference` has used it, so a run generates each input once."""
         if not 0 <= rank < self.nranks:
             raise ValueError(f"rank {rank} is not in [0, {self.nranks})")
-        idx, vals = self._pairs(rank)
-        return SparseStream.from_pairs(0, self.n, idx, vals)
+        s = self._inputs.get(rank)
+        if s is None:
+            idx, vals = self._pairs(rank)
+            s = SparseStream.from_pairs(0, self.n, idx, vals)
+            if self._ref is None:
+                self._inputs[rank] = s
+        return s
 
     def _pairs(self, rank: int) -> tuple[np.ndarray, np.ndarray]:
         raise NotImplementedError
@@ -160,10 +169,19 @@ class Workload:
     def exact_reference(self) -> Reference:
         """The exact sum of all inputs with its tolerance rule (computed once, rank by rank)."""
         if self._ref is None:
-            streams = (self.input(r) for r in range(self.nranks))
-            self._ref = Reference.accumulate(
+            def stream(r):
+                s = self._inputs.pop(r, None)
+                if s is None:
+                    idx, vals = self._pairs(r)
+                    s = SparseStream.from_pairs(0, self.n, idx, vals)
+                return s
+
+            streams = (stream(r) for r in range(self.nranks))
+            ref = Reference.accumulate(
                 self.n, self.dtype, self.nranks, ((s.indices, s.values) for s in streams)
             )
+            self._ref = ref
+            self._inputs.clear()
         return self._ref
 
     def reference(self) -> np.ndarray:

@@ -119,32 +119,35 @@ def max_min_rates(weights, bounds, entries_flow, entries_res, entries_coef, capa
     c = np.array(capacities, dtype=float)
     m, n = len(w), len(c)
     rates = np.zeros(m)
-    active = np.ones(m, dtype=bool)
+    if m == 0:
+        return rates
+    # the flows still growing (ids), and their incidence entries, compacted as flows fix
+    ids = np.arange(m)
+    wl, fl = w, b / w
     aw = av * w[fi]
-    flow_level = b / w
-    e_act = np.ones(len(fi), dtype=bool)
     while True:
-        load = np.bincount(rj[e_act], weights=aw[e_act], minlength=n)
+        load = np.bincount(rj, weights=aw, minlength=n)
         with np.errstate(divide="ignore", invalid="ignore"):
             level = np.where(load > 0, c / load, _INF)
-        fl = np.where(active, flow_level, _INF)
-        lam = min(level.min() if n else _INF, fl.min() if m else _INF)
+        lam = min(level.min() if n else _INF, fl.min())
         if lam == _INF:
             break
         thresh = lam * (1 + _LEVEL_TOL)
-        hit = level <= thresh
-        fix = np.zeros(m, dtype=bool)
-        fix[fi[e_act & hit[rj]]] = True
-        fix |= fl <= thresh
-        fix &= active
-        rates[fix] = np.minimum(w[fix] * lam, b[fix])
+        fix = fl <= thresh
+        fix[fi[level[rj] <= thresh]] = True
+        got = np.minimum(wl[fix] * lam, b[ids[fix]])
+        rates[ids[fix]] = got
         e_fix = fix[fi]
-        c -= np.bincount(rj[e_fix], weights=av[e_fix] * rates[fi[e_fix]], minlength=n)
-        np.maximum(c, 0.0, out=c)
-        active &= ~fix
-        if not active.any():
+        if e_fix.any():
+            c -= np.bincount(rj[e_fix], weights=av[e_fix] * rates[ids[fi[e_fix]]], minlength=n)
+            np.maximum(c, 0.0, out=c)
+        keep = ~fix
+        if not keep.any():
             break
-        e_act = active[fi]
+        e_keep = ~e_fix
+        renum = np.cumsum(keep) - 1
+        fi, rj, av, aw = renum[fi[e_keep]], rj[e_keep], av[e_keep], aw[e_keep]
+        ids, wl, fl = ids[keep], wl[keep], fl[keep]
     return rates
 
 
