@@ -47,7 +47,9 @@ _LOCAL_MIN = 64      # with more active flows than this, rates are re-solved loc
 _LOCAL_MAX = 128     # local re-solving gives up (for all active flows) past this many flows
 _CHECK_TOL = 1e-10
 _NEAR_TOL = 1e-6
-_CUTOFF_TOL = 1e-9   # flows this close below the cutoff level are re-solved too     # a resource loaded above (1 - this) x capacity may be saturated   # relative tolerance of the bottleneck check of local re-solving
+_CUTOFF_TOL = 1e-9
+_BULK_ON = 192       # with more active flows than this, all of them are kept as arrays
+_BULK_OFF = 48       # ... until fewer than this remain   # flows this close below the cutoff level are re-solved too     # a resource loaded above (1 - this) x capacity may be saturated   # relative tolerance of the bottleneck check of local re-solving
 
 
 def _by_seq(flow):
@@ -79,7 +81,7 @@ class Flow:
     """One message in flight. Times in seconds, sizes in bytes, rates in bytes/s."""
 
     __slots__ = (
-        "src", "dst", "size", "path", "latency", "eff", "remaining", "rate", "t_last",
+        "src", "dst", "size", "path", "latency", "eff", "remaining", "rate", "t_last", "slot",
         "res", "coef", "weight", "maxrate", "version", "active", "callback",
         "t_post", "t_start", "t_end", "tag", "seq",
     )
@@ -162,6 +164,151 @@ class LinkStats:
     busy_time: float
 
 
+class _Bulk:
+    """All active flows as NumPy arrays (one slot per flow), used when many flows are
+    active: a recomputation is then a handful of vectorized passes over all of them.
+
+    Per slot: weight, rate bound, current rate, completion time (``inf`` when not yet
+    rated or free), bytes to send when first rated, and the resource row of the flow's
+    path padded with a dummy resource of infinite capacity. A rate change moves the
+    completion time to ``now + (t_done - now) x old / new`` (the remaining bytes at the
+    new rate). Free slots are reused lowest first, so the slot order, and with it every
+    float sum, is the same from run to run.
+    """
+
+    def __init__(self, capacities: np.ndarray, width: int):
+        n = len(capacities)
+        self.n = n
+        self.capx = np.append(capacities, _INF)
+        self.satx = self.capx * (1 + _EPS)
+        self.K = 0
+        self.D = max(1, width)
+        self.flows: list = []
+        self.free: list = []
+        self.alive = np.zeros(0, dtype=bool)
+        self.w = np.ones(0)
+        self.b = np.zeros(0)
+        self.rate = np.zeros(0)
+        self.tdone = np.zeros(0)
+        self.eff = np.zeros(0)
+        self.inc_r = np.zeros((0, self.D), dtype=np.intp)
+        self.inc_a = np.zeros((0, self.D))
+
+    def _grow(self) -> None:
+        k = max(256, 2 * self.K)
+        extra = k - self.K
+        self.alive = np.concatenate((self.alive, np.zeros(extra, dtype=bool)))
+        self.w = np.concatenate((self.w, np.ones(extra)))
+        self.b = np.concatenate((self.b, np.zeros(extra)))
+        self.rate = np.concatenate((self.rate, np.zeros(extra)))
+        self.tdone = np.concatenate((self.tdone, np.full(extra, _INF)))
+        self.eff = np.concatenate((self.eff, np.zeros(extra)))
+        self.inc_r = np.concatenate((self.inc_r, np.full((extra, self.D), self.n, dtype=np.intp)))
+        self.inc_a = np.concatenate((self.inc_a, np.zeros((extra, self.D))))
+        self.flows.extend([None] * extra)
+        for slot in range(self.K, k):
+            heapq.heappush(self.free, slot)
+        self.K = k
+
+    def _widen(self, d: int) -> None:
+        extra = d - self.D
+        self.inc_r = np.concatenate((self.inc_r, np.full((self.K, extra), self.n, dtype=np.intp)), axis=1)
+        self.inc_a = np.concatenate((self.inc_a, np.zeros((self.K, extra))), axis=1)
+        self.D = d
+
+    def add(self, f, rate: float, tdone: float) -> None:
+        if not self.free:
+            self._grow()
+        slot = heapq.heappop(self.free)
+        p = f.path
+        if p.nres > self.D:
+            self._widen(p.nres)
+        f.slot = slot
+        self.flows[slot] = f
+        self.alive[slot] = True
+        self.w[slot] = p.weight
+        self.b[slot] = p.maxrate
+        self.rate[slot] = rate
+        self.tdone[slot] = tdone
+        self.eff[slot] = f.remaining
+        row = self.inc_r[slot]
+        row[:] = self.n
+        row[: p.nres] = p.res_arr
+        rowa = self.inc_a[slot]
+        rowa[:] = 0.0
+        rowa[: p.nres] = p.coef_arr
+
+    def remove(self, slot: int) -> None:
+        self.flows[slot] = None
+        self.alive[slot] = False
+        self.rate[slot] = 0.0
+        self.tdone[slot] = _INF
+        heapq.heappush(self.free, slot)
+
+    def due(self, now: float) -> np.ndarray:
+        """Slots whose flows complete by ``now``, ascending."""
+        return np.flatnonzero(self.tdone <= now)
+
+    def next_time(self) -> float:
+        return float(self.tdone.min()) if self.K else _INF
+
+    def solve(self, now: float, low: float) -> np.ndarray:
+        """Max-min rates of all live flows (see ``Network._recompute``); returns the load
+        of every resource.
+
+        Flows whose level (rate / weight) is below the cutoff keep their rates: removing
+        flows whose lowest level is ``low`` cannot change any lower level (progressive
+        filling reaches those levels through the same saturations), and adding a flow
+        cannot change levels below the lowest level that flow can get (its bound, or
+        capacity / total weight on one of its resources). The others are solved by
+        progressive filling on the capacity the kept flows leave.
+        """
+        idx = np.flatnonzero(self.alive)
+        m, D, n1 = idx.shape[0], self.D, self.n + 1
+        w, b, old = self.w[idx], self.b[idx], self.rate[idx]
+        R = self.inc_r[idx].ravel()
+        A = self.inc_a[idx].ravel()
+        F = np.repeat(np.arange(m), D)
+        capx = self.capx
+        maxload = np.bincount(R, weights=A * b[F], minlength=n1)
+        keep = (maxload > self.satx)[R]
+        fresh = old == 0.0
+        cutoff = low
+        if fresh.any():
+            fk, rk = F[keep], R[keep]
+            wsum = np.bincount(rk, weights=A[keep] * w[fk], minlength=n1)
+            floor = (b / w)[fresh].min()
+            nk = fresh[fk]
+            if nk.any():
+                floor = min(floor, (capx[rk[nk]] / wsum[rk[nk]]).min())
+            cutoff = min(cutoff, floor)
+        live = ~((old / w < cutoff * (1.0 - _CUTOFF_TOL)) & ~fresh)
+        new = old.copy()
+        if live.all():
+            uniq, inv = np.unique(R[keep], return_inverse=True)
+            new = max_min_rates(w, b, F[keep], inv, A[keep], capx[uniq])
+        elif live.any():
+            el = live[F]
+            ek = keep & el
+            uniq, inv = np.unique(R[ek], return_inverse=True)
+            frozen = keep & ~el
+            used = np.bincount(R[frozen], weights=A[frozen] * old[F[frozen]], minlength=n1)
+            resid = np.maximum(capx[uniq] - used[uniq], 0.0)
+            lidx = np.cumsum(live) - 1
+            new[live] = max_min_rates(w[live], b[live], lidx[F[ek]], inv, A[ek], resid)
+        changed = new != old
+        if changed.any():
+            ch = idx[changed]
+            o, x = old[changed], new[changed]
+            left = self.eff[ch]
+            moving = o > 0.0
+            left[moving] = np.maximum(self.tdone[ch[moving]] - now, 0.0) * o[moving]
+            self.tdone[ch] = now + left / x
+            self.rate[ch] = x
+        return np.bincount(R, weights=A * new[F], minlength=n1)[: self.n]
+
+
+
 class Network:
     """Flows over a hardware graph inside a SimPy environment.
 
@@ -201,7 +348,8 @@ class Network:
         self._wakeups: set = set()
         self._active: dict = {}  # active flows in activation order (dict as ordered set)
         self._paths: dict = {}
-        self._bulk = None  # arrays of the last all-active solve, reused by the next
+        self._bulk: _Bulk | None = None  # all active flows as arrays, when many are active
+        self._width = 1  # longest resource list of a path so far
         self.flows_started = 0
         self.flows_completed = 0
         self.bytes_sent = 0
@@ -253,6 +401,7 @@ class Network:
         p.res_arr = np.array(res, dtype=np.intp)
         p.coef_arr = np.array(coef, dtype=float)
         p.nres = len(res)
+        self._width = max(self._width, p.nres)
         return p
 
     def transfer(self, src, dst, size: int, callback, tag=None) -> Flow:
@@ -332,6 +481,7 @@ class Network:
         touched = set()
         ended = 0
         low = _INF  # lowest level (rate / weight) of the flows that ended
+        bulk = self._bulk
         while times and times[0] <= now:
             for f in buckets.pop(heappop(times)):
                 f.t_start = now
@@ -348,6 +498,8 @@ class Network:
                     s[f] = None
                     maxload[r] += load
                 seeds.append(f)
+                if bulk is not None:
+                    bulk.add(f, 0.0, _INF)
         while done and done[0][0] <= now:
             _, _, f, version = heappop(done)
             if version != f.version or not f.active:
@@ -373,10 +525,39 @@ class Network:
                     self.busy_time[r] += now - busy_since[r]
             ended += 1
             finished.append(f)
+        if bulk is not None:
+            brate, bw, busy_time = bulk.rate, bulk.w, self.busy_time
+            for slot in bulk.due(now).tolist():
+                f = bulk.flows[slot]
+                f.active = False
+                del self._active[f]
+                lvl = brate[slot] / bw[slot]
+                if lvl < low:
+                    low = lvl
+                for r, _, load in f.path.load:
+                    s = res_flows[r]
+                    del s[f]
+                    if s:
+                        maxload[r] -= load
+                    else:
+                        maxload[r] = 0.0
+                        busy_time[r] += now - busy_since[r]
+                bulk.remove(slot)
+                ended += 1
+                finished.append(f)
         self.active_count += len(seeds) - ended
         for r in touched:
             seeds.extend(res_flows[r])
-        comp = self._recompute(seeds, now, low) if seeds else ()
+        if bulk is not None:
+            comp = ()
+            if seeds or ended:
+                self._bulk_solve(now, low)
+        elif self.active_count > _BULK_ON and self.on_rates is None and self.series is None:
+            comp = ()
+            self._enter_bulk(now)
+            self._bulk_solve(now, low)
+        else:
+            comp = self._recompute(seeds, now, low) if seeds else ()
         if self.series is not None:
             self._record_series(now, seeds, finished, comp)
         self.flows_completed += len(finished)
@@ -421,11 +602,12 @@ class Network:
                             seen.update(new)
                             stack.extend(new)
         if comp is None:
-            comp = list(self._active)  # activation order: deterministic
-            self.recomputations += 1
-            new_rates, loads = self._solve_all(comp, low)
-            self._apply(comp, new_rates, now, loads)
-            return comp
+            if self.on_rates is None and self.series is None:
+                self._enter_bulk(now)
+                self._bulk_solve(now, low)
+                return []
+            comp = sorted(self._active, key=_by_seq)
+            sat = None
         if not comp:
             return comp
         # a fixed order (flows by creation, resources by index) keeps float sums, and so
@@ -436,12 +618,48 @@ class Network:
         self.recomputations += 1
         if len(comp) == 1 or sat == []:
             new_rates = [f.maxrate for f in comp]
-        elif len(comp) > _VECTOR_INCIDENCE:
+        elif sat is None or len(comp) > _VECTOR_INCIDENCE:
             new_rates = self._solve_vectorized(comp)
         else:
             new_rates = self._solve(comp, sat, [self.cap[r] for r in sat])
         self._apply(comp, new_rates, now)
         return comp
+
+    def _enter_bulk(self, now: float) -> None:
+        """Move all active flows into arrays (their heap completions are dropped)."""
+        bulk = self._bulk = _Bulk(self._cap_arr, self._width)
+        for f in self._active:
+            rate = f.rate
+            if rate > 0:
+                rem = f.remaining - rate * (now - f.t_last)
+                bulk.add(f, rate, now + (rem if rem > 0 else 0.0) / rate)
+            else:
+                bulk.add(f, 0.0, _INF)
+        self._done = []
+
+    def _bulk_solve(self, now: float, low: float) -> None:
+        bulk = self._bulk
+        self.recomputations += 1
+        loads = bulk.solve(now, low)
+        if self.active_count < _BULK_OFF:
+            # few flows left: back to per-flow objects and the completion heap
+            done, seq = self._done, self._seq
+            rate, tdone = bulk.rate, bulk.tdone
+            for slot in np.flatnonzero(bulk.alive).tolist():
+                f = bulk.flows[slot]
+                x = float(rate[slot])
+                t = float(tdone[slot])
+                f.rate = x
+                f.remaining = (t - now) * x
+                f.t_last = now
+                f.version += 1
+                heapq.heappush(done, (t, next(seq), f, f.version))
+            self.load = loads.tolist()
+            self._bulk = None
+            return
+        nxt = bulk.next_time()
+        if nxt < _INF:
+            self._wake_at(nxt)
 
     @staticmethod
     def _solve(comp, sat, capacities) -> list:
@@ -615,76 +833,6 @@ class Network:
             np.fromiter((p.maxrate for p in paths), dtype=float, count=len(comp)),
             fall[keep], inv, aall[keep], self._cap_arr[uniq],
         ).tolist()
-
-    def _active_arrays(self, comp):
-        """Weights, bounds and incidence of all active flows ``comp`` (activation order),
-        updated from the previous call's arrays: survivors are kept, new flows appended."""
-        c = self._bulk
-        if c is None:
-            paths, fall, rall, aall = self._incidence(comp)
-            w = np.fromiter((p.weight for p in paths), dtype=float, count=len(comp))
-            b = np.fromiter((p.maxrate for p in paths), dtype=float, count=len(comp))
-            nres = np.fromiter((p.nres for p in paths), dtype=np.intp, count=len(comp))
-        else:
-            flows, w, b, nres, rall, aall = c
-            alive = np.fromiter((f.active for f in flows), dtype=bool, count=len(flows))
-            n_old = int(alive.sum())
-            added = comp[n_old:]
-            e_alive = np.repeat(alive, nres)
-            rall, aall = rall[e_alive], aall[e_alive]
-            w, b, nres = w[alive], b[alive], nres[alive]
-            if added:
-                paths = [f.path for f in added]
-                rall = np.concatenate([rall] + [p.res_arr for p in paths])
-                aall = np.concatenate([aall] + [p.coef_arr for p in paths])
-                w = np.concatenate((w, [p.weight for p in paths]))
-                b = np.concatenate((b, [p.maxrate for p in paths]))
-                nres = np.concatenate((nres, np.array([p.nres for p in paths], dtype=np.intp)))
-            fall = np.repeat(np.arange(len(comp)), nres)
-        self._bulk = (comp, w, b, nres, rall, aall)
-        return w, b, fall, rall, aall
-
-    def _solve_all(self, comp, low: float):
-        """Max-min rates of all active flows ``comp``, and the resulting resource loads.
-
-        Flows whose level (rate / weight) is below ``cutoff`` keep their rates: removing
-        flows whose lowest level is ``low`` cannot change any lower level (progressive
-        filling reaches those levels through the same saturations), and adding a flow
-        cannot change levels below the lowest level that flow can get (its bound, or
-        capacity / total weight on one of its resources). The others are solved by
-        progressive filling on the capacity the kept flows leave.
-        """
-        m = len(comp)
-        w, b, fall, rall, aall = self._active_arrays(comp)
-        old = np.fromiter((f.rate for f in comp), dtype=float, count=m)
-        capv = self._cap_arr
-        keep = np.asarray(self.maxload)[rall] > np.asarray(self._sat)[rall]
-        fresh = old == 0.0
-        cutoff = low
-        if fresh.any():
-            fk, rk = fall[keep], rall[keep]
-            wsum = np.bincount(rk, weights=aall[keep] * w[fk], minlength=len(capv))
-            nk = fresh[fk]
-            floor = (b / w)[fresh].min()
-            if nk.any():
-                floor = min(floor, (capv[rk[nk]] / wsum[rk[nk]]).min())
-            cutoff = min(cutoff, floor)
-        live = ~((old / w < cutoff * (1.0 - _CUTOFF_TOL)) & ~fresh)
-        new = old.copy()
-        if live.all():
-            uniq, inv = np.unique(rall[keep], return_inverse=True)
-            new = max_min_rates(w, b, fall[keep], inv, aall[keep], capv[uniq])
-        elif live.any():
-            el = live[fall]
-            ek = keep & el
-            uniq, inv = np.unique(rall[ek], return_inverse=True)
-            frozen = keep & ~el
-            used = np.bincount(rall[frozen], weights=aall[frozen] * old[fall[frozen]], minlength=len(capv))
-            resid = np.maximum(capv[uniq] - used[uniq], 0.0)
-            lidx = np.cumsum(live) - 1
-            new[live] = max_min_rates(w[live], b[live], lidx[fall[ek]], inv, aall[ek], resid)
-        loads = np.bincount(rall, weights=aall * new[fall], minlength=len(capv))
-        return new.tolist(), loads
 
     def _record_series(self, now, *flow_groups) -> None:
         """Append (time, load in bytes/s) for every resource whose flows changed."""
