@@ -75,6 +75,26 @@ def test_merge_matches_dense_numpy(n, start, d1, d2, dtype, policy, dense1, dens
             assert m.indices.dtype == np.uint32
 
 
+@pytest.mark.parametrize("dtype", ["int32", "float32", "float64"])
+@pytest.mark.parametrize("small_first", [True, False])
+def test_merge_of_a_short_run_into_a_long_one(dtype, small_first):
+    # more than 8x shorter: the searchsorted/insert path; common, new-before, new-after
+    # and new-between indices all occur
+    rng = np.random.default_rng(5)
+    n = 10_000
+    big = SparseStream.from_pairs(10, 10 + n, np.sort(rng.choice(n, 2000, replace=False)) + 10,
+                                  rng.standard_normal(2000).astype(dtype) if dtype != "int32"
+                                  else rng.integers(-9, 9, 2000).astype(dtype))
+    small_idx = np.concatenate(([10, 10 + n - 1], big.indices[::200], np.arange(5000, 5100, 7) + 10))
+    small_idx = np.unique(small_idx)
+    small = SparseStream.from_pairs(10, 10 + n, small_idx, np.ones(small_idx.shape[0], dtype=dtype))
+    a, b = (small, big) if small_first else (big, small)
+    m = merge(a, b)
+    assert not m.is_dense and 8 * small.nnz < big.nnz
+    assert np.array_equal(m.indices, np.union1d(big.indices, small.indices))
+    assert np.array_equal(m.to_dense(), a.to_dense() + b.to_dense())
+
+
 def test_merge_keeps_cancelled_zeros_and_drop_zeros_removes_them():
     a = SparseStream.from_pairs(0, 100, [3, 7, 9], np.array([5, 2, -1], np.int32))
     b = SparseStream.from_pairs(0, 100, [7, 50], np.array([-2, 4], np.int32))

@@ -41,15 +41,15 @@ __all__ = ["SimEnvironment", "Flow", "Network", "LinkStats", "max_min_rates"]
 
 _EPS = 1e-9          # relative slack before a resource counts as saturable
 _LEVEL_TOL = 1e-12   # relative tolerance when picking bottlenecks of equal level
-_BIG_COMPONENT = 256 # components larger than this are solved with all active flows, vectorized
+
 _VECTOR_INCIDENCE = 48  # components larger than this build their incidence with NumPy
-_LOCAL_MIN = 64      # with more active flows than this, rates are re-solved locally
+_LOCAL_MIN = 64      # with more active flows than this, big components are re-solved locally
+_BFS_LIMIT = 128     # ... "big": more coupled flows than this
 _LOCAL_MAX = 128     # local re-solving gives up (for all active flows) past this many flows
 _CHECK_TOL = 1e-10
 _NEAR_TOL = 1e-6
 _CUTOFF_TOL = 1e-9
-_BULK_ON = 192       # with more active flows than this, all of them are kept as arrays
-_BULK_OFF = 48       # ... until fewer than this remain   # flows this close below the cutoff level are re-solved too     # a resource loaded above (1 - this) x capacity may be saturated   # relative tolerance of the bottleneck check of local re-solving
+_BULK_OFF = 48       # bulk mode ends when fewer active flows than this remain   # flows this close below the cutoff level are re-solved too     # a resource loaded above (1 - this) x capacity may be saturated   # relative tolerance of the bottleneck check of local re-solving
 
 
 def _by_seq(flow):
@@ -482,6 +482,7 @@ class Network:
         ended = 0
         low = _INF  # lowest level (rate / weight) of the flows that ended
         bulk = self._bulk
+        coupled = False  # bulk mode: whether a changed flow shares a saturable resource
         while times and times[0] <= now:
             for f in buckets.pop(heappop(times)):
                 f.t_start = now
@@ -500,6 +501,11 @@ class Network:
                 seeds.append(f)
                 if bulk is not None:
                     bulk.add(f, 0.0, _INF)
+                    if not coupled:
+                        for r in f.res:
+                            if maxload[r] > sat[r]:
+                                coupled = True
+                                break
         while done and done[0][0] <= now:
             _, _, f, version = heappop(done)
             if version != f.version or not f.active:
@@ -538,6 +544,8 @@ class Network:
                     s = res_flows[r]
                     del s[f]
                     if s:
+                        if maxload[r] > sat[r]:
+                            coupled = True
                         maxload[r] -= load
                     else:
                         maxload[r] = 0.0
@@ -550,12 +558,19 @@ class Network:
             seeds.extend(res_flows[r])
         if bulk is not None:
             comp = ()
-            if seeds or ended:
+            if coupled:
                 self._bulk_solve(now, low)
-        elif self.active_count > _BULK_ON and self.on_rates is None and self.series is None:
-            comp = ()
-            self._enter_bulk(now)
-            self._bulk_solve(now, low)
+            elif seeds:
+                # no changed flow shares a resource that can saturate: the new flows
+                # take their bounds, no other rate changes
+                brate, btdone = bulk.rate, bulk.tdone
+                for f in seeds:
+                    x = f.maxrate
+                    brate[f.slot] = x
+                    btdone[f.slot] = now + f.remaining / x
+                self._bulk_next()
+            elif ended:
+                self._bulk_next()
         else:
             comp = self._recompute(seeds, now, low) if seeds else ()
         if self.series is not None:
@@ -574,34 +589,48 @@ class Network:
             break
 
     def _recompute(self, seeds, now: float, low: float = 0.0) -> list:
+        """New rates after flows started (``seeds``) or ended (``seeds`` then holds the
+        flows of the saturated resources they left; ``low`` is their lowest level).
+
+        The connected component of the seeds over saturable resources is solved exactly.
+        With many active flows and a component past ``_BFS_LIMIT`` coupled flows, the
+        rates are re-solved locally instead (:meth:`_local_rates`), and if that set grows
+        too, all active flows move to bulk mode (:class:`_Bulk`).
+        """
         maxload, res_flows, satl = self.maxload, self.res_flows, self._sat
-        if self.active_count > _LOCAL_MIN:
+        comp = []
+        seen_res = set()
+        sat = []
+        seen = {f for f in seeds if f.active}
+        stack = list(seen)
+        limit = _BFS_LIMIT if self.active_count > _LOCAL_MIN else None
+        coupled = 0
+        while stack:
+            f = stack.pop()
+            comp.append(f)
+            linked = False
+            for r in f.res:
+                if maxload[r] > satl[r]:
+                    linked = True
+                    if r in seen_res:
+                        continue
+                    seen_res.add(r)
+                    sat.append(r)
+                    new = [g for g in res_flows[r] if g not in seen]
+                    if new:
+                        seen.update(new)
+                        stack.extend(new)
+            if linked and limit is not None:
+                coupled += 1
+                if coupled > limit:
+                    comp = None
+                    break
+        if comp is None:
             # many active flows: re-solve locally, growing the set until the max-min
             # conditions hold everywhere around it (exact; see _local_rates)
             local = self._local_rates(seeds, now)
             if local is not None:
                 return local
-            comp, sat = None, None
-        else:
-            comp = []
-            seen_res = set()
-            sat = []
-            seen = {f for f in seeds if f.active}
-            stack = list(seen)
-            while stack:
-                f = stack.pop()
-                comp.append(f)
-                for r in f.res:
-                    if r in seen_res:
-                        continue
-                    seen_res.add(r)
-                    if maxload[r] > satl[r]:
-                        sat.append(r)
-                        new = [g for g in res_flows[r] if g not in seen]
-                        if new:
-                            seen.update(new)
-                            stack.extend(new)
-        if comp is None:
             if self.on_rates is None and self.series is None:
                 self._enter_bulk(now)
                 self._bulk_solve(now, low)
@@ -657,7 +686,10 @@ class Network:
             self.load = loads.tolist()
             self._bulk = None
             return
-        nxt = bulk.next_time()
+        self._bulk_next()
+
+    def _bulk_next(self) -> None:
+        nxt = self._bulk.next_time()
         if nxt < _INF:
             self._wake_at(nxt)
 
@@ -722,7 +754,7 @@ class Network:
         that fail join ``S`` (with the outside flows of their saturated resources) and
         ``S`` is solved again. Flows not sharing a resource with ``S`` keep their
         bottlenecks unchanged. Returns the re-solved flows, or ``None`` when ``S`` grew
-        past ``_BIG_COMPONENT`` flows (the caller then solves all active flows).
+        past ``_LOCAL_MAX`` flows (the caller then moves to bulk mode).
         """
         cap, maxload, satl, res_flows = self.cap, self.maxload, self._sat, self.res_flows
         S = {f: None for f in sorted({f for f in seeds if f.active}, key=_by_seq)}
