@@ -38,7 +38,10 @@ def nchunks(nbytes: int, chunk_size: int | None) -> int:
 
 
 def split(x, q: int) -> list:
-    """``x`` cut into ``q`` slices with the :func:`block_bounds` convention (views, no copy)."""
+    """``x`` cut into ``q`` slices with the :func:`block_bounds` convention (views, no copy;
+    ``[x]`` itself for ``q = 1``: payloads are immutable)."""
+    if q == 1:
+        return [x]
     return [x[a:b] for a, b in block_bounds(len(x), q)]
 
 

@@ -23,6 +23,7 @@ import numpy as np
 
 from ..data.blocks import sub_bounds
 from ..data.parts import Parts
+from ..data.dense import positions
 from ..data.sparse import DENSIFY_POLICIES, SparseStream, merge, split_at, turns_dense
 from ..errors import UserInputError
 from ._common import fold as _dense_fold
@@ -130,7 +131,7 @@ def sum_streams(streams) -> SparseStream:
                 acc = s.values.copy() if acc is None else acc + s.values
         for s in streams:
             if not s.is_dense:
-                acc[s.indices - start] += s.values
+                acc[positions(s.indices, start)] += s.values
         acc.flags.writeable = False
         return SparseStream(start, stop, None, acc, ib)
     idx = np.concatenate([s.indices for s in streams])
@@ -149,7 +150,7 @@ def sum_streams(streams) -> SparseStream:
         vals = np.add.reduceat(vals, heads, dtype=vals.dtype)
     if turns_dense(idx.shape[0], stop - start, vals.itemsize, ib):
         out = np.zeros(stop - start, dtype=vals.dtype)
-        out[idx - start] = vals
+        out[positions(idx, start)] = vals
         out.flags.writeable = False
         return SparseStream(start, stop, None, out, ib)
     idx.flags.writeable = False

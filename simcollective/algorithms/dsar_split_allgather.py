@@ -3,6 +3,7 @@ the dense parts (algorithms.md item 9)."""
 
 from __future__ import annotations
 
+from ..data.dense import positions
 from ..data.parts import Parts
 from ..data.sparse import SparseStream
 from ._sparse_common import check_allgather, split_stream
@@ -20,7 +21,7 @@ def _scatter_add_into(acc: SparseStream, got: SparseStream) -> SparseStream:
     if got.is_dense:
         buf += got.values
     else:
-        buf[got.indices - acc.start] += got.values
+        buf[positions(got.indices, acc.start)] += got.values
     return acc
 
 

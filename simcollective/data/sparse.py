@@ -32,7 +32,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from .blocks import iter_parts, sub_bounds
-from .dense import check_dtype, freeze
+from .dense import check_dtype, freeze, positions
 
 __all__ = [
     "HEADER_BYTES",
@@ -245,7 +245,7 @@ class SparseStream:
         if self._indices is None:
             return self._values
         out = np.zeros(self.n, dtype=self.dtype)
-        out[self._indices - self.start] = self._values
+        out[positions(self._indices, self.start)] = self._values
         return freeze(out)
 
     def drop_zeros(self) -> "SparseStream":
@@ -367,7 +367,7 @@ def merge(a: SparseStream, b: SparseStream, densify: str = "exact") -> SparseStr
     if ai is None or bi is None:
         dense, sp = (a, b) if ai is None else (b, a)
         out = dense._values.copy()
-        out[sp._indices - start] += sp._values
+        out[positions(sp._indices, start)] += sp._values
         return SparseStream(start, stop, None, freeze(out), a.index_bytes)
     n1, n2 = ai.shape[0], bi.shape[0]
     if n2 == 0:
@@ -377,8 +377,8 @@ def merge(a: SparseStream, b: SparseStream, densify: str = "exact") -> SparseStr
     itemsize, ib = a._values.itemsize, a.index_bytes
     if densify == "upper-bound" and turns_dense(n1 + n2, n, itemsize, ib):
         out = np.zeros(n, dtype=a.dtype)
-        out[ai - start] = a._values
-        out[bi - start] += b._values
+        out[positions(ai, start)] = a._values
+        out[positions(bi, start)] += b._values
         return SparseStream(start, stop, None, freeze(out), ib)
     if 8 * min(n1, n2) < max(n1, n2):
         # a small run into a large one: locate it by binary search, add at common
@@ -406,7 +406,7 @@ def merge(a: SparseStream, b: SparseStream, densify: str = "exact") -> SparseStr
             vals = np.add.reduceat(vals, heads, dtype=vals.dtype)
     if turns_dense(idx.shape[0], n, itemsize, ib):
         out = np.zeros(n, dtype=a.dtype)
-        out[idx - start] = vals
+        out[positions(idx, start)] = vals
         return SparseStream(start, stop, None, freeze(out), ib)
     return SparseStream(start, stop, freeze(idx), freeze(vals), ib)
 
@@ -492,7 +492,7 @@ def concat(parts) -> SparseStream:
             else:
                 seg = out[p.start - start: p.stop - start]
                 seg[:] = 0
-                seg[p._indices - p.start] = p._values
+                seg[positions(p._indices, p.start)] = p._values
         return SparseStream(start, stop, None, freeze(out), ib)
     idx = np.concatenate([
         np.arange(p.start, p.stop, dtype=np.uint32) if p._indices is None else p._indices

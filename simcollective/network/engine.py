@@ -193,6 +193,7 @@ class _Bulk:
         self.eff = np.zeros(0)
         self.inc_r = np.zeros((0, self.D), dtype=np.intp)
         self.inc_a = np.zeros((0, self.D))
+        self.load = np.zeros(n)  # per resource, from the last solve and kept since
 
     def _grow(self) -> None:
         k = max(256, 2 * self.K)
@@ -482,7 +483,7 @@ class Network:
         ended = 0
         low = _INF  # lowest level (rate / weight) of the flows that ended
         bulk = self._bulk
-        coupled = False  # bulk mode: whether a changed flow shares a saturable resource
+        coupled = False  # bulk mode: whether a changed flow is on a (nearly) saturated resource
         while times and times[0] <= now:
             for f in buckets.pop(heappop(times)):
                 f.t_start = now
@@ -501,11 +502,6 @@ class Network:
                 seeds.append(f)
                 if bulk is not None:
                     bulk.add(f, 0.0, _INF)
-                    if not coupled:
-                        for r in f.res:
-                            if maxload[r] > sat[r]:
-                                coupled = True
-                                break
         while done and done[0][0] <= now:
             _, _, f, version = heappop(done)
             if version != f.version or not f.active:
@@ -532,20 +528,22 @@ class Network:
             ended += 1
             finished.append(f)
         if bulk is not None:
-            brate, bw, busy_time = bulk.rate, bulk.w, self.busy_time
+            brate, bw, busy_time, bl = bulk.rate, bulk.w, self.busy_time, bulk.load
             for slot in bulk.due(now).tolist():
                 f = bulk.flows[slot]
                 f.active = False
                 del self._active[f]
-                lvl = brate[slot] / bw[slot]
+                rate = float(brate[slot])
+                lvl = rate / bw[slot]
                 if lvl < low:
                     low = lvl
-                for r, _, load in f.path.load:
+                for r, a, load in f.path.load:
                     s = res_flows[r]
                     del s[f]
                     if s:
-                        if maxload[r] > sat[r]:
-                            coupled = True
+                        if bl[r] >= near[r]:
+                            coupled = True  # saturated: its other flows may speed up
+                        bl[r] -= a * rate
                         maxload[r] -= load
                     else:
                         maxload[r] = 0.0
@@ -558,18 +556,26 @@ class Network:
             seeds.extend(res_flows[r])
         if bulk is not None:
             comp = ()
-            if coupled:
-                self._bulk_solve(now, low)
-            elif seeds:
-                # no changed flow shares a resource that can saturate: the new flows
-                # take their bounds, no other rate changes
-                brate, btdone = bulk.rate, bulk.tdone
+            if not coupled and seeds:
+                # a new flow that fits at its bound on resources left unsaturated takes
+                # its bound; nobody else's rate changes (no bottleneck is touched)
+                brate, btdone, bl = bulk.rate, bulk.tdone, bulk.load
                 for f in seeds:
                     x = f.maxrate
-                    brate[f.slot] = x
-                    btdone[f.slot] = now + f.remaining / x
-                self._bulk_next()
-            elif ended:
+                    for r, a in zip(f.res, f.coef):
+                        if bl[r] + a * x > near[r]:
+                            coupled = True
+                            break
+                    else:
+                        brate[f.slot] = x
+                        btdone[f.slot] = now + f.remaining / x
+                        for r, a in zip(f.res, f.coef):
+                            bl[r] += a * x
+                        continue
+                    break
+            if coupled:
+                self._bulk_solve(now, low)
+            elif seeds or ended:
                 self._bulk_next()
         else:
             comp = self._recompute(seeds, now, low) if seeds else ()
@@ -670,6 +676,7 @@ class Network:
         bulk = self._bulk
         self.recomputations += 1
         loads = bulk.solve(now, low)
+        bulk.load = loads
         if self.active_count < _BULK_OFF:
             # few flows left: back to per-flow objects and the completion heap
             done, seq = self._done, self._seq
