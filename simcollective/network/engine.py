@@ -49,6 +49,7 @@ _LOCAL_MAX = 128     # local re-solving gives up (for all active flows) past thi
 _CHECK_TOL = 1e-10
 _NEAR_TOL = 1e-6
 _CUTOFF_TOL = 1e-9
+_REFRESH = 1024      # bulk mode recomputes its per-resource sums every this many solves
 _BULK_OFF = 48       # bulk mode ends when fewer active flows than this remain   # flows this close below the cutoff level are re-solved too     # a resource loaded above (1 - this) x capacity may be saturated   # relative tolerance of the bottleneck check of local re-solving
 
 
@@ -127,22 +128,22 @@ def max_min_rates(weights, bounds, entries_flow, entries_res, entries_coef, capa
     ids = np.arange(m)
     wl, fl = w, b / w
     aw = av * w[fi]
+    level = np.empty(n)
     while True:
         load = np.bincount(rj, weights=aw, minlength=n)
-        with np.errstate(divide="ignore", invalid="ignore"):
-            level = np.where(load > 0, c / load, _INF)
+        level.fill(_INF)
+        np.divide(c, load, out=level, where=load > 0)
         lam = min(level.min() if n else _INF, fl.min())
         if lam == _INF:
             break
         thresh = lam * (1 + _LEVEL_TOL)
         fix = fl <= thresh
         fix[fi[level[rj] <= thresh]] = True
-        got = np.minimum(wl[fix] * lam, b[ids[fix]])
-        rates[ids[fix]] = got
+        fid = ids[fix]
+        rates[fid] = np.minimum(wl[fix] * lam, b[fid])
         e_fix = fix[fi]
-        if e_fix.any():
-            c -= np.bincount(rj[e_fix], weights=av[e_fix] * rates[ids[fi[e_fix]]], minlength=n)
-            np.maximum(c, 0.0, out=c)
+        c -= np.bincount(rj[e_fix], weights=av[e_fix] * rates[ids[fi[e_fix]]], minlength=n)
+        np.maximum(c, 0.0, out=c)
         keep = ~fix
         if not keep.any():
             break
@@ -174,6 +175,11 @@ class _Bulk:
     completion time to ``now + (t_done - now) x old / new`` (the remaining bytes at the
     new rate). Free slots are reused lowest first, so the slot order, and with it every
     float sum, is the same from run to run.
+
+    Per resource, three sums over the live flows are kept up to date (and recomputed
+    from scratch every ``_REFRESH`` solves, so rounding cannot drift): the sum of rate
+    bounds (which resources can saturate), of weights (the lowest level a new flow can
+    get) and of rates (the load: what the flows a solve keeps leave to the others).
     """
 
     def __init__(self, capacities: np.ndarray, width: int):
@@ -193,7 +199,10 @@ class _Bulk:
         self.eff = np.zeros(0)
         self.inc_r = np.zeros((0, self.D), dtype=np.intp)
         self.inc_a = np.zeros((0, self.D))
-        self.load = np.zeros(n)  # per resource, from the last solve and kept since
+        self.load = np.zeros(n + 1)   # sum of coefficient x rate per resource
+        self.maxl = np.zeros(n + 1)   # sum of coefficient x rate bound
+        self.wsum = np.zeros(n + 1)   # sum of coefficient x weight
+        self.solves = 0
 
     def _grow(self) -> None:
         k = max(256, 2 * self.K)
@@ -238,8 +247,18 @@ class _Bulk:
         rowa = self.inc_a[slot]
         rowa[:] = 0.0
         rowa[: p.nres] = p.coef_arr
+        self.maxl[p.res_arr] += p.coef_arr * p.maxrate
+        self.wsum[p.res_arr] += p.coef_arr * p.weight
+        if rate:
+            self.load[p.res_arr] += p.coef_arr * rate
 
     def remove(self, slot: int) -> None:
+        p = self.flows[slot].path
+        self.maxl[p.res_arr] -= p.coef_arr * p.maxrate
+        self.wsum[p.res_arr] -= p.coef_arr * p.weight
+        rate = self.rate[slot]
+        if rate:
+            self.load[p.res_arr] -= p.coef_arr * rate
         self.flows[slot] = None
         self.alive[slot] = False
         self.rate[slot] = 0.0
@@ -253,9 +272,8 @@ class _Bulk:
     def next_time(self) -> float:
         return float(self.tdone.min()) if self.K else _INF
 
-    def solve(self, now: float, low: float) -> np.ndarray:
-        """Max-min rates of all live flows (see ``Network._recompute``); returns the load
-        of every resource.
+    def solve(self, now: float, low: float) -> None:
+        """Max-min rates of all live flows (see ``Network._recompute``).
 
         Flows whose level (rate / weight) is below the cutoff keep their rates: removing
         flows whose lowest level is ``low`` cannot change any lower level (progressive
@@ -264,39 +282,42 @@ class _Bulk:
         capacity / total weight on one of its resources). The others are solved by
         progressive filling on the capacity the kept flows leave.
         """
+        self.solves += 1
+        if self.solves % _REFRESH == 0:
+            self._refresh()
         idx = np.flatnonzero(self.alive)
-        m, D, n1 = idx.shape[0], self.D, self.n + 1
+        D, n1, capx = self.D, self.n + 1, self.capx
         w, b, old = self.w[idx], self.b[idx], self.rate[idx]
-        R = self.inc_r[idx].ravel()
-        A = self.inc_a[idx].ravel()
-        F = np.repeat(np.arange(m), D)
-        capx = self.capx
-        maxload = np.bincount(R, weights=A * b[F], minlength=n1)
-        keep = (maxload > self.satx)[R]
+        sat = self.maxl > self.satx
         fresh = old == 0.0
         cutoff = low
         if fresh.any():
-            fk, rk = F[keep], R[keep]
-            wsum = np.bincount(rk, weights=A[keep] * w[fk], minlength=n1)
+            Rf = self.inc_r[idx[fresh]].ravel()
+            Rf = Rf[sat[Rf]]
             floor = (b / w)[fresh].min()
-            nk = fresh[fk]
-            if nk.any():
-                floor = min(floor, (capx[rk[nk]] / wsum[rk[nk]]).min())
+            if Rf.shape[0]:
+                floor = min(floor, (capx[Rf] / self.wsum[Rf]).min())
             cutoff = min(cutoff, floor)
-        live = ~((old / w < cutoff * (1.0 - _CUTOFF_TOL)) & ~fresh)
-        new = old.copy()
-        if live.all():
-            uniq, inv = np.unique(R[keep], return_inverse=True)
-            new = max_min_rates(w, b, F[keep], inv, A[keep], capx[uniq])
-        elif live.any():
-            el = live[F]
-            ek = keep & el
-            uniq, inv = np.unique(R[ek], return_inverse=True)
-            frozen = keep & ~el
-            used = np.bincount(R[frozen], weights=A[frozen] * old[F[frozen]], minlength=n1)
-            resid = np.maximum(capx[uniq] - used[uniq], 0.0)
-            lidx = np.cumsum(live) - 1
-            new[live] = max_min_rates(w[live], b[live], lidx[F[ek]], inv, A[ek], resid)
+        live = fresh | (old / w >= cutoff * (1.0 - _CUTOFF_TOL))
+        every = live.all()
+        if not every:
+            idx, w, b, old = idx[live], w[live], b[live], old[live]
+        m = idx.shape[0]
+        if m == 0:
+            return
+        R = self.inc_r[idx].ravel()
+        A = self.inc_a[idx].ravel()
+        F = np.repeat(np.arange(m), D)
+        keep = sat[R]
+        Rk, Ak, Fk = R[keep], A[keep], F[keep]
+        uniq, inv = np.unique(Rk, return_inverse=True)
+        if every:
+            resid = capx[uniq]
+        else:
+            # capacity left by the kept flows: the load minus what the live flows use now
+            mine = np.bincount(inv, weights=Ak * old[Fk], minlength=uniq.shape[0])
+            resid = np.maximum(capx[uniq] - (self.load[uniq] - mine), 0.0)
+        new = max_min_rates(w, b, Fk, inv, Ak, resid)
         changed = new != old
         if changed.any():
             ch = idx[changed]
@@ -306,7 +327,19 @@ class _Bulk:
             left[moving] = np.maximum(self.tdone[ch[moving]] - now, 0.0) * o[moving]
             self.tdone[ch] = now + left / x
             self.rate[ch] = x
-        return np.bincount(R, weights=A * new[F], minlength=n1)[: self.n]
+            self.load += np.bincount(R, weights=A * (new - old)[F], minlength=n1)
+
+    def _refresh(self) -> None:
+        """Recompute the per-resource sums from the live flows (bounds rounding drift)."""
+        idx = np.flatnonzero(self.alive)
+        n1 = self.n + 1
+        R = self.inc_r[idx].ravel()
+        A = self.inc_a[idx].ravel()
+        F = np.repeat(np.arange(idx.shape[0]), self.D)
+        self.maxl = np.bincount(R, weights=A * self.b[idx][F], minlength=n1)
+        self.wsum = np.bincount(R, weights=A * self.w[idx][F], minlength=n1)
+        self.load = np.bincount(R, weights=A * self.rate[idx][F], minlength=n1)
+
 
 
 
@@ -543,7 +576,6 @@ class Network:
                     if s:
                         if bl[r] >= near[r]:
                             coupled = True  # saturated: its other flows may speed up
-                        bl[r] -= a * rate
                         maxload[r] -= load
                     else:
                         maxload[r] = 0.0
@@ -675,8 +707,7 @@ class Network:
     def _bulk_solve(self, now: float, low: float) -> None:
         bulk = self._bulk
         self.recomputations += 1
-        loads = bulk.solve(now, low)
-        bulk.load = loads
+        bulk.solve(now, low)
         if self.active_count < _BULK_OFF:
             # few flows left: back to per-flow objects and the completion heap
             done, seq = self._done, self._seq
@@ -690,7 +721,7 @@ class Network:
                 f.t_last = now
                 f.version += 1
                 heapq.heappush(done, (t, next(seq), f, f.version))
-            self.load = loads.tolist()
+            self.load = bulk.load[: bulk.n].tolist()
             self._bulk = None
             return
         self._bulk_next()
@@ -715,11 +746,10 @@ class Network:
                     av.append(a)
         return max_min_rates([f.weight for f in comp], [f.maxrate for f in comp], fi, rj, av, capacities).tolist()
 
-    def _apply(self, comp, new_rates, now: float, loads=None) -> None:
+    def _apply(self, comp, new_rates, now: float) -> None:
         """Give ``comp`` its new rates; reschedule the completions of those that changed.
 
-        A flow's remaining bytes are brought up to ``now`` only when its rate changes.
-        ``loads``: the new load of every resource, when ``comp`` is all active flows."""
+        A flow's remaining bytes are brought up to ``now`` only when its rate changes."""
         done, seq, heappush = self._done, self._seq, heapq.heappush
         rload = self.load
         for f, rate in zip(comp, new_rates):
@@ -728,11 +758,10 @@ class Network:
                 continue
             if old > 0:
                 f.remaining -= old * (now - f.t_last)
-                if loads is None:
-                    d = rate - old
-                    for r, a in zip(f.res, f.coef):
-                        rload[r] += a * d
-            elif loads is None:
+                d = rate - old
+                for r, a in zip(f.res, f.coef):
+                    rload[r] += a * d
+            else:
                 for r, a in zip(f.res, f.coef):
                     rload[r] += a * rate
             f.t_last = now
@@ -744,8 +773,6 @@ class Network:
             # superseded completions pile up under heavy contention: drop them
             self._done = done = [e for e in done if e[3] == e[2].version and e[2].active]
             heapq.heapify(done)
-        if loads is not None:
-            self.load = loads.tolist()
         if self.on_rates is not None:
             self.on_rates(now, comp)
 
