@@ -389,9 +389,18 @@ def merge(a: SparseStream, b: SparseStream, densify: str = "exact") -> SparseStr
         hit[hit] = li[pos[hit]] == si[hit]
         vals = lv.copy()
         vals[pos[hit]] += sv[hit]  # two operands: a + b == b + a, also in floating point
-        miss = ~hit
-        idx = np.insert(li, pos[miss], si[miss])
-        vals = np.insert(vals, pos[miss], sv[miss])
+        miss = np.flatnonzero(~hit)
+        # final places of the new entries (np.insert's rule, computed once for both arrays)
+        dest = pos[miss] + np.arange(miss.shape[0])
+        rest = np.ones(li.shape[0] + miss.shape[0], dtype=bool)
+        rest[dest] = False
+        idx = np.empty(rest.shape[0], dtype=li.dtype)
+        idx[dest] = si[miss]
+        idx[rest] = li
+        out = np.empty(rest.shape[0], dtype=vals.dtype)
+        out[dest] = sv[miss]
+        out[rest] = vals
+        vals = out
     else:
         idx = np.concatenate((ai, bi))
         order = np.argsort(idx, kind="stable")
