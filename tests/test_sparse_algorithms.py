@@ -417,3 +417,42 @@ def test_allgathered_parts_are_shared(alg):
     outs = run(alg, P, 40000, density=1 / 16).result.outputs
     for out in outs[1:]:
         assert len(out) == len(outs[0]) and all(a is b for a, b in zip(out, outs[0]))
+
+
+@settings(max_examples=120, deadline=None)
+@given(
+    n=st.integers(1, 300),
+    start=st.integers(0, 50),
+    q=st.integers(1, 6),
+    density=st.floats(0, 1),
+    dtype=st.sampled_from(["int32", "float32", "float64"]),
+    seed=st.integers(0, 2**32 - 1),
+)
+def test_sum_streams_matches_sequential_dense_sums(n, start, q, density, dtype, seed):
+    # both ways of summing (sort, or a dense buffer when entries >= range / 8) must give
+    # the sequential sum in list order, keep cancelled zeros, and follow the dense rule
+    from simcollective.algorithms._sparse_common import sum_streams
+
+    rng = np.random.default_rng(seed)
+    streams = []
+    for _ in range(q):
+        k = int(rng.binomial(n, density))
+        idx = np.sort(rng.choice(n, size=k, replace=False)) + start
+        vals = (rng.integers(-3, 4, size=k) if dtype == "int32" else rng.standard_normal(k)).astype(dtype)
+        streams.append(data.SparseStream.from_pairs(start, start + n, idx, vals))
+    out = sum_streams(streams)
+    expected = np.zeros(n, dtype=dtype)
+    present = np.zeros(n, dtype=bool)
+    for s in streams:
+        expected = expected + s.to_dense()
+        if s.is_dense:
+            present[:] = True
+        else:
+            present[s.indices - start] = True
+    assert out.dtype == np.dtype(dtype) and (out.start, out.stop) == (start, start + n)
+    assert np.array_equal(out.to_dense(), expected)
+    union = int(present.sum())
+    if union and not out.is_dense:
+        assert np.array_equal(out.indices, np.flatnonzero(present) + start)
+    if union:
+        assert out.is_dense == data.turns_dense(union, n, np.dtype(dtype).itemsize, streams[0].index_bytes)

@@ -125,19 +125,43 @@ def sum_streams(streams) -> SparseStream:
     first = streams[0]
     start, stop, ib = first.start, first.stop, first.index_bytes
     if any(s.is_dense for s in streams):
-        acc = None
-        for s in streams:
+        acc = np.zeros(stop - start, dtype=first.dtype)
+        for s in streams:  # in list order, also in floating point
             if s.is_dense:
-                acc = s.values.copy() if acc is None else acc + s.values
-        for s in streams:
-            if not s.is_dense:
+                acc += s.values
+            else:
                 acc[positions(s.indices, start)] += s.values
         acc.flags.writeable = False
         return SparseStream(start, stop, None, acc, ib)
+    entries = sum(s.nnz for s in streams)
+    if entries == 0:
+        return first
+    n = stop - start
+    if 8 * entries >= n:
+        # many entries for the range: add them into a dense buffer in list order and mark
+        # the positions present (exact zeros from cancellation stay entries)
+        acc = np.zeros(n, dtype=first.dtype)
+        present = np.zeros(n, dtype=bool)
+        exact = acc.dtype.kind in "iu"
+        for s in streams:
+            pos = positions(s.indices, start)
+            if exact:
+                np.add.at(acc, pos, s.values)  # unique positions per stream
+            else:
+                acc[pos] += s.values
+            present[pos] = True
+        union = int(np.count_nonzero(present))
+        if turns_dense(union, n, acc.itemsize, ib):
+            acc.flags.writeable = False
+            return SparseStream(start, stop, None, acc, ib)
+        at = np.flatnonzero(present)
+        idx = (at + start).astype(first.indices.dtype)
+        vals = acc[at]
+        idx.flags.writeable = False
+        vals.flags.writeable = False
+        return SparseStream(start, stop, idx, vals, ib)
     idx = np.concatenate([s.indices for s in streams])
     vals = np.concatenate([s.values for s in streams])
-    if idx.shape[0] == 0:
-        return first
     order = np.argsort(idx, kind="stable")
     idx = idx[order]
     vals = vals[order]
