@@ -321,3 +321,37 @@ def test_big_components_solved_vectorized_match_processor_sharing():
         expected.setdefault(S, 2 * lat + (prefix + (n - k - 1) * S) / C)
     for S, t in zip(sizes, done):
         assert t == pytest.approx(expected[S], rel=1e-9)
+
+
+# -- the solver paths for many active flows give the same rates --------------------------
+@st.composite
+def busy_graph_and_flows(draw):
+    g, flows = draw(graph_and_flows())
+    n = g.number_of_nodes()
+    more = draw(st.lists(
+        st.tuples(st.integers(0, n - 1), st.integers(0, n - 1), st.floats(0.5, 20.0), st.floats(0.0, 3.0)),
+        min_size=0, max_size=25))
+    return g, flows + [(s, d, S, t) for s, d, S, t in more if s != d]
+
+
+@pytest.mark.parametrize("mode", ["local", "bulk", "mixed"])
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
+@given(busy_graph_and_flows(), st.sampled_from(["ideal", "smpi"]))
+def test_local_and_bulk_solvers_match_the_component_solver(monkeypatch, mode, gf, profile):
+    # thresholds lowered so that a handful of flows takes the paths meant for thousands:
+    # local re-solving with its bottleneck check, and bulk (array) mode with its cutoff
+    g, flows = gf
+    expected, _ = run_flows(g, flows, profile=profile)
+    from simcollective.network import engine
+
+    monkeypatch.setattr(engine, "_LOCAL_MIN", 0)
+    monkeypatch.setattr(engine, "_BFS_LIMIT", 0)
+    monkeypatch.setattr(engine, "_LOCAL_MAX", {"local": 10**9, "bulk": 0, "mixed": 3}[mode])
+    monkeypatch.setattr(engine, "_BULK_OFF", {"local": 0, "bulk": 0, "mixed": 2}[mode])
+    monkeypatch.setattr(engine, "_REFRESH", 3)
+    got, net = run_flows(g, flows, profile=profile)
+    assert net.flows_completed == len(flows) and net.active_count == 0
+    for t, e in zip(got, expected):
+        assert t == pytest.approx(e, rel=1e-9, abs=1e-12)
+    again, _ = run_flows(g, flows, profile=profile)
+    assert again == got  # bit-identical from run to run
