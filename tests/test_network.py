@@ -349,6 +349,7 @@ def test_local_and_bulk_solvers_match_the_component_solver(monkeypatch, mode, gf
     monkeypatch.setattr(engine, "_LOCAL_MAX", {"local": 10**9, "bulk": 0, "mixed": 3}[mode])
     monkeypatch.setattr(engine, "_BULK_OFF", {"local": 0, "bulk": 0, "mixed": 2}[mode])
     monkeypatch.setattr(engine, "_REFRESH", 3)
+    monkeypatch.setattr(engine, "_PRUNE_MIN", 0)  # constraint pruning with its check, too
     got, net = run_flows(g, flows, profile=profile)
     assert net.flows_completed == len(flows) and net.active_count == 0
     for t, e in zip(got, expected):

@@ -49,6 +49,8 @@ _LOCAL_MAX = 128     # local re-solving gives up (for all active flows) past thi
 _CHECK_TOL = 1e-10
 _NEAR_TOL = 1e-6
 _CUTOFF_TOL = 1e-9
+_PRUNE_MIN = 1000    # bulk solves with more saturable entries first try the loaded resources
+_FOCUS = 0.9         # ... "loaded": at this fraction of capacity or more
 _REFRESH = 1024      # bulk mode recomputes its per-resource sums every this many solves
 _BULK_OFF = 48       # bulk mode ends when fewer active flows than this remain   # flows this close below the cutoff level are re-solved too     # a resource loaded above (1 - this) x capacity may be saturated   # relative tolerance of the bottleneck check of local re-solving
 
@@ -291,9 +293,10 @@ class _Bulk:
         sat = self.maxl > self.satx
         fresh = old == 0.0
         cutoff = low
-        if fresh.any():
-            Rf = self.inc_r[idx[fresh]].ravel()
-            Rf = Rf[sat[Rf]]
+        fresh_any = fresh.any()
+        if fresh_any:
+            Rf_all = self.inc_r[idx[fresh]].ravel()
+            Rf = Rf_all[sat[Rf_all]]
             floor = (b / w)[fresh].min()
             if Rf.shape[0]:
                 floor = min(floor, (capx[Rf] / self.wsum[Rf]).min())
@@ -310,14 +313,38 @@ class _Bulk:
         F = np.repeat(np.arange(m), D)
         keep = sat[R]
         Rk, Ak, Fk = R[keep], A[keep], F[keep]
-        uniq, inv = np.unique(Rk, return_inverse=True)
-        if every:
-            resid = capx[uniq]
-        else:
-            # capacity left by the kept flows: the load minus what the live flows use now
-            mine = np.bincount(inv, weights=Ak * old[Fk], minlength=uniq.shape[0])
-            resid = np.maximum(capx[uniq] - (self.load[uniq] - mine), 0.0)
-        new = max_min_rates(w, b, Fk, inv, Ak, resid)
+        focus = None
+        if Rk.shape[0] > _PRUNE_MIN:
+            # most saturable resources do not bind: solve with those loaded near capacity
+            # (and those of new flows) only, then check the others; a solution of fewer
+            # constraints that satisfies them all is the max-min solution of all of them
+            focus = self.load >= capx * _FOCUS
+            if fresh_any:
+                focus[Rf_all] = True
+        while True:
+            if focus is None:
+                Rc, Ac, Fc = Rk, Ak, Fk
+            else:
+                cand = focus[Rk]
+                Rc, Ac, Fc = Rk[cand], Ak[cand], Fk[cand]
+            uniq, inv = np.unique(Rc, return_inverse=True)
+            if every:
+                resid = capx[uniq]
+            else:
+                # capacity left by the kept flows: the load minus what the live flows use
+                mine = np.bincount(inv, weights=Ac * old[Fc], minlength=uniq.shape[0])
+                resid = np.maximum(capx[uniq] - (self.load[uniq] - mine), 0.0)
+            new = max_min_rates(w, b, Fc, inv, Ac, resid)
+            if focus is None or cand.all():
+                break
+            rest = ~cand
+            Rr = Rk[rest]
+            after = self.load + np.bincount(Rr, weights=Ak[rest] * (new - old)[Fk[rest]], minlength=n1)
+            over = np.zeros(n1, dtype=bool)
+            over[Rr] = after[Rr] > capx[Rr] * (1.0 + _CHECK_TOL)
+            if not over.any():
+                break
+            focus |= over
         changed = new != old
         if changed.any():
             ch = idx[changed]
