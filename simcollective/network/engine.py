@@ -7,7 +7,8 @@ filling), weighted by 1/penalty under the ``penalty`` sharing of the ``cm02``/``
 profiles, each flow bounded by its own route capacity and TCP window. Cross traffic puts a
 fraction of a flow's rate on the reverse route's resources.
 
-Performance design:
+Performance design (the rates are always the exact max-min solution; only the work to
+find it changes):
 
 * one SimPy wake-up per distinct due time, not one per flow: activations are grouped by
   their exact due time, completions sit in one heap (entries superseded by a rate change
@@ -15,13 +16,21 @@ Performance design:
   due at the same instant is processed together, followed by a single rate
   recomputation (batching);
 * rates are recomputed only for the connected component (flows linked through shared
-  *saturable* resources) of the flows that started or ended; a resource whose capacity
-  exceeds the sum of the maximum rates of its flows can never bind and does not connect
-  flows (so the huge switch-crossing capacities do not merge everything into one
-  component);
-* a component of one flow takes its bound directly; larger ones use vectorized
-  progressive filling over a flow x resource incidence (NumPy); components of more than
-  256 flows (with over 512 active) are solved over all active flows at once, vectorized;
+  *saturable* resources) of the flows that started, or of the flows on *saturated*
+  resources that flows left; a resource whose capacity exceeds the sum of the maximum
+  rates of its flows can never bind and does not connect flows (so the huge
+  switch-crossing capacities do not merge everything into one component); a flow alone
+  takes its bound directly, a component uses progressive filling (NumPy);
+* with many active flows, a big component is re-solved *locally* instead: the changed
+  flows and their neighbours are solved on the capacity the others leave, and the set
+  grows until every flow around it still has a bottleneck (the characterization of the
+  max-min allocation; :meth:`Network._local_rates`);
+* past that, all active flows move into NumPy arrays (*bulk mode*, :class:`_Bulk`):
+  completions are found by comparing completion times with the clock, a rate change
+  rescales the completion time, and a recomputation is a few vectorized passes:
+  flows below the lowest level a change can reach keep their rates (a *cutoff*), a new
+  flow that fits on unsaturated resources takes its bound without a solve, and large
+  solves start from the resources loaded near capacity and add any other that overflows;
 * a flow whose rate did not change keeps its scheduled completion.
 """
 
