@@ -19,6 +19,17 @@ from .allreduce import fit_exponent, run_scenarios
 
 BASELINE = Path(__file__).with_name("baseline.json")
 
+# Relative tolerance of the comparison with the baseline: float rounding. S4 (ring-ring
+# over 1024 ranks with contention on every hop) amplifies rounding: a 1e-15 change of one
+# link's capacity moves its simulated time by about 1e-5 (measured; see the README), so
+# any change of summation order in the engine does too. Its check is at 1e-4.
+TOLERANCE = {"S4/": 1e-4}
+DEFAULT_TOLERANCE = 1e-9
+
+
+def tolerance(key: str) -> float:
+    return next((t for prefix, t in TOLERANCE.items() if key.startswith(prefix)), DEFAULT_TOLERANCE)
+
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(prog="python -m benchmarks", description=__doc__.split("\n\n")[1])
@@ -54,7 +65,7 @@ def main(argv=None) -> int:
             failed.append(f"{key}: {r['error']}")
             continue
         ref = baseline.get(key)
-        if ref is not None and not math.isclose(r["time_s"], ref, rel_tol=1e-9, abs_tol=0.0):
+        if ref is not None and not math.isclose(r["time_s"], ref, rel_tol=tolerance(key), abs_tol=0.0):
             failed.append(f"{key}: simulated time {r['time_s']!r} differs from baseline {ref!r}")
     if args.update_baseline:
         baseline.update({k: r["time_s"] for k, r in results.items() if "error" not in r})

@@ -6,7 +6,8 @@ flows (messages), engine overhead (wall time per message event / bare SimPy even
 cost; a message is two engine events, its start and its end; the simulation's own wall
 time, without inputs and verification), peak resident memory, and
 the simulated time, which is compared with ``baseline.json`` so that a speed change that
-alters results is caught: any relative difference above 1e-9 is reported and makes the
+alters results is caught: any relative difference above 1e-9 (1e-4 for S4, see
+``__main__.TOLERANCE``) is reported and makes the
 run exit non-zero.
 """
 

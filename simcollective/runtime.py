@@ -70,6 +70,18 @@ class _Op:
 
     __slots__ = ("owner", "kind", "peer", "tag", "cid", "nbytes", "t_post", "value", "done", "cb")
 
+    def __init__(self, owner, kind, peer, tag, cid, nbytes, cb, t_post):
+        self.owner = owner
+        self.kind = kind
+        self.peer = peer
+        self.tag = tag
+        self.cid = cid
+        self.nbytes = nbytes
+        self.cb = cb
+        self.t_post = t_post
+        self.value = None
+        self.done = False
+
     def describe(self, world) -> str:
         name = world._comm_names[self.cid]
         if self.kind == "recv":
@@ -126,14 +138,6 @@ class World:
             self._comm_names.append(name)
         return cid
 
-    def _op(self, owner, kind, peer, tag, cid, nbytes, cb) -> _Op:
-        op = _Op()
-        op.owner, op.kind, op.peer, op.tag, op.cid, op.nbytes, op.cb = owner, kind, peer, tag, cid, nbytes, cb
-        op.t_post = self.env.now
-        op.value = None
-        op.done = False
-        return op
-
     def _complete(self, op: _Op, value=None) -> None:
         op.done = True
         op.value = value
@@ -147,8 +151,11 @@ class World:
     # -- point to point (world ranks) -------------------------------------------------
     def isend(self, src: int, dst: int, payload, tag, cid: int, cb=None) -> _Op:
         """Post a send; ``cb(op)`` runs at completion (maybe before this returns)."""
-        nbytes = payload_bytes(payload)
-        sop = self._op(src, "send", dst, tag, cid, nbytes, cb)
+        try:
+            nbytes = int(payload.nbytes)  # arrays, symbolic arrays, sparse streams
+        except AttributeError:
+            nbytes = payload_bytes(payload)
+        sop = _Op(src, "send", dst, tag, cid, nbytes, cb, self.env._now)
         m = _Message()
         m.src, m.dst, m.tag, m.cid, m.payload, m.nbytes, m.sop = src, dst, tag, cid, payload, nbytes, sop
         m.rop, m.flow, m.arrived = None, None, False
@@ -174,7 +181,7 @@ class World:
 
     def irecv(self, dst: int, src: int, tag, cid: int, cb=None) -> _Op:
         """Post a receive; ``cb(op)`` runs at completion with ``op.value`` the payload."""
-        rop = self._op(dst, "recv", src, tag, cid, 0, cb)
+        rop = _Op(dst, "recv", src, tag, cid, 0, cb, self.env._now)
         key = (src, tag, cid)
         unexpected = self._unexpected[dst]
         queue = unexpected.get(key)
@@ -290,6 +297,11 @@ class Comm:
     def sendrecv(self, dst: int, payload, src: int, tag=0, recvtag=None):
         """Send to ``dst`` and receive from ``src`` at once; value: the received payload."""
         world = self.world
+        size = self.size
+        if not (0 <= dst < size and 0 <= src < size):
+            self._check_peer(dst, "destination")
+            self._check_peer(src, "source")
+        members = self.members
         ev = simpy.Event(world.env)
         state = [2, True]  # operations left, still posting
 
@@ -298,8 +310,8 @@ class Comm:
             if state[0] == 0 and not state[1]:
                 ev.succeed(rop.value)
 
-        world.isend(self._me, self._check_peer(dst, "destination"), payload, tag, self.cid, one)
-        rop = world.irecv(self._me, self._check_peer(src, "source"), tag if recvtag is None else recvtag, self.cid, one)
+        world.isend(self._me, members[dst], payload, tag, self.cid, one)
+        rop = world.irecv(self._me, members[src], tag if recvtag is None else recvtag, self.cid, one)
         state[1] = False
         if state[0] == 0:  # both done while posting: continue without a trip through the queue
             ev._ok, ev._value, ev.callbacks = True, rop.value, None

@@ -47,7 +47,17 @@ def split(x, q: int) -> list:
 
 def flatten(parts) -> list:
     """The leaf payloads of nested lists of parts, in order, as one new list."""
-    return list(iter_parts(parts))
+    out = []
+    for p in parts:  # two levels (blocks of chunks) without the recursive generator
+        if isinstance(p, (list, tuple)):
+            for q in p:
+                if isinstance(q, (list, tuple)):
+                    out.extend(iter_parts(q))
+                else:
+                    out.append(q)
+        else:
+            out.append(p)
+    return out
 
 
 # -- fold / unfold to a power of two --------------------------------------------------------
