@@ -129,6 +129,8 @@ def sum_streams(streams) -> SparseStream:
         for s in streams:  # in list order, also in floating point
             if s.is_dense:
                 acc += s.values
+            elif acc.dtype.kind in "iu":
+                np.add.at(acc, positions(s.indices, start), s.values)
             else:
                 acc[positions(s.indices, start)] += s.values
         acc.flags.writeable = False
