@@ -372,9 +372,10 @@ class _Bulk:
         R = self.inc_r[idx].ravel()
         A = self.inc_a[idx].ravel()
         F = np.repeat(np.arange(idx.shape[0]), self.D)
-        self.maxl = np.bincount(R, weights=A * self.b[idx][F], minlength=n1)
-        self.wsum = np.bincount(R, weights=A * self.w[idx][F], minlength=n1)
-        self.load = np.bincount(R, weights=A * self.rate[idx][F], minlength=n1)
+        # (astype: NumPy's bincount of nothing is int64 even with float weights)
+        self.maxl = np.bincount(R, weights=A * self.b[idx][F], minlength=n1).astype(float)
+        self.wsum = np.bincount(R, weights=A * self.w[idx][F], minlength=n1).astype(float)
+        self.load = np.bincount(R, weights=A * self.rate[idx][F], minlength=n1).astype(float)
 
 
 
