@@ -336,7 +336,7 @@ def busy_graph_and_flows(draw):
 
 @pytest.mark.parametrize("mode", ["local", "bulk", "mixed"])
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
-@given(busy_graph_and_flows(), st.sampled_from(["ideal", "smpi"]))
+@given(busy_graph_and_flows(), st.sampled_from(["ideal", "cm02", "smpi"]))
 def test_local_and_bulk_solvers_match_the_component_solver(monkeypatch, mode, gf, profile):
     # thresholds lowered so that a handful of flows takes the paths meant for thousands:
     # local re-solving with its bottleneck check, and bulk (array) mode with its cutoff
