@@ -395,20 +395,22 @@ def merge(a: SparseStream, b: SparseStream, densify: str = "exact") -> SparseStr
         pos = np.searchsorted(li, si)
         hit = pos < li.shape[0]
         hit[hit] = li[pos[hit]] == si[hit]
-        vals = lv.copy()
-        vals[pos[hit]] += sv[hit]  # two operands: a + b == b + a, also in floating point
         miss = np.flatnonzero(~hit)
-        # final places of the new entries (np.insert's rule, computed once for both arrays)
-        dest = pos[miss] + np.arange(miss.shape[0])
+        pmiss = pos[miss]
+        # final places of the new entries (np.insert's rule: before li[pos]), and of the
+        # common ones (after the new entries placed at or before them)
+        dest = pmiss + np.arange(miss.shape[0])
+        phit = pos[hit]
+        at = phit + np.searchsorted(pmiss, phit, side="right")
         rest = np.ones(li.shape[0] + miss.shape[0], dtype=bool)
         rest[dest] = False
         idx = np.empty(rest.shape[0], dtype=li.dtype)
         idx[dest] = si[miss]
         idx[rest] = li
-        out = np.empty(rest.shape[0], dtype=vals.dtype)
-        out[dest] = sv[miss]
-        out[rest] = vals
-        vals = out
+        vals = np.empty(rest.shape[0], dtype=lv.dtype)
+        vals[dest] = sv[miss]
+        vals[rest] = lv
+        vals[at] += sv[hit]  # two operands: a + b == b + a, also in floating point
     else:
         idx = np.concatenate((ai, bi))
         order = np.argsort(idx, kind="stable")

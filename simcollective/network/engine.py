@@ -55,6 +55,7 @@ _VECTOR_INCIDENCE = 48  # components larger than this build their incidence with
 _LOCAL_MIN = 64      # with more active flows than this, big components are re-solved locally
 _BFS_LIMIT = 128     # ... "big": more coupled flows than this
 _LOCAL_MAX = 128     # local re-solving gives up (for all active flows) past this many flows
+_SMALL_INCIDENCE = 1200  # progressive filling with masks below this many incidence entries
 _CHECK_TOL = 1e-10
 _NEAR_TOL = 1e-6
 _CUTOFF_TOL = 1e-9
@@ -135,6 +136,8 @@ def max_min_rates(weights, bounds, entries_flow, entries_res, entries_coef, capa
     rates = np.zeros(m)
     if m == 0:
         return rates
+    if fi.shape[0] < _SMALL_INCIDENCE:
+        return _max_min_small(w, b, fi, rj, av, c, rates)
     # the flows still growing (ids), and their incidence entries, compacted as flows fix
     ids = np.arange(m)
     wl, fl = w, b / w
@@ -162,6 +165,43 @@ def max_min_rates(weights, bounds, entries_flow, entries_res, entries_coef, capa
         renum = np.cumsum(keep) - 1
         fi, rj, av, aw = renum[fi[e_keep]], rj[e_keep], av[e_keep], aw[e_keep]
         ids, wl, fl = ids[keep], wl[keep], fl[keep]
+    return rates
+
+
+def _max_min_small(w, b, fi, rj, av, c, rates):
+    """:func:`max_min_rates` for a small incidence: the same filling (same sums, same
+    results) with masks instead of compaction, fewer NumPy calls per level. A fixed
+    flow's entries move to a dummy resource ``n`` of infinite capacity."""
+    n = c.shape[0]
+    c = np.append(c, _INF)
+    rj = np.array(rj, dtype=np.intp)
+    fl = b / w
+    aw = av * w[fi]
+    level = np.empty(n + 1)
+    left = w.shape[0]
+    while True:
+        load = np.bincount(rj, weights=aw, minlength=n + 1)
+        level.fill(_INF)
+        np.divide(c, load, out=level, where=load > 0)
+        lam = min(level.min(), fl.min())
+        if lam == _INF:
+            break
+        thresh = lam * (1 + _LEVEL_TOL)
+        fix = fl <= thresh
+        fix[fi[(level <= thresh)[rj]]] = True
+        got = np.minimum(w * lam, b)
+        got *= fix
+        rates += got
+        e_fix = fix[fi]
+        c -= np.bincount(rj, weights=av * got[fi], minlength=n + 1)
+        np.maximum(c, 0.0, out=c)
+        c[n] = _INF
+        aw[e_fix] = 0.0
+        rj[e_fix] = n
+        fl[fix] = _INF
+        left -= int(np.count_nonzero(fix))
+        if left == 0:
+            break
     return rates
 
 
