@@ -643,11 +643,10 @@ class Network:
                 f = bulk.flows[slot]
                 f.active = False
                 del self._active[f]
-                rate = float(brate[slot])
-                lvl = rate / bw[slot]
+                lvl = float(brate[slot]) / bw[slot]
                 if lvl < low:
                     low = lvl
-                for r, a, load in f.path.load:
+                for r, _, load in f.path.load:
                     s = res_flows[r]
                     del s[f]
                     if s:
