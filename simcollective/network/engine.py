@@ -250,6 +250,8 @@ class _Bulk:
         self.eff = np.zeros(0)
         self.inc_r = np.zeros((0, self.D), dtype=np.intp)
         self.inc_a = np.zeros((0, self.D))
+        self._mark = np.zeros(n + 1, dtype=bool)    # scratch of solve()
+        self._lookup = np.zeros(n + 1, dtype=np.intp)
         self.load = np.zeros(n + 1)   # sum of coefficient x rate per resource
         self.maxl = np.zeros(n + 1)   # sum of coefficient x rate bound
         self.wsum = np.zeros(n + 1)   # sum of coefficient x weight
@@ -376,7 +378,15 @@ class _Bulk:
             else:
                 cand = focus[Rk]
                 Rc, Ac, Fc = Rk[cand], Ak[cand], Fk[cand]
-            uniq, inv = np.unique(Rc, return_inverse=True)
+            # np.unique(Rc, return_inverse=True) without its sort: the resources are
+            # few and bounded, so mark them, list them, and look them up
+            mark = self._mark
+            mark[Rc] = True
+            uniq = np.flatnonzero(mark)
+            mark[uniq] = False
+            lookup = self._lookup
+            lookup[uniq] = np.arange(uniq.shape[0])
+            inv = lookup[Rc]
             if every:
                 resid = capx[uniq]
             else:
