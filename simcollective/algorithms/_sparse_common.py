@@ -23,7 +23,7 @@ import numpy as np
 
 from ..data.blocks import sub_bounds
 from ..data.parts import Parts
-from ..data.dense import positions
+from ..data.dense import positions, scatter_add
 from ..data.sparse import DENSIFY_POLICIES, SparseStream, merge, split_at, turns_dense
 from ..errors import UserInputError
 from ._common import fold as _dense_fold
@@ -129,10 +129,8 @@ def sum_streams(streams) -> SparseStream:
         for s in streams:  # in list order, also in floating point
             if s.is_dense:
                 acc += s.values
-            elif acc.dtype.kind in "iu":
-                np.add.at(acc, positions(s.indices, start), s.values)
             else:
-                acc[positions(s.indices, start)] += s.values
+                scatter_add(acc, positions(s.indices, start), s.values)
         acc.flags.writeable = False
         return SparseStream(start, stop, None, acc, ib)
     entries = sum(s.nnz for s in streams)
@@ -144,13 +142,9 @@ def sum_streams(streams) -> SparseStream:
         # the positions present (exact zeros from cancellation stay entries)
         acc = np.zeros(n, dtype=first.dtype)
         present = np.zeros(n, dtype=bool)
-        exact = acc.dtype.kind in "iu"
         for s in streams:
             pos = positions(s.indices, start)
-            if exact:
-                np.add.at(acc, pos, s.values)  # unique positions per stream
-            else:
-                acc[pos] += s.values
+            scatter_add(acc, pos, s.values)  # unique positions per stream
             present[pos] = True
         union = int(np.count_nonzero(present))
         if turns_dense(union, n, acc.itemsize, ib):

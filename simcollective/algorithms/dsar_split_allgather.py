@@ -3,9 +3,7 @@ the dense parts (algorithms.md item 9)."""
 
 from __future__ import annotations
 
-import numpy as np
-
-from ..data.dense import positions
+from ..data.dense import positions, scatter_add
 from ..data.parts import Parts
 from ..data.sparse import SparseStream
 from ._sparse_common import check_allgather, split_stream
@@ -23,11 +21,7 @@ def _scatter_add_into(acc: SparseStream, got: SparseStream) -> SparseStream:
     if got.is_dense:
         buf += got.values
     else:
-        pos = positions(got.indices, acc.start)
-        if buf.dtype.kind in "iu":
-            np.add.at(buf, pos, got.values)  # unique positions; 3x faster than += for ints
-        else:
-            buf[pos] += got.values
+        scatter_add(buf, positions(got.indices, acc.start), got.values)
     return acc
 
 

@@ -36,6 +36,16 @@ def positions(indices: np.ndarray, start: int = 0) -> np.ndarray:
         out -= start
     return out
 
+
+def scatter_add(out: np.ndarray, pos: np.ndarray, values: np.ndarray) -> None:
+    """``out[pos] += values`` for unique ``pos``, in place: ``np.add.at`` for integers
+    (0.20 s vs 0.69 s for 64 x 262,144 positions into 32M int32 here), fancy ``+=``
+    otherwise (``np.add.at`` is the slow one for floats)."""
+    if out.dtype.kind in "iu":
+        np.add.at(out, pos, values)
+    else:
+        out[pos] += values
+
 __all__ = [
     "DTYPES",
     "check_dtype",
@@ -207,7 +217,7 @@ class Reference:
                 if idx is None:
                     total += vals
                 else:
-                    np.add.at(total, idx, vals)  # unique indices; 3x faster than a[i] += v for ints
+                    scatter_add(total, idx, vals)
             if total.dtype == np.int64:
                 if total.size and (total.min() < info.min or total.max() > info.max):
                     raise UserInputError(f"the exact sum overflows {dt.name}; use fewer ranks")
