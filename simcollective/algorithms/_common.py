@@ -125,29 +125,30 @@ def ring_pass(comm, blocks: list, first: int, reduce: bool):
     P, r = comm.size, comm.rank
     right, left = (r + 1) % P, (r - 1) % P
     k = len(blocks[0])
+    add = comm.add
     pending = None  # (block, chunk, received payload): a sum not computed yet
-
-    def finish(p):
-        b, c, got = p
-        blocks[b][c] = yield comm.add(blocks[b][c], got)
-
+    # (the sums are written out inline rather than in a helper generator: this loop runs
+    # once per message, and every generator level costs on every resume)
     for s in range(P - 1):
         sb, rb = (first - s) % P, (first - s - 1) % P
         for c in range(k):
-            if pending is not None and pending[:2] == (sb, c):  # we are about to send it
-                yield from finish(pending)
+            if pending is not None and pending[0] == sb and pending[1] == c:  # about to send it
+                pb, pc, pg = pending
                 pending = None
+                blocks[pb][pc] = yield add(blocks[pb][pc], pg)
             req = comm.sendrecv(right, blocks[sb][c], left)
             if pending is not None:  # overlaps with the transfer just started
-                yield from finish(pending)
+                pb, pc, pg = pending
                 pending = None
+                blocks[pb][pc] = yield add(blocks[pb][pc], pg)
             got = yield req
             if reduce:
                 pending = (rb, c, got)
             else:
                 blocks[rb][c] = got
     if pending is not None:
-        yield from finish(pending)
+        pb, pc, pg = pending
+        blocks[pb][pc] = yield add(blocks[pb][pc], pg)
 
 
 # -- pipelined trees -----------------------------------------------------------------------

@@ -74,14 +74,16 @@ class SymbolicArray:
     ``.dtype``, ``.shape`` and ``.ndim``.
     """
 
-    __slots__ = ("start", "stop", "dtype", "segments", "error")
+    __slots__ = ("start", "stop", "dtype", "segments", "error", "nbytes")
 
     def __init__(self, start: int, stop: int, dtype, segments: tuple, error: str | None = None):
         self.start = start
         self.stop = stop
-        self.dtype = dtype if isinstance(dtype, np.dtype) else check_dtype(dtype)
+        self.dtype = dtype = dtype if isinstance(dtype, np.dtype) else check_dtype(dtype)
         self.segments = segments
         self.error = error
+        # bytes the real array would occupy, size x itemsize (read once per message)
+        self.nbytes = (stop - start) * dtype.itemsize
 
     # -- NumPy-like surface ---------------------------------------------------------------
 
@@ -102,11 +104,6 @@ class SymbolicArray:
     def ndim(self) -> int:
         """Always 1."""
         return 1
-
-    @property
-    def nbytes(self) -> int:
-        """Bytes the real array would occupy: ``size * itemsize``."""
-        return (self.stop - self.start) * self.dtype.itemsize
 
     def __repr__(self) -> str:
         segs = ", ".join(f"[{s},{e}):{{{format_ranks(m, 4)}}}" for s, e, m in self.segments[:4])

@@ -38,6 +38,7 @@ from __future__ import annotations
 
 import heapq
 import itertools
+import operator
 from dataclasses import dataclass
 
 import numpy as np
@@ -65,8 +66,7 @@ _REFRESH = 1024      # bulk mode recomputes its per-resource sums every this man
 _BULK_OFF = 48       # bulk mode ends when fewer active flows than this remain   # flows this close below the cutoff level are re-solved too     # a resource loaded above (1 - this) x capacity may be saturated   # relative tolerance of the bottleneck check of local re-solving
 
 
-def _by_seq(flow):
-    return flow.seq
+_by_seq = operator.attrgetter("seq")
 _INF = float("inf")
 
 
@@ -476,6 +476,9 @@ class Network:
         self.bytes_sent = 0
         self.recomputations = 0
         self.active_count = 0
+        # the profile's latency and bandwidth factors when they do not depend on the size
+        self._lat_k = profile.lat_factors[0] if len(profile.lat_factors) == 1 else None
+        self._bw_k = profile.bw_factors[0] if len(profile.bw_factors) == 1 else None
         self.on_rates = None  # optional hook(now, flows) for tests
         self.series = None    # {resource: [(t, load)]} when enabled (traces)
 
@@ -536,8 +539,16 @@ class Network:
         f.path = path = self.path_parameters(src, dst)
         route = path.route
         f.res, f.coef, f.weight, f.maxrate = path.res, path.coef, path.weight, path.maxrate
-        f.latency = latency = route.latency * prof.latency_factor(size) if route.latency else 0.0
-        f.eff = f.remaining = size / prof.bandwidth_factor(size) if size > 0 else 0.0
+        if route.latency:
+            lat_k = self._lat_k
+            f.latency = latency = route.latency * (lat_k if lat_k is not None else prof.latency_factor(size))
+        else:
+            f.latency = latency = 0.0
+        if size > 0:
+            bw_k = self._bw_k
+            f.eff = f.remaining = size / (bw_k if bw_k is not None else prof.bandwidth_factor(size))
+        else:
+            f.eff = f.remaining = 0.0
         f.src, f.dst, f.size, f.callback, f.tag = src, dst, size, callback, tag
         f.rate = 0.0
         f.t_last = f.t_post = now
@@ -695,8 +706,18 @@ class Network:
                 self._bulk_solve(now, low)
             elif seeds or ended:
                 self._bulk_next()
+        elif not seeds:
+            comp = ()
+        elif touched or not self._all_lone(seeds):
+            comp = self._recompute(seeds, now, low)
         else:
-            comp = self._recompute(seeds, now, low) if seeds else ()
+            # new flows only, none on a resource that can saturate: each takes its bound
+            # (what _recompute finds for them, without its component walk)
+            comp = seeds
+            if len(comp) > 1:
+                comp.sort(key=_by_seq)
+            self.recomputations += 1
+            self._apply(comp, [f.maxrate for f in comp], now)
         if self.series is not None:
             self._record_series(now, seeds, finished, comp)
         self.flows_completed += len(finished)
@@ -711,6 +732,15 @@ class Network:
                 continue
             self._wake_at(when)
             break
+
+    def _all_lone(self, flows) -> bool:
+        """Whether none of ``flows`` is on a resource that can saturate."""
+        maxload, satl = self.maxload, self._sat
+        for f in flows:
+            for r in f.res:
+                if maxload[r] > satl[r]:
+                    return False
+        return True
 
     def _recompute(self, seeds, now: float, low: float = 0.0) -> list:
         """New rates after flows started (``seeds``) or ended (``seeds`` then holds the
