@@ -607,7 +607,7 @@ class Network:
         times, buckets, done = self._times, self._buckets, self._done
         heappop = heapq.heappop
         sat, maxload, res_flows, busy_since = self._sat, self.maxload, self.res_flows, self.busy_since
-        rload, near = self.load, self._near
+        rload, near, busy_time = self.load, self._near, self.busy_time
         finished = []
         seeds = []
         touched = set()
@@ -615,6 +615,7 @@ class Network:
         low = _INF  # lowest level (rate / weight) of the flows that ended
         bulk = self._bulk
         coupled = False  # bulk mode: whether a changed flow is on a (nearly) saturated resource
+        lone = True  # whether no new flow is on a resource that can saturate
         while times and times[0] <= now:
             for f in buckets.pop(heappop(times)):
                 f.t_start = now
@@ -629,7 +630,9 @@ class Network:
                     if not s:
                         busy_since[r] = now
                     s[f] = None
-                    maxload[r] += load
+                    ml = maxload[r] = maxload[r] + load
+                    if ml > sat[r]:
+                        lone = False
                 seeds.append(f)
                 if bulk is not None:
                     bulk.add(f, 0.0, _INF)
@@ -655,11 +658,11 @@ class Network:
                 else:
                     maxload[r] = 0.0
                     rload[r] = 0.0
-                    self.busy_time[r] += now - busy_since[r]
+                    busy_time[r] += now - busy_since[r]
             ended += 1
             finished.append(f)
         if bulk is not None:
-            brate, bw, busy_time, bl = bulk.rate, bulk.w, self.busy_time, bulk.load
+            brate, bw, bl = bulk.rate, bulk.w, bulk.load
             for slot in bulk.due(now).tolist():
                 f = bulk.flows[slot]
                 f.active = False
@@ -708,7 +711,7 @@ class Network:
                 self._bulk_next()
         elif not seeds:
             comp = ()
-        elif touched or not self._all_lone(seeds):
+        elif touched or not lone:
             comp = self._recompute(seeds, now, low)
         else:
             # new flows only, none on a resource that can saturate: each takes its bound
@@ -732,15 +735,6 @@ class Network:
                 continue
             self._wake_at(when)
             break
-
-    def _all_lone(self, flows) -> bool:
-        """Whether none of ``flows`` is on a resource that can saturate."""
-        maxload, satl = self.maxload, self._sat
-        for f in flows:
-            for r in f.res:
-                if maxload[r] > satl[r]:
-                    return False
-        return True
 
     def _recompute(self, seeds, now: float, low: float = 0.0) -> list:
         """New rates after flows started (``seeds``) or ended (``seeds`` then holds the
