@@ -1,6 +1,6 @@
 """``python -m benchmarks [--only S1,S2,...] [--flows] [--update-baseline]``
 
-Prints, for each scenario, wall time, simulated events per second, peak resident memory
+Prints, for each scenario (S1-S5, and E: the engine without data operations), wall time, simulated events per second, peak resident memory
 and the simulated time; the bare SimPy event rate measured in the same run; the measured
 exponent of wall time versus P (S5). Simulated times are compared with
 ``benchmarks/baseline.json``: any difference beyond float rounding fails the run.
@@ -33,7 +33,7 @@ def tolerance(key: str) -> float:
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(prog="python -m benchmarks", description=__doc__.split("\n\n")[1])
-    ap.add_argument("--only", help="comma-separated scenarios: S1,S2,S3,S4,S5 (default: all)")
+    ap.add_argument("--only", help="comma-separated scenarios: S1,S2,S3,S4,S5,E (default: all)")
     ap.add_argument("--flows", action="store_true", help="also run the engine flow benchmark")
     ap.add_argument("--update-baseline", action="store_true", help="record simulated times as the new baseline")
     args = ap.parse_args(argv)

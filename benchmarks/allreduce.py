@@ -1,7 +1,8 @@
 """Allreduce benchmarks S1-S5 (issue "Scale and speed").
 
 Each point runs in a fresh process (its own peak RSS) through the same code path as
-``simcollective run``. Printed per point: wall time, simulated SimPy events per second,
+``simcollective run`` (scenario E: the ring's messages without data operations, see
+:mod:`benchmarks.engine`). Printed per point: wall time, simulated SimPy events per second,
 flows (messages), engine overhead (wall time per message event / bare SimPy event
 cost; a message is two engine events, its start and its end; the simulation's own wall
 time, without inputs and verification), peak resident memory, and
@@ -16,6 +17,7 @@ from __future__ import annotations
 import math
 
 from ._harness import measure
+from .engine import ring_messages
 
 S1_S2_DENSE = ("ring", "ring-ring")
 
@@ -61,6 +63,8 @@ def scenarios(only=None) -> dict:
         pts.append((f"sparse-ring-ring P={P}", dict(topology="abci", nodes=P // 4, algorithm="sparse-ring-ring",
                                                     elements=32 * M, density=1 / 1024, dtype="int32")))
     sc["S5"] = pts
+    # engine overhead without the data layer: the ring's messages only (benchmarks.engine)
+    sc["E"] = [(f"ring messages, no data P={P}", dict(target=ring_messages, P=P)) for P in (16, 64, 256, 1024)]
     if only:
         sc = {k: v for k, v in sc.items() if k in only}
     return sc
@@ -80,7 +84,8 @@ def run_scenarios(only=None, bare_rate: float = 1.0, printer=print) -> dict:
         printer(f"\n{name}")
         total_wall, peak = 0.0, 0
         for label, kw in pts:
-            r = measure(run_point, **kw)
+            kw = dict(kw)
+            r = measure(kw.pop("target", run_point), **kw)
             key = f"{name}/{label}"
             results[key] = r
             if "error" in r:

@@ -87,6 +87,7 @@ class Router:
         # sorted successor lists (by node order) for deterministic next-hop choice
         self._succ = {n: sorted(graph.successors(n), key=self.index.__getitem__) for n in self.nodes}
         self._dist: dict[object, dict] = {}
+        self._pred: dict | None = None
         self._routes: dict[tuple, Route] = {}
 
     def _new_resource(self, bandwidth, name, link_type) -> int:
@@ -100,11 +101,13 @@ class Router:
         if dist is None:
             dist = {dst: 0}
             queue = deque([dst])
-            pred = self.graph.predecessors
+            pred = self._pred
+            if pred is None:  # predecessor lists, built once (a BFS per destination reads them)
+                pred = self._pred = {n: list(self.graph.predecessors(n)) for n in self.nodes}
             while queue:
                 v = queue.popleft()
                 dv = dist[v] + 1
-                for u in pred(v):
+                for u in pred[v]:
                     if u not in dist:
                         dist[u] = dv
                         queue.append(u)
