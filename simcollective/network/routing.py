@@ -86,8 +86,9 @@ class Router:
                 self.crossing_latency[n] = float(attrs["latency"])
         # sorted successor lists (by node order) for deterministic next-hop choice
         self._succ = {n: sorted(graph.successors(n), key=self.index.__getitem__) for n in self.nodes}
+        # predecessor lists for the breadth-first search from each destination
+        self._pred = {n: list(graph.predecessors(n)) for n in self.nodes}
         self._dist: dict[object, dict] = {}
-        self._pred: dict | None = None
         self._routes: dict[tuple, Route] = {}
 
     def _new_resource(self, bandwidth, name, link_type) -> int:
@@ -102,8 +103,6 @@ class Router:
             dist = {dst: 0}
             queue = deque([dst])
             pred = self._pred
-            if pred is None:  # predecessor lists, built once (a BFS per destination reads them)
-                pred = self._pred = {n: list(self.graph.predecessors(n)) for n in self.nodes}
             while queue:
                 v = queue.popleft()
                 dv = dist[v] + 1
