@@ -10,11 +10,11 @@ fraction of a flow's rate on the reverse route's resources.
 Performance design (the rates are always the exact max-min solution; only the work to
 find it changes):
 
-* one SimPy wake-up per distinct due time, not one per flow: activations are grouped by
-  their exact due time, completions sit in one heap (entries superseded by a rate change
-  are skipped lazily, and only the earliest valid completion has a wake-up); everything
-  due at the same instant is processed together, followed by a single rate
-  recomputation (batching);
+* one SimPy wake-up per distinct due time, not one per flow: activations and completions
+  are grouped by their exact due time, with a heap of the distinct times (completion
+  entries superseded by a rate change are skipped lazily, and only the earliest valid
+  completion has a wake-up); everything due at the same instant is processed together,
+  followed by a single rate recomputation (batching);
 * rates are recomputed only for the connected component (flows linked through shared
   *saturable* resources) of the flows that started, or of the flows on *saturated*
   resources that flows left; a resource whose capacity exceeds the sum of the maximum
@@ -37,7 +37,6 @@ find it changes):
 from __future__ import annotations
 
 import heapq
-import itertools
 import operator
 from dataclasses import dataclass
 
@@ -460,12 +459,15 @@ class Network:
         self.load = [0.0] * n
         self._near = [c * (1 - _NEAR_TOL) for c in self.cap]
         # flow activations grouped by their exact due time, with a heap of those times;
-        # completions in a heap of (time, seq, flow, version), superseded entries skipped
-        # lazily; one SimPy wake-up per distinct due time that is still the earliest
+        # completions likewise: (flow, version) entries by exact time in scheduling order,
+        # superseded entries skipped lazily (so flows that end at the same instant cost a
+        # list append each, not a heap operation); one SimPy wake-up per distinct due
+        # time that is still the earliest
         self._buckets: dict = {}
         self._times: list = []
-        self._done: list = []
-        self._seq = itertools.count()
+        self._ends: dict = {}
+        self._end_times: list = []
+        self._end_count = 0  # entries in _ends, superseded ones included
         self._wakeups: set = set()
         self._active: dict = {}  # active flows in activation order (dict as ordered set)
         self._paths: dict = {}
@@ -604,7 +606,8 @@ class Network:
     def _on_wakeup(self, _event) -> None:
         now = self.env.now
         self._wakeups.discard(now)
-        times, buckets, done = self._times, self._buckets, self._done
+        times, buckets = self._times, self._buckets
+        ends, end_times = self._ends, self._end_times
         heappop = heapq.heappop
         sat, maxload, res_flows, busy_since = self._sat, self.maxload, self.res_flows, self.busy_since
         rload, near, busy_time = self.load, self._near, self.busy_time
@@ -636,31 +639,33 @@ class Network:
                 seeds.append(f)
                 if bulk is not None:
                     bulk.add(f, 0.0, _INF)
-        while done and done[0][0] <= now:
-            _, _, f, version = heappop(done)
-            if version != f.version or not f.active:
-                continue  # superseded by a rate change
-            f.active = False
-            del self._active[f]
-            rate = f.rate
-            lvl = rate / f.weight
-            if lvl < low:
-                low = lvl
-            for r, a, load in f.path.load:
-                s = res_flows[r]
-                del s[f]
-                ml = maxload[r]
-                if ml > sat[r] and rload[r] >= near[r]:
-                    touched.add(r)  # saturated: its other flows may speed up
-                if s:
-                    maxload[r] = ml - load
-                    rload[r] -= a * rate
-                else:
-                    maxload[r] = 0.0
-                    rload[r] = 0.0
-                    busy_time[r] += now - busy_since[r]
-            ended += 1
-            finished.append(f)
+        while end_times and end_times[0] <= now:
+            due = ends.pop(heappop(end_times))
+            self._end_count -= len(due)
+            for f, version in due:
+                if version != f.version or not f.active:
+                    continue  # superseded by a rate change
+                f.active = False
+                del self._active[f]
+                rate = f.rate
+                lvl = rate / f.weight
+                if lvl < low:
+                    low = lvl
+                for r, a, load in f.path.load:
+                    s = res_flows[r]
+                    del s[f]
+                    ml = maxload[r]
+                    if ml > sat[r] and rload[r] >= near[r]:
+                        touched.add(r)  # saturated: its other flows may speed up
+                    if s:
+                        maxload[r] = ml - load
+                        rload[r] -= a * rate
+                    else:
+                        maxload[r] = 0.0
+                        rload[r] = 0.0
+                        busy_time[r] += now - busy_since[r]
+                ended += 1
+                finished.append(f)
         if bulk is not None:
             brate, bw, bl = bulk.rate, bulk.w, bulk.load
             for slot in bulk.due(now).tolist():
@@ -727,14 +732,29 @@ class Network:
         for f in finished:
             f.t_end = now
             f.callback(f)
-        done = self._done  # (the recomputation may have rebuilt the heap)
-        while done:  # make sure the earliest valid completion has a wake-up
-            when, _, f, version = done[0]
-            if version != f.version or not f.active:
-                heappop(done)
+        ends, end_times = self._ends, self._end_times  # (a recomputation may have rebuilt them)
+        while end_times:  # make sure the earliest valid completion has a wake-up
+            when = end_times[0]
+            due = ends[when]
+            for f, version in due:
+                if version == f.version and f.active:
+                    break
+            else:  # all superseded
+                heappop(end_times)
+                del ends[when]
+                self._end_count -= len(due)
                 continue
             self._wake_at(when)
             break
+
+    def _schedule_end(self, f, when: float) -> None:
+        """Put ``f`` (at its current version) among the completions due at ``when``."""
+        due = self._ends.get(when)
+        if due is None:
+            due = self._ends[when] = []
+            heapq.heappush(self._end_times, when)
+        due.append((f, f.version))
+        self._end_count += 1
 
     def _recompute(self, seeds, now: float, low: float = 0.0) -> list:
         """New rates after flows started (``seeds``) or ended (``seeds`` then holds the
@@ -812,15 +832,14 @@ class Network:
                 bulk.add(f, rate, now + (rem if rem > 0 else 0.0) / rate)
             else:
                 bulk.add(f, 0.0, _INF)
-        self._done = []
+        self._ends, self._end_times, self._end_count = {}, [], 0
 
     def _bulk_solve(self, now: float, low: float) -> None:
         bulk = self._bulk
         self.recomputations += 1
         bulk.solve(now, low)
         if self.active_count < _BULK_OFF:
-            # few flows left: back to per-flow objects and the completion heap
-            done, seq = self._done, self._seq
+            # few flows left: back to per-flow objects and the completion lists
             rate, tdone = bulk.rate, bulk.tdone
             for slot in np.flatnonzero(bulk.alive).tolist():
                 f = bulk.flows[slot]
@@ -830,7 +849,7 @@ class Network:
                 f.remaining = (t - now) * x
                 f.t_last = now
                 f.version += 1
-                heapq.heappush(done, (t, next(seq), f, f.version))
+                self._schedule_end(f, t)
             self.load = bulk.load[: bulk.n].tolist()
             self._bulk = None
             return
@@ -860,7 +879,7 @@ class Network:
         """Give ``comp`` its new rates; reschedule the completions of those that changed.
 
         A flow's remaining bytes are brought up to ``now`` only when its rate changes."""
-        done, seq, heappush = self._done, self._seq, heapq.heappush
+        schedule_end = self._schedule_end
         rload = self.load
         for f, rate in zip(comp, new_rates):
             old = f.rate
@@ -878,11 +897,17 @@ class Network:
             f.rate = rate
             f.version += 1
             rem = f.remaining if f.remaining > 0 else 0.0
-            heappush(done, (now + rem / rate, next(seq), f, f.version))
-        if len(done) > 4 * len(self._active) + 4096:
+            schedule_end(f, now + rem / rate)
+        if self._end_count > 4 * len(self._active) + 4096:
             # superseded completions pile up under heavy contention: drop them
-            self._done = done = [e for e in done if e[3] == e[2].version and e[2].active]
-            heapq.heapify(done)
+            ends = {}
+            for when, due in self._ends.items():
+                due = [e for e in due if e[1] == e[0].version and e[0].active]
+                if due:
+                    ends[when] = due
+            self._ends, self._end_times = ends, list(ends)
+            heapq.heapify(self._end_times)
+            self._end_count = sum(len(due) for due in ends.values())
         if self.on_rates is not None:
             self.on_rates(now, comp)
 
