@@ -736,7 +736,7 @@ class Network:
         while end_times:  # make sure the earliest valid completion has a wake-up
             when = end_times[0]
             due = ends[when]
-            for f, version in due:
+            for i, (f, version) in enumerate(due):
                 if version == f.version and f.active:
                     break
             else:  # all superseded
@@ -744,6 +744,9 @@ class Network:
                 del ends[when]
                 self._end_count -= len(due)
                 continue
+            if i:  # drop the superseded ones ahead of it (not scanned again)
+                del due[:i]
+                self._end_count -= i
             self._wake_at(when)
             break
 
