@@ -56,13 +56,13 @@ _LOCAL_MIN = 64      # with more active flows than this, big components are re-s
 _BFS_LIMIT = 128     # ... "big": more coupled flows than this
 _LOCAL_MAX = 128     # local re-solving gives up (for all active flows) past this many flows
 _SMALL_INCIDENCE = 1200  # progressive filling with masks below this many incidence entries
-_CHECK_TOL = 1e-10
-_NEAR_TOL = 1e-6
-_CUTOFF_TOL = 1e-9
+_CHECK_TOL = 1e-10   # relative tolerance of the bottleneck check of local re-solving
+_NEAR_TOL = 1e-6     # a resource loaded above (1 - this) x capacity may be saturated
+_CUTOFF_TOL = 1e-9   # flows this close below the cutoff level are re-solved too
 _PRUNE_MIN = 1000    # bulk solves with more saturable entries first try the loaded resources
 _FOCUS = 0.9         # ... "loaded": at this fraction of capacity or more
 _REFRESH = 1024      # bulk mode recomputes its per-resource sums every this many solves
-_BULK_OFF = 48       # bulk mode ends when fewer active flows than this remain   # flows this close below the cutoff level are re-solved too     # a resource loaded above (1 - this) x capacity may be saturated   # relative tolerance of the bottleneck check of local re-solving
+_BULK_OFF = 48       # bulk mode ends when fewer active flows than this remain
 
 
 _by_seq = operator.attrgetter("seq")
