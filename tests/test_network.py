@@ -283,6 +283,46 @@ def test_max_min_solution_is_feasible_and_every_flow_has_a_bottleneck(data):
         assert ok, (i, rates, load, caps)
 
 
+def _random_max_min_problem(rng, groups, ties):
+    """Independent groups of flows over their own resources (the racks of a cluster),
+    with exact ties (unit capacities, weights and coefficients) or random figures."""
+    w, b, fi, rj, av, caps = [], [], [], [], [], []
+    for _ in range(groups):
+        n0, m0 = len(caps), len(w)
+        n = int(rng.integers(1, 6))
+        caps += [1.0] * n if ties else rng.uniform(0.5, 10.0, n).tolist()
+        for i in range(int(rng.integers(1, 12))):
+            w.append(1.0 if ties else float(rng.uniform(0.1, 5.0)))
+            b.append(float(rng.choice([0.25, 2.0, 50.0])) if ties else float(rng.uniform(0.1, 20.0)))
+            for r in sorted(rng.choice(n, size=int(rng.integers(1, n + 1)), replace=False).tolist()):
+                fi.append(m0 + i)
+                rj.append(n0 + r)
+                av.append(1.0 if ties else float(rng.choice([1.0, 1.05, 0.05])))
+    return w, b, fi, rj, av, caps
+
+
+@pytest.mark.parametrize("ties", [True, False])
+def test_parallel_filling_matches_sequential_filling(ties):
+    # the parallel filling fixes all independent bottlenecks in one pass, the sequential
+    # one level per pass: both must give the max-min rates, to float rounding
+    import numpy as np
+
+    from simcollective.network.engine import _max_min_parallel, _max_min_sequential
+
+    rng = np.random.default_rng(7)
+    levels, saved = [], 0
+    for _ in range(200):
+        w, b, fi, rj, av, caps = _random_max_min_problem(rng, int(rng.integers(1, 9)), ties)
+        args = [np.array(x, dtype=t) for x, t in zip((w, b, fi, rj, av), (float, float, np.intp, np.intp, float))]
+        par, seq = np.zeros(len(w)), np.zeros(len(w))
+        k_par = _max_min_parallel(*args, np.array(caps), par)
+        k_seq = _max_min_sequential(*args, np.array(caps), seq)
+        assert par == pytest.approx(seq, rel=1e-12)
+        levels.append(len(set(np.round(seq / args[0], 9))))
+        saved += k_par < k_seq
+    assert max(levels) > 4 and saved > 100  # many levels, often fixed in fewer passes
+
+
 def test_max_min_without_binding_resources_gives_the_bounds():
     assert max_min_rates([1.0, 2.0], [3.0, 4.0], [], [], [], []).tolist() == [3.0, 4.0]
 

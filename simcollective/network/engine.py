@@ -29,8 +29,11 @@ find it changes):
   completions are found by comparing completion times with the clock, a rate change
   rescales the completion time, and a recomputation is a few vectorized passes:
   flows below the lowest level a change can reach keep their rates (a *cutoff*), a new
-  flow that fits on unsaturated resources takes its bound without a solve, and large
-  solves start from the resources loaded near capacity and add any other that overflows;
+  flow that fits on unsaturated resources takes its bound without a solve, large
+  solves start from the resources loaded near capacity and add any other that overflows,
+  and a solve may use *parallel* filling, which fixes all independent bottlenecks (the
+  racks of a cluster, say) in the same pass instead of one level per pass, when the
+  recent solves show that it saves passes;
 * a flow whose rate did not change keeps its scheduled completion.
 """
 
@@ -55,12 +58,13 @@ _VECTOR_INCIDENCE = 48  # components larger than this build their incidence with
 _LOCAL_MIN = 64      # with more active flows than this, big components are re-solved locally
 _BFS_LIMIT = 128     # ... "big": more coupled flows than this
 _LOCAL_MAX = 128     # local re-solving gives up (for all active flows) past this many flows
-_SMALL_INCIDENCE = 1200  # progressive filling with masks below this many incidence entries
 _CHECK_TOL = 1e-10   # relative tolerance of the bottleneck check of local re-solving
 _NEAR_TOL = 1e-6     # a resource loaded above (1 - this) x capacity may be saturated
 _CUTOFF_TOL = 1e-9   # flows this close below the cutoff level are re-solved too
 _PRUNE_MIN = 1000    # bulk solves with more saturable entries first try the loaded resources
 _FOCUS = 0.9         # ... "loaded": at this fraction of capacity or more
+_PARALLEL_MAX = 1200  # bulk solves with fewer entries may use the parallel filling
+_PROBE = 32          # ... and try the filling not chosen every this many solves
 _REFRESH = 1024      # bulk mode recomputes its per-resource sums every this many solves
 _BULK_OFF = 48       # bulk mode ends when fewer active flows than this remain
 
@@ -126,82 +130,121 @@ def max_min_rates(weights, bounds, entries_flow, entries_res, entries_coef, capa
     array([0.5, 0.5, 0.5])
     """
     w = np.asarray(weights, dtype=float)
-    b = np.asarray(bounds, dtype=float)
-    fi = np.asarray(entries_flow, dtype=np.intp)
-    rj = np.asarray(entries_res, dtype=np.intp)
-    av = np.asarray(entries_coef, dtype=float)
-    c = np.array(capacities, dtype=float)
-    m, n = len(w), len(c)
-    rates = np.zeros(m)
-    if m == 0:
-        return rates
-    if fi.shape[0] < _SMALL_INCIDENCE:
-        return _max_min_small(w, b, fi, rj, av, c, rates)
-    # the flows still growing (ids), and their incidence entries, compacted as flows fix
-    ids = np.arange(m)
-    wl, fl = w, b / w
-    aw = av * w[fi]
-    level = np.empty(n)
-    while True:
-        load = np.bincount(rj, weights=aw, minlength=n)
-        level.fill(_INF)
-        np.divide(c, load, out=level, where=load > 0)
-        lam = min(level.min() if n else _INF, fl.min())
-        if lam == _INF:
-            break
-        thresh = lam * (1 + _LEVEL_TOL)
-        fix = fl <= thresh
-        fix[fi[level[rj] <= thresh]] = True
-        fid = ids[fix]
-        rates[fid] = np.minimum(wl[fix] * lam, b[fid])
-        e_fix = fix[fi]
-        c -= np.bincount(rj[e_fix], weights=av[e_fix] * rates[ids[fi[e_fix]]], minlength=n)
-        np.maximum(c, 0.0, out=c)
-        keep = ~fix
-        if not keep.any():
-            break
-        e_keep = ~e_fix
-        renum = np.cumsum(keep) - 1
-        fi, rj, av, aw = renum[fi[e_keep]], rj[e_keep], av[e_keep], aw[e_keep]
-        ids, wl, fl = ids[keep], wl[keep], fl[keep]
+    rates = np.zeros(w.shape[0])
+    if w.shape[0]:
+        _max_min_sequential(
+            w, np.asarray(bounds, dtype=float), np.asarray(entries_flow, dtype=np.intp),
+            np.asarray(entries_res, dtype=np.intp), np.asarray(entries_coef, dtype=float),
+            np.array(capacities, dtype=float), rates,
+        )
     return rates
 
 
-def _max_min_small(w, b, fi, rj, av, c, rates):
-    """:func:`max_min_rates` for a small incidence: the same filling (same sums, same
-    results) with masks instead of compaction, fewer NumPy calls per level. A fixed
-    flow's entries move to a dummy resource ``n`` of infinite capacity."""
-    n = c.shape[0]
-    c = np.append(c, _INF)
-    rj = np.array(rj, dtype=np.intp)
+def _max_min_sequential(w, b, fi, rj, av, c, rates) -> int:
+    """Progressive filling, one level per pass: raise all unfixed flows together until
+    the lowest level (a resource's capacity left / weight of its unfixed flows, or a
+    flow's bound / weight) is reached, fix the flows it stops, repeat. Adds the rates to
+    ``rates``, uses up ``c``; returns the number of passes. Levels within a relative
+    ``_LEVEL_TOL`` count as equal. The entries of fixed flows are dropped as they fix."""
+    m, n = w.shape[0], c.shape[0]
     fl = b / w
     aw = av * w[fi]
-    level = np.empty(n + 1)
-    left = w.shape[0]
-    while True:
-        load = np.bincount(rj, weights=aw, minlength=n + 1)
-        level.fill(_INF)
-        np.divide(c, load, out=level, where=load > 0)
-        lam = min(level.min(), fl.min())
-        if lam == _INF:
-            break
-        thresh = lam * (1 + _LEVEL_TOL)
-        fix = fl <= thresh
-        fix[fi[(level <= thresh)[rj]]] = True
-        got = np.minimum(w * lam, b)
-        got *= fix
-        rates += got
-        e_fix = fix[fi]
-        c -= np.bincount(rj, weights=av * got[fi], minlength=n + 1)
-        np.maximum(c, 0.0, out=c)
-        c[n] = _INF
-        aw[e_fix] = 0.0
-        rj[e_fix] = n
-        fl[fix] = _INF
-        left -= int(np.count_nonzero(fix))
-        if left == 0:
-            break
-    return rates
+    left = m
+    passes = 0
+    lowest = np.fmin.reduce
+    with np.errstate(divide="ignore", invalid="ignore"):  # resources left without flows
+        while True:
+            passes += 1
+            level = c / np.bincount(rj, weights=aw, minlength=n)
+            lam = fl.min()
+            if n:
+                lam = min(lam, lowest(level))  # (fmin skips the NaN of 0 / 0)
+            if lam == _INF:
+                break
+            thresh = lam * (1.0 + _LEVEL_TOL)
+            fix = fl <= thresh
+            fix[fi[level[rj] <= thresh]] = True
+            got = np.minimum(w * lam, b)
+            got *= fix
+            rates += got
+            left -= int(np.count_nonzero(fix))
+            if left == 0:
+                break
+            e_fix = fix[fi]
+            c -= np.bincount(rj[e_fix], weights=av[e_fix] * got[fi[e_fix]], minlength=n)
+            np.maximum(c, 0.0, out=c)
+            fl[fix] = _INF
+            e_keep = ~e_fix
+            fi, rj, av, aw = fi[e_keep], rj[e_keep], av[e_keep], aw[e_keep]
+    return passes
+
+
+def _max_min_parallel(w, b, fi, rj, av, c, rates) -> int:
+    """:func:`_max_min_sequential` with *parallel* passes (``c`` is left as it is;
+    ``fi`` must be ascending).
+
+    Sequential filling fixes one level per pass: the lowest. Here a pass fixes every
+    resource whose level is no higher than the lowest level of each of its flows
+    elsewhere, and with it all its flows. This is exact: fixing flows at or below a
+    resource's level never lowers that level, so such a resource saturates at its present
+    level whatever is fixed before it, and its flows cannot be fixed earlier (each of
+    their other resources, and their bounds, are at that level or above). Independent
+    bottlenecks (the racks of a cluster, say) are then fixed in the same pass, not one
+    per pass. Each flow's bound is a private resource (of capacity the bound,
+    coefficient 1), placed first among the flow's entries; a fixed flow's entries move
+    to a dummy resource ``n`` of infinite capacity. A pass costs about twice a
+    sequential one, so this pays when it saves more than half the passes.
+    """
+    m, n = w.shape[0], c.shape[0]
+    ar = np.arange(m)
+    nn = n + 1 + m
+    e = fi.shape[0] + m
+    head = np.searchsorted(fi, ar) + ar  # where each flow's entries start (its bound)
+    bound = np.zeros(e, dtype=bool)
+    bound[head] = True
+    other = ~bound
+    F = np.empty(e, dtype=np.intp)
+    R = np.empty(e, dtype=np.intp)
+    A = np.empty(e)
+    F[head], R[head], A[head] = ar, ar + (n + 1), 1.0
+    F[other], R[other], A[other] = fi, rj, av
+    cap = np.empty(nn)
+    cap[:n], cap[n], cap[n + 1:] = c, _INF, b
+    aw = A * w[F]
+    block = np.empty(nn, dtype=bool)
+    fix = np.empty(m, dtype=bool)
+    unfixed = np.ones(m, dtype=bool)
+    tol = 1.0 + _LEVEL_TOL
+    left = m
+    passes = 0
+    with np.errstate(divide="ignore", invalid="ignore"):  # resources left without flows
+        while True:
+            passes += 1
+            level = cap / np.bincount(R, weights=aw, minlength=nn)
+            entry_level = level[R]
+            lowest = np.minimum.reduceat(entry_level, head)  # per flow, bound included
+            below = lowest[F]
+            below *= tol
+            # a resource binds now unless one of its flows has a lower level elsewhere
+            block.fill(False)
+            block[R[below < entry_level]] = True
+            fix.fill(False)
+            fix[F[~block[R]]] = True
+            fix &= unfixed
+            got = np.minimum(w * lowest, b)  # (a bound exactly, not w x (bound / w))
+            got *= fix
+            rates += got
+            left -= int(np.count_nonzero(fix))
+            if left == 0:
+                break
+            cap -= np.bincount(R, weights=A * got[F], minlength=nn)
+            np.maximum(cap, 0.0, out=cap)
+            cap[n] = _INF
+            e_fix = fix[F]
+            aw[e_fix] = 0.0
+            R[e_fix] = n
+            unfixed[fix] = False
+    return passes
 
 
 @dataclass
@@ -255,6 +298,8 @@ class _Bulk:
         self.maxl = np.zeros(n + 1)   # sum of coefficient x rate bound
         self.wsum = np.zeros(n + 1)   # sum of coefficient x weight
         self.solves = 0
+        self.fills = 0
+        self.passes = [None, None]  # running mean passes of the sequential, parallel filling
 
     def _grow(self) -> None:
         k = max(256, 2 * self.K)
@@ -392,7 +437,11 @@ class _Bulk:
                 # capacity left by the kept flows: the load minus what the live flows use
                 mine = np.bincount(inv, weights=Ac * old[Fc], minlength=uniq.shape[0])
                 resid = np.maximum(capx[uniq] - (self.load[uniq] - mine), 0.0)
-            new = max_min_rates(w, b, Fc, inv, Ac, resid)
+            new = np.zeros(m)
+            if Fc.shape[0] < _PARALLEL_MAX:
+                self._fill(w, b, Fc, inv, Ac, resid, new)
+            else:
+                _max_min_sequential(w, b, Fc, inv, Ac, resid, new)
             if focus is None or cand.all():
                 break
             rest = ~cand
@@ -413,6 +462,24 @@ class _Bulk:
             self.tdone[ch] = now + left / x
             self.rate[ch] = x
             self.load += np.bincount(R, weights=A * (new - old)[F], minlength=n1)
+
+    def _fill(self, *problem) -> None:
+        """Solve with the sequential or the parallel filling, whichever the recent solves
+        say needs fewer passes for the cost (a parallel pass costs about two sequential
+        ones); every ``_PROBE``-th solve uses the other one, to keep its figure current.
+        Both give the max-min rates (to float rounding), so the choice changes only the
+        time; it depends on the run alone, so results stay reproducible."""
+        seq, par = self.passes
+        self.fills += 1
+        parallel = seq is not None and (par is None or seq > 2.0 * par + 1.0)
+        if self.fills % _PROBE == 0:
+            parallel = not parallel
+        if parallel:
+            k = _max_min_parallel(*problem)
+            self.passes[1] = k if par is None else par + (k - par) * 0.125
+        else:
+            k = _max_min_sequential(*problem)
+            self.passes[0] = k if seq is None else seq + (k - seq) * 0.125
 
     def _refresh(self) -> None:
         """Recompute the per-resource sums from the live flows (bounds rounding drift)."""
