@@ -280,6 +280,9 @@ class _Bulk:
         self.n = n
         self.capx = np.append(capacities, _INF)
         self.satx = self.capx * (1 + _EPS)
+        self.capf = self.capx * _FOCUS              # "loaded near capacity" from here
+        self.capc = self.capx * (1.0 + _CHECK_TOL)  # overflowing past here
+        self._F = np.zeros(0, dtype=np.intp)        # flow index of each incidence entry
         self.K = 0
         self.D = max(1, width)
         self.flows: list = []
@@ -312,6 +315,7 @@ class _Bulk:
         self.eff = np.concatenate((self.eff, np.zeros(extra)))
         self.inc_r = np.concatenate((self.inc_r, np.full((extra, self.D), self.n, dtype=np.intp)))
         self.inc_a = np.concatenate((self.inc_a, np.zeros((extra, self.D))))
+        self._F = np.repeat(np.arange(k), self.D)
         self.flows.extend([None] * extra)
         for slot in range(self.K, k):
             heapq.heappush(self.free, slot)
@@ -322,6 +326,7 @@ class _Bulk:
         self.inc_r = np.concatenate((self.inc_r, np.full((self.K, extra), self.n, dtype=np.intp)), axis=1)
         self.inc_a = np.concatenate((self.inc_a, np.zeros((self.K, extra))), axis=1)
         self.D = d
+        self._F = np.repeat(np.arange(self.K), d)
 
     def add(self, f, rate: float, tdone: float) -> None:
         if not self.free:
@@ -405,7 +410,7 @@ class _Bulk:
             return
         R = self.inc_r[idx].ravel()
         A = self.inc_a[idx].ravel()
-        F = np.repeat(np.arange(m), D)
+        F = self._F[: m * D]  # (np.repeat(np.arange(m), D))
         keep = sat[R]
         Rk, Ak, Fk = R[keep], A[keep], F[keep]
         focus = None
@@ -413,7 +418,7 @@ class _Bulk:
             # most saturable resources do not bind: solve with those loaded near capacity
             # (and those of new flows) only, then check the others; a solution of fewer
             # constraints that satisfies them all is the max-min solution of all of them
-            focus = self.load >= capx * _FOCUS
+            focus = self.load >= self.capf
             if fresh_any:
                 focus[Rf_all] = True
         while True:
@@ -446,12 +451,11 @@ class _Bulk:
                 break
             rest = ~cand
             Rr = Rk[rest]
-            after = self.load + np.bincount(Rr, weights=Ak[rest] * (new - old)[Fk[rest]], minlength=n1)
-            over = np.zeros(n1, dtype=bool)
-            over[Rr] = after[Rr] > capx[Rr] * (1.0 + _CHECK_TOL)
-            if not over.any():
+            more = np.bincount(Rr, weights=Ak[rest] * (new - old)[Fk[rest]], minlength=n1)
+            over = Rr[self.load[Rr] + more[Rr] > self.capc[Rr]]
+            if not over.shape[0]:
                 break
-            focus |= over
+            focus[over] = True
         changed = new != old
         if changed.any():
             ch = idx[changed]
