@@ -1,0 +1,87 @@
+"""Max-min solver benchmark: sequential versus parallel progressive filling.
+
+Run: ``python -m benchmarks.filling``. Prints, for synthetic problems shaped like the bulk
+solves of the allreduce scenarios, the number of passes and the microseconds per solve
+of both fillings (best of 5), and the largest relative difference of their rates:
+
+* ``racks G``: G independent groups (racks) of 24 flows, each flow crossing 2 of its
+  rack's 4 shared uplinks with unequal loads (S4 at 256 abci nodes has 8 racks and about
+  190 flows per solve): the sequential filling needs a pass per distinct level (here 3
+  per rack), the parallel one 3 passes in all.
+* ``all-to-all``: 1,500 flows over 24 resources, each crossing 2 of them, as in the
+  split-allgather solves of S2: the levels depend on one another, both fillings need
+  many passes, and the sequential one is faster.
+
+The bulk mode picks between the two by the passes its recent solves needed
+(:meth:`simcollective.network.engine._Bulk._fill`).
+"""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+
+from simcollective.network.engine import _max_min_parallel, _max_min_sequential
+
+
+def racks(groups: int, seed: int = 1):
+    rng = np.random.default_rng(seed)
+    w, b, fi, rj, av, caps = [], [], [], [], [], []
+    for g in range(groups):
+        caps += rng.uniform(60e9, 75e9, 4).tolist()
+        for _ in range(24):
+            i = len(w)
+            w.append(1.0)
+            b.append(12.5e9)
+            for r in sorted(rng.choice(4, size=2, replace=False).tolist()):
+                fi.append(i)
+                rj.append(4 * g + r)
+                av.append(1.0)
+    return _arrays(w, b, fi, rj, av, caps)
+
+
+def all_to_all(seed: int = 1):
+    rng = np.random.default_rng(seed)
+    n, m = 24, 1500
+    caps = rng.uniform(40e9, 80e9, n).tolist()
+    w, b, fi, rj, av = [1.0] * m, [12.5e9] * m, [], [], []
+    for i in range(m):
+        for r in sorted(rng.choice(n, size=2, replace=False).tolist()):
+            fi.append(i)
+            rj.append(r)
+            av.append(1.0)
+    return _arrays(w, b, fi, rj, av, caps)
+
+
+def _arrays(w, b, fi, rj, av, caps):
+    return (np.array(w), np.array(b), np.array(fi, dtype=np.intp), np.array(rj, dtype=np.intp),
+            np.array(av), np.array(caps))
+
+
+def time_fill(fill, problem, repeat: int = 5, number: int = 20):
+    w, b, fi, rj, av, caps = problem
+    best = float("inf")
+    for _ in range(repeat):
+        t0 = time.perf_counter()
+        for _ in range(number):
+            rates = np.zeros(w.shape[0])
+            passes = fill(w, b, fi, rj, av, caps.copy(), rates)
+        best = min(best, (time.perf_counter() - t0) / number)
+    return rates, passes, best * 1e6
+
+
+def main() -> None:
+    print(f"{'problem':<12} {'flows':>6} {'entries':>8} {'seq passes':>11} {'seq us':>8} "
+          f"{'par passes':>11} {'par us':>8} {'max rel diff':>13}")
+    cases = [(f"racks {g}", racks(g)) for g in (1, 2, 4, 8, 16)] + [("all-to-all", all_to_all())]
+    for name, problem in cases:
+        seq, k_seq, t_seq = time_fill(_max_min_sequential, problem)
+        par, k_par, t_par = time_fill(_max_min_parallel, problem)
+        diff = float(np.max(np.abs(seq - par) / seq))
+        print(f"{name:<12} {problem[0].shape[0]:>6} {problem[2].shape[0]:>8} {k_seq:>11} {t_seq:>8.0f} "
+              f"{k_par:>11} {t_par:>8.0f} {diff:>13.1e}")
+
+
+if __name__ == "__main__":
+    main()
