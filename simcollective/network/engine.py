@@ -180,8 +180,7 @@ def _max_min_sequential(w, b, fi, rj, av, c, rates) -> int:
 
 
 def _max_min_parallel(w, b, fi, rj, av, c, rates) -> int:
-    """:func:`_max_min_sequential` with *parallel* passes (``c`` is left as it is;
-    ``fi`` must be ascending).
+    """:func:`_max_min_sequential` with *parallel* passes (``c`` is left as it is).
 
     Sequential filling fixes one level per pass: the lowest. Here a pass fixes every
     resource whose level is no higher than the lowest level of each of its flows
@@ -191,27 +190,19 @@ def _max_min_parallel(w, b, fi, rj, av, c, rates) -> int:
     their other resources, and their bounds, are at that level or above). Independent
     bottlenecks (the racks of a cluster, say) are then fixed in the same pass, not one
     per pass. Each flow's bound is a private resource (of capacity the bound,
-    coefficient 1), placed first among the flow's entries; a fixed flow's entries move
-    to a dummy resource ``n`` of infinite capacity. A pass costs about twice a
-    sequential one, so this pays when it saves more than half the passes.
+    coefficient 1), its entry after all the others; a fixed flow's entries move to a
+    dummy resource ``n`` of infinite capacity. A pass costs about twice a sequential
+    one, so this pays when it saves more than half the passes.
     """
     m, n = w.shape[0], c.shape[0]
-    ar = np.arange(m)
+    k = fi.shape[0]
     nn = n + 1 + m
-    e = fi.shape[0] + m
-    head = np.searchsorted(fi, ar) + ar  # where each flow's entries start (its bound)
-    bound = np.zeros(e, dtype=bool)
-    bound[head] = True
-    other = ~bound
-    F = np.empty(e, dtype=np.intp)
-    R = np.empty(e, dtype=np.intp)
-    A = np.empty(e)
-    F[head], R[head], A[head] = ar, ar + (n + 1), 1.0
-    F[other], R[other], A[other] = fi, rj, av
-    cap = np.empty(nn)
-    cap[:n], cap[n], cap[n + 1:] = c, _INF, b
+    ar = np.arange(m)
+    F = np.concatenate((fi, ar))
+    R = np.concatenate((rj, ar + (n + 1)))
+    A = np.concatenate((av, np.ones(m)))
+    cap = np.concatenate((c, (_INF,), b))
     aw = A * w[F]
-    block = np.empty(nn, dtype=bool)
     fix = np.empty(m, dtype=bool)
     unfixed = np.ones(m, dtype=bool)
     tol = 1.0 + _LEVEL_TOL
@@ -222,14 +213,15 @@ def _max_min_parallel(w, b, fi, rj, av, c, rates) -> int:
             passes += 1
             level = cap / np.bincount(R, weights=aw, minlength=nn)
             entry_level = level[R]
-            lowest = np.minimum.reduceat(entry_level, head)  # per flow, bound included
+            lowest = entry_level[k:].copy()  # each flow's bound level, then its lowest level
+            np.minimum.at(lowest, fi, entry_level[:k])
             below = lowest[F]
             below *= tol
             # a resource binds now unless one of its flows has a lower level elsewhere
-            block.fill(False)
-            block[R[below < entry_level]] = True
+            floor = np.full(nn, _INF)
+            np.minimum.at(floor, R, below)
             fix.fill(False)
-            fix[F[~block[R]]] = True
+            fix[F[entry_level <= floor[R]]] = True
             fix &= unfixed
             got = np.minimum(w * lowest, b)  # (a bound exactly, not w x (bound / w))
             got *= fix
