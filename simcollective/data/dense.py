@@ -217,7 +217,7 @@ class Reference:
                 if idx is None:
                     total += vals
                 else:
-                    scatter_add(total, idx, vals)
+                    scatter_add(total, positions(idx), vals)
             if total.dtype == np.int64:
                 if total.size and (total.min() < info.min or total.max() > info.max):
                     raise UserInputError(f"the exact sum overflows {dt.name}; use fewer ranks")
@@ -228,7 +228,7 @@ class Reference:
         comp = np.zeros(n, dtype=np.float64) if dt == np.float64 else None
         for idx, vals in contributions:
             if idx is not None:
-                _accumulate_float(total, abs_sum, comp, idx, vals)
+                _accumulate_float(total, abs_sum, comp, positions(idx), vals)
                 continue
             for lo in range(0, n, _CHUNK):  # chunks keep the temporaries small
                 sel = slice(lo, min(lo + _CHUNK, n))
