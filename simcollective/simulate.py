@@ -18,7 +18,6 @@ the last rank to finish, so the values add up to ``time_s``.
 from __future__ import annotations
 
 import functools
-
 import time
 from dataclasses import dataclass, field
 
