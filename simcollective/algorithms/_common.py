@@ -120,7 +120,9 @@ def ring_pass(comm, blocks: list, first: int, reduce: bool):
     Pipelining: the sum of a received chunk is computed while the next chunk is already
     in flight (it is needed only when that block is sent at the next step), so with
     ``k`` > 1 reduction time overlaps communication. ``blocks`` (a Python list) is updated
-    with the new chunks; no array is modified.
+    with the new chunks; no array is modified. A reduce pass sets the chunks it handed on
+    to ``None`` (partial sums nobody reads again: keeping them held P x P blocks alive in
+    a simulation, 0.91 GB peak for the size-only ring at 1024 GPUs against 0.53 GB).
     """
     P, r = comm.size, comm.rank
     right, left = (r + 1) % P, (r - 1) % P
@@ -137,6 +139,8 @@ def ring_pass(comm, blocks: list, first: int, reduce: bool):
                 pending = None
                 blocks[pb][pc] = yield add(blocks[pb][pc], pg)
             req = comm.sendrecv(right, blocks[sb][c], left)
+            if reduce:  # a partial sum handed on: drop it (the allgather brings the result)
+                blocks[sb][c] = None
             if pending is not None:  # overlaps with the transfer just started
                 pb, pc, pg = pending
                 pending = None
