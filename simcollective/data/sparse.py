@@ -352,10 +352,13 @@ def merge(a: SparseStream, b: SparseStream, densify: str = "exact") -> SparseStr
     -----
     The sparse union of runs of similar length concatenates the two index runs and sorts
     them with a stable argsort (timsort merges the two sorted runs in linear time), then
-    sums runs of equal indices with ``np.add.reduceat``; this measured faster than
-    ``searchsorted``-based merges and much faster than ``np.union1d`` for 10**5..10**6
-    entries. A run more than 8 times shorter than the other is placed by
-    ``searchsorted`` and ``np.insert`` instead (2.5x faster at 500k + 8k entries).
+    adds the pairs of equal indices (few at these densities) and drops the second of each
+    pair; this measured faster than ``searchsorted``-based merges and much faster than
+    ``np.union1d`` for 10**5..10**6 entries, and 1.5-2x faster than summing with
+    ``np.add.reduceat`` over every entry (60 vs 89 us at 4,096 + 4,096 entries, 5.3 vs
+    8.6 ms at 262,144 + 262,144). A run more than 16 times shorter than the other is placed
+    by ``searchsorted`` instead, without a sort (2x faster at 500k + 8k entries, 1.5x at
+    16k + 512; at 12 times shorter the two ways cost the same).
     """
     if densify not in DENSIFY_POLICIES:
         raise ValueError(f"densify policy {densify!r} is not one of {', '.join(DENSIFY_POLICIES)}")
@@ -380,7 +383,7 @@ def merge(a: SparseStream, b: SparseStream, densify: str = "exact") -> SparseStr
         out[positions(ai, start)] = a._values
         scatter_add(out, positions(bi, start), b._values)
         return SparseStream(start, stop, None, freeze(out), ib)
-    if 8 * min(n1, n2) < max(n1, n2):
+    if 16 * min(n1, n2) < max(n1, n2):
         # a small run into a large one: locate it by binary search, add at common
         # indices, insert the rest (linear in the large run, no sort)
         (li, lv), (si, sv) = ((ai, a._values), (bi, b._values)) if n1 >= n2 else ((bi, b._values), (ai, a._values))
@@ -408,13 +411,15 @@ def merge(a: SparseStream, b: SparseStream, densify: str = "exact") -> SparseStr
         order = np.argsort(idx, kind="stable")
         idx = idx[order]
         vals = np.concatenate((a._values, b._values))[order]
-        first = np.empty(idx.shape[0], dtype=bool)
-        first[0] = True
-        np.not_equal(idx[1:], idx[:-1], out=first[1:])
-        if idx.shape[0] - int(np.count_nonzero(first)):  # common indices: sum their pairs
-            heads = np.flatnonzero(first)
-            idx = idx[heads]
-            vals = np.add.reduceat(vals, heads, dtype=vals.dtype)
+        # an index common to both runs appears twice in a row, a's entry first (stable
+        # sort): add b's value into a's, then drop b's entries
+        same = idx[1:] == idx[:-1]
+        if same.any():
+            dup = np.flatnonzero(same)
+            vals[dup] += vals[dup + 1]
+            keep = np.ones(idx.shape[0], dtype=bool)
+            keep[dup + 1] = False
+            idx, vals = idx[keep], vals[keep]
     if turns_dense(idx.shape[0], n, itemsize, ib):
         out = np.zeros(n, dtype=a.dtype)
         out[positions(idx, start)] = vals
