@@ -361,7 +361,7 @@ class _Bulk:
 
     def due(self, now: float) -> np.ndarray:
         """Slots whose flows complete by ``now``, ascending."""
-        return np.flatnonzero(self.tdone <= now)
+        return (self.tdone <= now).nonzero()[0]
 
     def next_time(self) -> float:
         return float(self.tdone.min()) if self.K else _INF
@@ -379,13 +379,13 @@ class _Bulk:
         self.solves += 1
         if self.solves % _REFRESH == 0:
             self._refresh()
-        idx = np.flatnonzero(self.alive)
+        idx = self.alive.nonzero()[0]  # (np.flatnonzero costs two Python wrappers more)
         D, n1, capx = self.D, self.n + 1, self.capx
         w, b, old = self.w[idx], self.b[idx], self.rate[idx]
         sat = self.maxl > self.satx
         fresh = old == 0.0
         cutoff = low
-        fresh_any = fresh.any()
+        fresh_any = np.count_nonzero(fresh) > 0  # (cheaper than .any() on small arrays)
         if fresh_any:
             Rf_all = self.inc_r[idx[fresh]].ravel()
             Rf = Rf_all[sat[Rf_all]]
@@ -394,7 +394,7 @@ class _Bulk:
                 floor = min(floor, (capx[Rf] / self.wsum[Rf]).min())
             cutoff = min(cutoff, floor)
         live = fresh | (old / w >= cutoff * (1.0 - _CUTOFF_TOL))
-        every = live.all()
+        every = np.count_nonzero(live) == live.shape[0]
         if not every:
             idx, w, b, old = idx[live], w[live], b[live], old[live]
         m = idx.shape[0]
@@ -423,7 +423,7 @@ class _Bulk:
             # few and bounded, so mark them, list them, and look them up
             mark = self._mark
             mark[Rc] = True
-            uniq = np.flatnonzero(mark)
+            uniq = mark.nonzero()[0]
             mark[uniq] = False
             lookup = self._lookup
             lookup[uniq] = np.arange(uniq.shape[0])
@@ -439,7 +439,7 @@ class _Bulk:
                 self._fill(w, b, Fc, inv, Ac, resid, new)
             else:
                 _max_min_sequential(w, b, Fc, inv, Ac, resid, new)
-            if focus is None or cand.all():
+            if focus is None or np.count_nonzero(cand) == cand.shape[0]:
                 break
             rest = ~cand
             Rr = Rk[rest]
@@ -449,7 +449,7 @@ class _Bulk:
                 break
             focus[over] = True
         changed = new != old
-        if changed.any():
+        if np.count_nonzero(changed):
             ch = idx[changed]
             o, x = old[changed], new[changed]
             left = self.eff[ch]
