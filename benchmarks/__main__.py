@@ -15,7 +15,7 @@ import sys
 from pathlib import Path
 
 from ._harness import simpy_event_rate
-from .allreduce import fit_exponent, run_scenarios
+from .allreduce import fit_exponent, run_scenarios, scenarios
 
 BASELINE = Path(__file__).with_name("baseline.json")
 
@@ -37,7 +37,14 @@ def main(argv=None) -> int:
     ap.add_argument("--flows", action="store_true", help="also run the engine flow benchmark")
     ap.add_argument("--update-baseline", action="store_true", help="record simulated times as the new baseline")
     args = ap.parse_args(argv)
-    only = set(args.only.split(",")) if args.only else None
+    only = None
+    if args.only is not None:
+        only = {name.strip() for name in args.only.split(",")}
+        known = list(scenarios())
+        bad = sorted(only - set(known))
+        if bad or not only:
+            ap.error(f"--only {args.only!r}: unknown scenario(s) {', '.join(bad) or '(none given)'}; "
+                     f"choose from {','.join(known)}")
 
     rate = simpy_event_rate()
     print(f"bare SimPy: {rate:,.0f} events/s ({1e6 / rate:.2f} us per event); "
@@ -45,7 +52,7 @@ def main(argv=None) -> int:
     if args.flows:
         from .flows import main as flows_main
 
-        flows_main()
+        flows_main([])
     results = run_scenarios(only, bare_rate=rate)
 
     s5 = {k: v for k, v in results.items() if k.startswith("S5/") and "error" not in v}

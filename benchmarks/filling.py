@@ -18,6 +18,7 @@ The bulk mode picks between the two by the passes its recent solves needed
 
 from __future__ import annotations
 
+import argparse
 import time
 
 import numpy as np
@@ -71,7 +72,8 @@ def time_fill(fill, problem, repeat: int = 5, number: int = 20):
     return rates, passes, best * 1e6
 
 
-def main() -> None:
+def main(argv=None) -> None:
+    argparse.ArgumentParser(prog="python -m benchmarks.filling", description=__doc__.split("\n\n")[0]).parse_args(argv)
     print(f"{'problem':<12} {'flows':>6} {'entries':>8} {'seq passes':>11} {'seq us':>8} "
           f"{'par passes':>11} {'par us':>8} {'max rel diff':>13}")
     cases = [(f"racks {g}", racks(g)) for g in (1, 2, 4, 8, 16)] + [("all-to-all", all_to_all())]

@@ -7,6 +7,8 @@ memory per scenario, plus the bare SimPy event rate of the same run.
 
 from __future__ import annotations
 
+import argparse
+
 import numpy as np
 
 from ._harness import measure, simpy_event_rate
@@ -42,7 +44,8 @@ def permutation_scenario(hosts: int, oversubscription: float, routing: str, seed
     }
 
 
-def main() -> None:
+def main(argv=None) -> None:
+    argparse.ArgumentParser(prog="python -m benchmarks.flows", description=__doc__.split("\n\n")[0]).parse_args(argv)
     rate = simpy_event_rate()
     print(f"bare SimPy: {rate:,.0f} events/s")
     print(f"{'scenario':<40} {'flows':>6} {'sim time':>12} {'wall':>8} {'flow ev/s':>10} {'recomp':>7} {'peak RSS':>9}")

@@ -34,3 +34,17 @@ def test_filling_benchmark_problems_have_the_claimed_shape():
     _, k_seq, _ = time_fill(_max_min_sequential, all_to_all(), repeat=1, number=1)
     _, k_par, _ = time_fill(_max_min_parallel, all_to_all(), repeat=1, number=1)
     assert k_par == k_seq > 10
+
+
+def test_benchmark_runner_rejects_an_unknown_scenario(capsys):
+    # a typo in --only must not run nothing and report success
+    import pytest
+
+    from benchmarks.__main__ import main
+
+    for only in ("S9", "S1,s2", ","):
+        with pytest.raises(SystemExit) as exc:
+            main(["--only", only])
+        assert exc.value.code == 2
+        err = capsys.readouterr().err.strip().splitlines()[-1]
+        assert "unknown scenario" in err and "choose from S1,S2,S3,S4,S5,E" in err
