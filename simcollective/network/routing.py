@@ -88,7 +88,7 @@ class Router:
         self._succ = {n: sorted(graph.successors(n), key=self.index.__getitem__) for n in self.nodes}
         # predecessor lists for the breadth-first search from each destination
         self._pred = {n: list(graph.predecessors(n)) for n in self.nodes}
-        self._dist: dict[object, dict] = {}
+        self._dist: dict[object, tuple] = {}  # per destination: (distances so far, search queue)
         self._routes: dict[tuple, Route] = {}
 
     def _new_resource(self, bandwidth, name, link_type) -> int:
@@ -97,20 +97,25 @@ class Router:
         self.resource_type.append(link_type)
         return len(self.capacity) - 1
 
-    def _distances_to(self, dst) -> dict:
-        dist = self._dist.get(dst)
-        if dist is None:
-            dist = {dst: 0}
-            queue = deque([dst])
-            pred = self._pred
-            while queue:
-                v = queue.popleft()
-                dv = dist[v] + 1
-                for u in pred[v]:
-                    if u not in dist:
-                        dist[u] = dv
-                        queue.append(u)
-            self._dist[dst] = dist
+    def _distances_to(self, dst, src) -> dict:
+        """Hop distances to ``dst`` (a breadth-first search along reversed links), found
+        as far as ``src``: the search stops once ``src`` has its distance, and the next
+        call for ``dst`` resumes it. Every node closer to ``dst`` than ``src`` is then
+        known (a level is complete before the next one is searched), which is all a
+        shortest path from ``src`` needs; a full search from every destination made route
+        lookups quadratic in the number of hosts (1 s of a 1024-host ring)."""
+        state = self._dist.get(dst)
+        if state is None:
+            state = self._dist[dst] = ({dst: 0}, deque([dst]))
+        dist, queue = state
+        pred = self._pred
+        while queue and src not in dist:
+            v = queue.popleft()
+            dv = dist[v] + 1
+            for u in pred[v]:
+                if u not in dist:
+                    dist[u] = dv
+                    queue.append(u)
         return dist
 
     def path(self, src, dst) -> tuple:
@@ -127,7 +132,7 @@ class Router:
             r = Route((src,), (), 0.0, float("inf"))
             self._routes[key] = r
             return r
-        dist = self._distances_to(dst)
+        dist = self._distances_to(dst, src)
         if src not in dist:
             raise UserInputError(f"no route from {src!r} to {dst!r}")
         spread = zlib.crc32(f"{src}|{dst}".encode()) if self.policy == "hash" else 0
