@@ -1,5 +1,7 @@
 """The benchmark workloads measure what they claim."""
 
+import pytest
+
 from benchmarks.engine import ring_messages
 from simcollective.simulate import RunConfig, run_allreduce
 
@@ -38,8 +40,6 @@ def test_filling_benchmark_problems_have_the_claimed_shape():
 
 def test_benchmark_runner_rejects_an_unknown_scenario(capsys):
     # a typo in --only must not run nothing and report success
-    import pytest
-
     from benchmarks.__main__ import main
 
     for only in ("S9", "S1,s2", ","):
