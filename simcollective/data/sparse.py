@@ -387,7 +387,7 @@ def merge(a: SparseStream, b: SparseStream, densify: str = "exact") -> SparseStr
         # a small run into a large one: locate it by binary search, add at common
         # indices, insert the rest (linear in the large run, no sort)
         (li, lv), (si, sv) = ((ai, a._values), (bi, b._values)) if n1 >= n2 else ((bi, b._values), (ai, a._values))
-        pos = np.searchsorted(li, si)
+        pos = li.searchsorted(si)  # (the method: no Python wrapper)
         hit = pos < li.shape[0]
         hit[hit] = li[pos[hit]] == si[hit]
         miss = np.flatnonzero(~hit)
@@ -396,8 +396,9 @@ def merge(a: SparseStream, b: SparseStream, densify: str = "exact") -> SparseStr
         # common ones (after the new entries placed at or before them)
         dest = pmiss + np.arange(miss.shape[0])
         phit = pos[hit]
-        at = phit + np.searchsorted(pmiss, phit, side="right")
-        rest = np.ones(li.shape[0] + miss.shape[0], dtype=bool)
+        at = phit + pmiss.searchsorted(phit, side="right")
+        rest = np.empty(li.shape[0] + miss.shape[0], dtype=bool)
+        rest.fill(True)
         rest[dest] = False
         idx = np.empty(rest.shape[0], dtype=li.dtype)
         idx[dest] = si[miss]

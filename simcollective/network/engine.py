@@ -156,7 +156,7 @@ def _max_min_sequential(w, b, fi, rj, av, c, rates) -> int:
         while True:
             passes += 1
             level = c / np.bincount(rj, weights=aw, minlength=n)
-            lam = fl.min()
+            lam = lowest(fl)  # (no NaN here; np.fmin.reduce skips the array method's wrapper)
             if n:
                 lam = min(lam, lowest(level))  # (fmin skips the NaN of 0 / 0)
             if lam == _INF:
@@ -203,11 +203,14 @@ def _max_min_parallel(w, b, fi, rj, av, c, rates) -> int:
     ar = np.arange(m)
     F = np.concatenate((fi, ar))
     R = np.concatenate((rj, ar + (n + 1)))
-    A = np.concatenate((av, np.ones(m)))
+    A = np.empty(k + m)  # (np.ones, np.full: Python wrappers around empty + fill)
+    A[:k] = av
+    A[k:].fill(1.0)
     cap = np.concatenate((c, (_INF,), b))
     aw = A * w[F]
     fix = np.empty(m, dtype=bool)
-    unfixed = np.ones(m, dtype=bool)
+    unfixed = np.empty(m, dtype=bool)
+    unfixed.fill(True)
     tol = 1.0 + _LEVEL_TOL
     left = m
     passes = 0
@@ -221,7 +224,8 @@ def _max_min_parallel(w, b, fi, rj, av, c, rates) -> int:
             below = lowest[F]
             below *= tol
             # a resource binds now unless one of its flows has a lower level elsewhere
-            floor = np.full(nn, _INF)
+            floor = np.empty(nn)
+            floor.fill(_INF)
             np.minimum.at(floor, R, below)
             fix.fill(False)
             fix[F[(entry_level <= floor[R]).nonzero()[0]]] = True
