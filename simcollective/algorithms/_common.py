@@ -128,6 +128,22 @@ def ring_pass(comm, blocks: list, first: int, reduce: bool):
     right, left = (r + 1) % P, (r - 1) % P
     k = len(blocks[0])
     add = comm.add
+    if k == 1 and P > 1:  # one message per block and step: nothing in flight to keep track of
+        sendrecv = comm.sendrecv
+        if not reduce:
+            for s in range(P - 1):
+                blocks[(first - s - 1) % P][0] = yield sendrecv(right, blocks[(first - s) % P][0], left)
+            return
+        for s in range(P - 1):
+            block = blocks[(first - s) % P]
+            if s:  # the block received at the last step: add this rank's part, then pass it on
+                block[0] = yield add(block[0], got)
+            req = sendrecv(right, block[0], left)
+            block[0] = None
+            got = yield req
+        block = blocks[(first + 1) % P]  # received at the last step
+        block[0] = yield add(block[0], got)
+        return
     pending = None  # (block, chunk, received payload): a sum not computed yet
     # (the sums are written out inline rather than in a helper generator: this loop runs
     # once per message, and every generator level costs on every resume)

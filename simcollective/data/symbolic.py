@@ -112,13 +112,21 @@ class SymbolicArray:
         return f"SymbolicArray([{self.start}, {self.stop}) {self.dtype.name}: {segs}{more}{err})"
 
     def __getitem__(self, key) -> "SymbolicArray":
-        if not isinstance(key, slice):
+        start = self.start
+        if type(key) is slice:
+            lo, hi = key.start, key.stop
+            if (type(lo) is int and type(hi) is int and key.step is None
+                    and 0 <= lo < hi <= self.stop - start and len(self.segments) == 1):
+                # the slices ``split`` cuts (one per block and rank): nothing to normalize
+                gs, ge = start + lo, start + hi
+                return _symbolic(gs, ge, self.dtype, ((gs, ge, self.segments[0][2]),), self.error)
+        elif not isinstance(key, slice):
             raise TypeError("SymbolicArray supports only slicing a[i:j]")
-        lo, hi, step = key.indices(self.stop - self.start)
+        lo, hi, step = key.indices(self.stop - start)
         if step != 1:
             raise TypeError("SymbolicArray slices must have step 1")
         hi = max(hi, lo)
-        gs, ge = self.start + lo, self.start + hi
+        gs, ge = start + lo, start + hi
         segs = self.segments
         if len(segs) == 1:
             new = ((gs, ge, segs[0][2]),) if ge > gs else ()
@@ -127,6 +135,15 @@ class SymbolicArray:
         return SymbolicArray(gs, ge, self.dtype, new, self.error)
 
     def __add__(self, other):
+        start, stop = self.start, self.stop
+        if (type(other) is SymbolicArray and other.start == start and other.stop == stop
+                and other.dtype is self.dtype and len(self.segments) == 1 and len(other.segments) == 1):
+            # the sums of a simulation: aligned blocks with one segment each
+            ma, mb = self.segments[0][2], other.segments[0][2]
+            error = self.error or other.error
+            if ma & mb and error is None:
+                error = _double_count(start, stop, ma & mb)
+            return _symbolic(start, stop, self.dtype, ((start, stop, ma | mb),), error)
         if not isinstance(other, SymbolicArray):
             return NotImplemented
         n = self.stop - self.start
@@ -150,13 +167,29 @@ class SymbolicArray:
             if ma & mb and error is None:
                 error = _double_count(self.start, self.stop, ma & mb)
             segs = ((self.start, self.stop, ma | mb),) if n else ()
-            return SymbolicArray(self.start, self.stop, self.dtype, segs, error)
+            return _symbolic(self.start, self.stop, self.dtype, segs, error)
         if shift:
             b = tuple((s + shift, e + shift, m) for s, e, m in b)
         segs, dup = _merge_segments(a, b)
         if dup is not None and error is None:
             error = _double_count(*dup)
         return SymbolicArray(self.start, self.stop, self.dtype, segs, error)
+
+
+def _symbolic(start: int, stop: int, dtype: np.dtype, segments: tuple, error) -> SymbolicArray:
+    """``SymbolicArray(...)`` for a dtype already checked, without ``__init__``'s checks
+    (built once per block and message: the slices and sums of a simulation)."""
+    a = _new_symbolic(SymbolicArray)
+    a.start = start
+    a.stop = stop
+    a.dtype = dtype
+    a.segments = segments
+    a.error = error
+    a.nbytes = (stop - start) * dtype.itemsize
+    return a
+
+
+_new_symbolic = object.__new__
 
 
 def _double_count(lo: int, hi: int, mask: int) -> str:
