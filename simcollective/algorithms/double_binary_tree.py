@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ._common import TreeJob, check_chunk_size, flatten, nchunks, pipelined_trees, split
+from ._common import TreeJob, flatten, nchunks, pipelined_trees, split
 from .registry import register
 
 #: NCCL's SIMPLE-protocol step: NCCL_BUFFSIZE (4 MiB) / NCCL_STEPS (8)
@@ -88,7 +88,7 @@ def auto_chunk(half_bytes: int, depth: int) -> int:
     return c
 
 
-@register("double-binary-tree", kind="dense", options=("chunk_size",), check=check_chunk_size)
+@register("double-binary-tree", kind="dense", options=("chunk_size",))
 def double_binary_tree(comm, x, *, chunk_size=None):
     """NCCL's double binary tree: two pipelined trees over the nodes, half the data each.
 

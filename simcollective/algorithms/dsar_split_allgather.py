@@ -6,13 +6,9 @@ from __future__ import annotations
 from ..data.dense import positions, scatter_add
 from ..data.parts import Parts
 from ..data.sparse import SparseStream
-from ._sparse_common import check_allgather, split_stream
+from ._sparse_common import split_stream
 from ._sparse_common import allgather as gather_items
 from .registry import register
-
-
-def _check(nranks: int, allgather=None, **_ignored) -> None:
-    check_allgather(allgather)
 
 
 def _scatter_add_into(acc: SparseStream, got: SparseStream) -> SparseStream:
@@ -25,7 +21,7 @@ def _scatter_add_into(acc: SparseStream, got: SparseStream) -> SparseStream:
     return acc
 
 
-@register("dsar-split-allgather", kind="sparse", options=("allgather",), check=_check)
+@register("dsar-split-allgather", kind="sparse", options=("allgather",))
 def dsar_split_allgather(comm, x, *, allgather="direct"):
     """DSAR split-allgather: direct exchange of P part-streams into a dense own part, then an allgather of the dense parts.
 
@@ -41,7 +37,6 @@ def dsar_split_allgather(comm, x, *, allgather="direct"):
     then is it frozen and sent), so the scatter-adds update it in place instead of
     copying N/P values per received part.
     """
-    check_allgather(allgather)
     P, r = comm.size, comm.rank
     if P == 1:
         return Parts([x])

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from ._common import check_chunk_size, flatten, nchunks, ring_pass, split
+from ._common import flatten, nchunks, ring_pass, split
 from .registry import register
 
 
-@register("ring", kind="dense", options=("chunk_size",), check=check_chunk_size)
+@register("ring", kind="dense", options=("chunk_size",))
 def ring(comm, x, *, chunk_size=None):
     """Ring allreduce: reduce-scatter then allgather, P-1 steps each.
 

@@ -2,21 +2,11 @@
 
 from __future__ import annotations
 
-from ..errors import UserInputError
 from ._common import flatten, ring_pass, split
 from .registry import register
 
 
-def _check(nranks: int, group_size=None, **_ignored) -> None:
-    if group_size is None:
-        return
-    if isinstance(group_size, bool) or not isinstance(group_size, int) or group_size < 1:
-        raise UserInputError(f"--group-size {group_size!r} must be a positive integer")
-    if nranks % group_size:
-        raise UserInputError(f"--group-size {group_size} does not divide the {nranks} ranks")
-
-
-@register("ring-ring", kind="dense", options=("group_size",), check=_check)
+@register("ring-ring", kind="dense", options=("group_size",))
 def ring_ring(comm, x, *, group_size=None):
     """Ring-ring: intra-group ring reduce-scatter, inter-group rings, intra-group allgather.
 

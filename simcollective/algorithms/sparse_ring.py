@@ -3,15 +3,11 @@
 from __future__ import annotations
 
 from ..data.parts import Parts
-from ._sparse_common import check_densify, ring_pass, split_stream
+from ._sparse_common import ring_pass, split_stream
 from .registry import register
 
 
-def _check(nranks: int, densify=None, **_ignored) -> None:
-    check_densify(densify)
-
-
-@register("sparse-ring", kind="sparse", options=("densify",), check=_check)
+@register("sparse-ring", kind="sparse", options=("densify",))
 def sparse_ring(comm, x, *, densify="exact"):
     """Sparse ring: the dense ring's reduce-scatter and allgather on part-streams.
 

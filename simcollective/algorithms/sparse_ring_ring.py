@@ -8,15 +8,8 @@ import numpy as np
 from ..data.blocks import block_bounds
 from ..data.dense import Reference
 from ..data.parts import Parts
-from ._sparse_common import (check_bool, check_densify, check_group_size, ring_pass, selection_time,
-                             split_stream)
+from ._sparse_common import ring_pass, selection_time, split_stream
 from .registry import register
-
-
-def _check(nranks: int, group_size=None, densify=None, resparsify=None, **_ignored) -> None:
-    check_group_size(nranks, group_size)
-    check_densify(densify)
-    check_bool("resparsify", resparsify)
 
 
 def resparsify_k(k: int, L: int) -> int:
@@ -69,7 +62,7 @@ def resparsify_reference(workload, nranks: int, *, group_size=None, resparsify=F
 
 
 @register("sparse-ring-ring", kind="sparse", options=("group_size", "densify", "resparsify"),
-          check=_check, reference=resparsify_reference)
+          reference=resparsify_reference)
 def sparse_ring_ring(comm, x, *, k=None, group_size=None, densify="exact", resparsify=False):
     """Sparse ring-ring: intra-group ring reduce-scatter, multi-leader inter-group rings, intra-group allgather.
 

@@ -2,15 +2,11 @@
 
 from __future__ import annotations
 
-from ._sparse_common import check_densify, fold, pof2_floor, real_rank, shared_merge_op, unfold
+from ._sparse_common import fold, pof2_floor, real_rank, shared_merge_op, unfold
 from .registry import register
 
 
-def _check(nranks: int, densify=None, **_ignored) -> None:
-    check_densify(densify)
-
-
-@register("ssar-recursive-doubling", kind="sparse", options=("densify",), check=_check)
+@register("ssar-recursive-doubling", kind="sparse", options=("densify",))
 def ssar_recursive_doubling(comm, x, *, densify="exact"):
     """SSAR recursive doubling: exchange the whole stream with vrank XOR 2^j and merge.
 

@@ -4,16 +4,12 @@ the reduced parts (algorithms.md item 8)."""
 from __future__ import annotations
 
 from ..data.parts import Parts
-from ._sparse_common import (allgather, check_densify, fold, merge_op, pof2_floor, real_rank, selection_time,
+from ._sparse_common import (allgather, fold, merge_op, pof2_floor, real_rank, selection_time,
                              split_stream, unfold)
 from .registry import register
 
 
-def _check(nranks: int, densify=None, **_ignored) -> None:
-    check_densify(densify)
-
-
-@register("ssar-split-allgather", kind="sparse", options=("densify",), check=_check)
+@register("ssar-split-allgather", kind="sparse", options=("densify",))
 def ssar_split_allgather(comm, x, *, densify="exact"):
     """SSAR split-allgather: direct exchange of p' part-streams, merge, recursive-doubling allgather.
 
