@@ -22,12 +22,11 @@ from __future__ import annotations
 import numpy as np
 
 from ..data.blocks import sub_bounds
-from ..data.parts import Parts
 from ..data.dense import positions, scatter_add
 from ..data.sparse import DENSIFY_POLICIES, SparseStream, merge, split_at, turns_dense
 from ..errors import UserInputError
 from ._common import fold as _dense_fold
-from ._common import pof2_floor, real_rank, unfold
+from ._common import ALLGATHERS, allgather, pof2_floor, real_rank, unfold
 
 __all__ = [
     "pof2_floor", "real_rank", "unfold", "fold", "is_pof2",
@@ -35,9 +34,6 @@ __all__ = [
     "merge_op", "shared_merge_op", "split_stream", "ring_pass", "allgather",
     "selection_time", "sum_streams", "shared_sum", "ALLGATHERS",
 ]
-
-#: allgather variants accepted by the ``allgather`` option
-ALLGATHERS = ("direct", "ring", "recursive-doubling")
 
 
 # -- option checks (registry ``check=`` hooks are built from these) ---------------------------
@@ -233,61 +229,3 @@ def ring_pass(comm, parts: list, first: int, reduce: bool, densify: str = "exact
         else:
             parts[rb] = got
     return parts
-
-
-# -- allgather of one item per rank ---------------------------------------------------------------
-def allgather(comm, item, variant: str = "recursive-doubling", pack=Parts, tag="ag"):
-    """Gather every rank's ``item`` (a payload); returns the list of the P items in rank
-    order (references, nothing copied).
-
-    ``variant``: ``"direct"`` (every rank posts its item to every other rank at once and
-    receives P - 1 items), ``"ring"`` (P - 1 steps, one item per message) or
-    ``"recursive-doubling"`` (log2 p' exchanges of the items gathered so far, packed into
-    one message by ``pack(list_of_items)``; unpacked with ``list(...)``; for P not a power
-    of two, even r < 2 rem first hands its item to r + 1 and gets the full list back
-    from it at the end). ``pack=Parts`` sizes a message as one stream (the concatenation,
-    dense if not smaller dense); ``pack=tuple`` as the sum of the items' sizes.
-    """
-    P, r = comm.size, comm.rank
-    if P == 1:
-        return [item]
-    if variant == "direct":
-        sends = [comm.isend((r + i) % P, item, tag=tag) for i in range(1, P)]
-        srcs = [(r - i) % P for i in range(1, P)]
-        got = yield comm.waitall([comm.irecv(s, tag=tag) for s in srcs])
-        yield comm.waitall(sends)
-        items = [None] * P
-        items[r] = item
-        for s, v in zip(srcs, got):
-            items[s] = v
-        return items
-    if variant == "ring":
-        items = [None] * P
-        items[r] = item
-        right, left = (r + 1) % P, (r - 1) % P
-        for s in range(P - 1):
-            items[(r - s - 1) % P] = yield comm.sendrecv(right, items[(r - s) % P], left, tag=tag)
-        return items
-    if variant != "recursive-doubling":
-        raise UserInputError(f"--allgather {variant!r} must be one of: {', '.join(ALLGATHERS)}")
-    p2 = pof2_floor(P)
-    rem = P - p2
-    if r < 2 * rem:
-        if r % 2 == 0:
-            yield comm.send(r + 1, item, tag=(tag, "fold"))
-            return list((yield comm.recv(r + 1, tag=(tag, "unfold"))))
-        coll = [(yield comm.recv(r - 1, tag=(tag, "fold"))), item]
-        v = r // 2
-    else:
-        coll = [item]
-        v = r - rem
-    dist = 1
-    while dist < p2:
-        pv = v ^ dist
-        partner = real_rank(pv, rem)
-        got = list((yield comm.sendrecv(partner, pack(coll), partner, tag=tag)))
-        coll = coll + got if pv > v else got + coll
-        dist <<= 1
-    if r < 2 * rem:
-        yield comm.send(r - 1, pack(coll), tag=(tag, "unfold"))
-    return coll
