@@ -10,21 +10,24 @@ from .registry import register
 DEFAULT_CHUNK = 128 * 1024
 
 
-def chain(comm, chunks, root_has: bool):
-    """Pass ``chunks`` down the chain 0 -> 1 -> ... -> P - 1 of ``comm``: rank v receives chunk
-    j from v - 1 (unless it is rank 0) and sends it on to v + 1 at once, without waiting for
-    the send (the next chunk's receive is already posted). Returns the chunks."""
+def chain(comm, chunks):
+    """Pass ``chunks`` down the chain 0 -> 1 -> ... -> P - 1 of ``comm``, pipelined: every
+    receive is posted at once; rank v forwards chunk j to v + 1 as soon as it has it and
+    its send of chunk j - 1 is done (one chunk at a time on the outgoing link). Returns
+    the chunks (rank 0's own)."""
     P, v = comm.size, comm.rank
     out = list(chunks)
-    sends = []
     recvs = [comm.irecv(v - 1, tag=j) for j in range(len(out))] if v > 0 else None
+    sending = None
     for j in range(len(out)):
         if recvs is not None:
             out[j] = yield recvs[j]
         if v < P - 1:
-            sends.append(comm.isend(v + 1, out[j], tag=j))
-    if sends:
-        yield comm.waitall(sends)
+            if sending is not None:
+                yield sending
+            sending = comm.isend(v + 1, out[j], tag=j)
+    if sending is not None:
+        yield sending
     return out
 
 
@@ -39,5 +42,5 @@ def broadcast_chain(comm, x, *, root=0, chunk_size=DEFAULT_CHUNK):
     rel = relative(comm, root)
     chunks = split(x, nchunks(x.nbytes, chunk_size))
     with comm.phase("broadcast"):
-        out = yield from chain(rel, chunks, rel.rank == 0)
+        out = yield from chain(rel, chunks)
     return out

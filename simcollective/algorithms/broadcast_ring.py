@@ -22,5 +22,5 @@ def broadcast_ring(comm, x, *, root=0, chunk_size=NCCL_STEP):
     rel = relative(comm, root)
     chunks = split(x, nchunks(x.nbytes, chunk_size))
     with comm.phase("broadcast"):
-        out = yield from chain(rel, chunks, rel.rank == 0)
+        out = yield from chain(rel, chunks)
     return out
