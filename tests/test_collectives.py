@@ -398,3 +398,21 @@ def test_cli_bench_bad_input(capsys, argv, message):
     code, out, err = run_cli(capsys, "bench", "--topology", "abci", *argv)
     assert code == 2
     assert message in err and len(err.strip().splitlines()) == 1
+
+
+# -- sweeps ----------------------------------------------------------------------------------------
+def test_sweep_ranges_and_collectives(tmp_path):
+    from simcollective.sweep import expand_grid, load_config, run_sweep
+
+    cfg = {"fixed": {"topology": "abci", "collective": "allgather", "algorithm": "ring"},
+           "grid": {"bytes": {"from": "1K", "to": "16K", "factor": 4}, "gpus": {"from": 2, "to": 4, "step": 2}}}
+    points = expand_grid(cfg)
+    assert [(p["bytes"], p["gpus"]) for p in points] == [(b, g) for b in (1024, 4096, 16384) for g in (2, 4)]
+    df = run_sweep(cfg, tmp_path / "out.csv", workers=1, progress=False)
+    assert df["ok"].all()
+    assert sorted(df["bytes"]) == sorted([1024, 4096, 16384] * 2)
+    assert set(df["count"]) == {128, 64, 512, 256, 2048, 1024}
+    for bad, msg in [({"from": "8"}, "a range is"), ({"from": "8", "to": "4", "factor": 2}, "from <= to"),
+                     ({"from": "8", "to": "64", "factor": 1}, "must be >= 2")]:
+        with pytest.raises(UserInputError, match=msg):
+            load_config({"fixed": {"algorithm": "ring"}, "grid": {"bytes": bad}})
