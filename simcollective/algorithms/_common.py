@@ -16,7 +16,7 @@ from ..errors import UserInputError
 
 __all__ = [
     "check_chunk_size", "nchunks", "split", "flatten", "pof2_floor", "fold", "unfold", "real_rank",
-    "ring_pass", "ring_reduce_scatter", "ring_allgather", "add_parts", "allgather", "ALLGATHERS",
+    "recursive_doubling", "ring_pass", "ring_reduce_scatter", "ring_allgather", "add_parts", "allgather", "ALLGATHERS",
     "recursive_halving", "relative", "TreeJob", "pipelined_trees",
 ]
 
@@ -105,6 +105,28 @@ def unfold(comm, result):
             yield comm.send(r - 1, result)
             return result
         return (yield comm.recv(r + 1))
+
+
+# -- recursive doubling ------------------------------------------------------------------------
+def recursive_doubling(comm, x, op=None, step_op=None, phase: str = "recursive-doubling"):
+    """Allreduce by recursive doubling, any P: fold onto p' (sum with ``op``), exchange the
+    whole vector with virtual rank v XOR dist for dist = 1, 2, ..., p'/2 and add what comes
+    back (``step_op(dist)`` if given, else ``op``), unfold. Returns the result."""
+    P = comm.size
+    if P == 1:
+        return x
+    p2 = pof2_floor(P)
+    rem = P - p2
+    v, x = yield from fold(comm, x, op=op)
+    if v is not None:
+        with comm.phase(phase):
+            dist = 1
+            while dist < p2:
+                partner = real_rank(v ^ dist, rem)
+                got = yield comm.sendrecv(partner, x, partner)
+                x = yield comm.add(x, got, op=op if step_op is None else step_op(dist))
+                dist <<= 1
+    return (yield from unfold(comm, x))
 
 
 # -- ring ----------------------------------------------------------------------------------

@@ -5,10 +5,8 @@ Streams are immutable and shared by reference; reductions go through ``comm.add`
 that the profile's sparse merge time is paid, with the ``densify`` policy of
 :func:`simcollective.data.sparse.merge` passed as the reduction ``op``.
 
-Why not all of :mod:`._common`: its ``ring_pass`` reduces with ``comm.add(a, b)``
-(no ``op``), which on streams always merges with the default ``densify="exact"``
-policy, so ``densify="upper-bound"`` could not be honoured. ``fold`` takes the op and is
-reused, as are the policy-free ``pof2_floor``, ``real_rank`` and ``unfold``.
+The ring pass, fold/unfold, the recursive-doubling loop and the allgather are those of
+:mod:`._common`, given the sparse merge (with its ``densify`` policy) as ``op``.
 
 Memory: when several ranks compute *the same* reduction of *the same* operand objects
 (both partners of a recursive-doubling exchange, or all ranks summing the gathered
@@ -27,6 +25,7 @@ from ..data.sparse import DENSIFY_POLICIES, SparseStream, merge, split_at, turns
 from ..errors import UserInputError
 from ._common import fold as _dense_fold
 from ._common import ALLGATHERS, allgather, pof2_floor, real_rank, unfold
+from ._common import ring_pass as _ring_pass
 
 __all__ = [
     "pof2_floor", "real_rank", "unfold", "fold", "is_pof2",
@@ -74,12 +73,8 @@ def merge_op(densify: str = "exact"):
 
 
 def _shared(comm) -> dict:
-    """A dict private to this simulation (lives on the run's World object)."""
-    world = comm.world
-    memo = world.__dict__.get("_sparse_memo")
-    if memo is None:
-        memo = world.__dict__["_sparse_memo"] = {}
-    return memo
+    """A dict private to this simulation (``Comm.shared``)."""
+    return comm.shared
 
 
 def shared_merge_op(comm, densify: str = "exact", users: int = 2):
@@ -208,24 +203,15 @@ def fold(comm, x, densify: str = "exact"):
 
 # -- ring --------------------------------------------------------------------------------------------
 def ring_pass(comm, parts: list, first: int, reduce: bool, densify: str = "exact"):
-    """One ring pass (P - 1 steps) over ``comm``: at step s send ``parts[(first - s) % P]``
-    to r + 1, receive part ``(first - s - 1) % P`` from r - 1 and merge it into yours
-    (``reduce``) or store it. After a reduce pass with ``first`` the rank owns part
-    ``first + 1``; an allgather pass of owners ``o(r)`` uses ``first = o``. ``parts`` (a
-    list) is updated in place with new streams; no stream is modified. A reduce pass
-    sets the parts it handed on to ``None`` (only the owned part is complete; keeping
-    every partial sum would hold ~P/2 copies of the vector in a simulation)."""
-    P, r = comm.size, comm.rank
-    if P == 1:
+    """One ring pass (P - 1 steps) over ``comm`` on part-streams: the dense
+    :func:`._common.ring_pass` (one block per part, one message per step) merging with
+    the ``densify`` policy. At step s send ``parts[(first - s) % P]`` to r + 1, receive
+    part ``(first - s - 1) % P`` from r - 1 and merge it into yours (``reduce``) or store
+    it. After a reduce pass with ``first`` the rank owns part ``first + 1``. ``parts`` (a
+    list) is updated in place; a reduce pass sets the parts it handed on to ``None``."""
+    if comm.size == 1:
         return parts
-    right, left = (r + 1) % P, (r - 1) % P
-    op = merge_op(densify)
-    for s in range(P - 1):
-        sb, rb = (first - s) % P, (first - s - 1) % P
-        got = yield comm.sendrecv(right, parts[sb], left)
-        if reduce:
-            parts[sb] = None   # a partial sum handed on: drop it (the allgather brings the result)
-            parts[rb] = yield comm.add(parts[rb], got, op=op)
-        else:
-            parts[rb] = got
+    blocks = [[p] for p in parts]
+    yield from _ring_pass(comm, blocks, first, reduce, op=merge_op(densify) if reduce else None)
+    parts[:] = [b[0] for b in blocks]
     return parts

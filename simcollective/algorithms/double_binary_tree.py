@@ -46,9 +46,8 @@ def node_layout(comm) -> list[list[int]]:
     """Ranks of ``comm`` grouped by server (physical node): nodes in order of their first
     rank, each node's ranks in rank order (its chain)."""
     nodes: dict = {}
-    servers = comm.world.servers
     for r in range(comm.size):
-        nodes.setdefault(servers[comm.global_index(r)], []).append(r)
+        nodes.setdefault(comm.server(r), []).append(r)
     return list(nodes.values())
 
 
