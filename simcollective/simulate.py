@@ -325,9 +325,9 @@ def measure(plan: Plan, result, verification: str, t_start: float) -> Report:
         fields_["density"] = plan.k / plan.n
         fields_["k"] = plan.k
         fields_["workload"] = config.workload
-        out = next((o for o in result.outputs if o is not None), None)
-        if plan.coll.name == "allreduce":
-            fields_.update(_result_density(out, plan.n))
+        # over rank 0's whole result (allgather: the P gathered streams, P x n elements)
+        pieces = plan.coll.pieces(0, P, plan.count, plan.root) or []
+        fields_.update(_result_density(result.outputs[0], sum(pc.hi - pc.lo for pc in pieces)))
     return Report(fields_, result)
 
 

@@ -349,6 +349,13 @@ def test_cli_run_collective(capsys):
     assert js["collective"] == "reduce" and js["root"] == 3 and js["elements"] == 1024 and js["bytes"] == 4096
 
 
+def test_cli_run_sparse_allgather(capsys):
+    code, out, err = run_cli(capsys, "run", "--collective", "allgather", "--algorithm", "sparse-streams",
+                             "--topology", "abci", "--elements", "4096", "--density", "1/128", "--allgather", "ring")
+    assert code == 0, err
+    assert "sparse-streams allgather" in out and "result density 0.0078" in out
+
+
 def test_cli_bench_table(capsys):
     code, out, err = run_cli(capsys, "bench", "--collective", "allgather", "--topology", "abci", "--nodes", "1",
                              "-b", "8", "-e", "64K", "-f", "4")
