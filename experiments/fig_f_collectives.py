@@ -40,9 +40,6 @@ def config(collectives, reduced: bool) -> dict:
 
 
 def figures(df, outdir: Path) -> list[Path]:
-    import matplotlib
-
-    matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
     written = []
@@ -81,6 +78,9 @@ def main(argv=None) -> int:
     ap.add_argument("--all", action="store_true", help="also reduce-scatter, broadcast and reduce")
     ap.add_argument("--figures-only", action="store_true")
     args = ap.parse_args(argv)
+    import matplotlib
+
+    matplotlib.use("Agg")
     from simcollective.sweep import read_results, run_sweep
 
     t0 = time.perf_counter()
