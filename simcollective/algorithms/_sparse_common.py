@@ -30,7 +30,7 @@ from ._common import ring_pass as _ring_pass
 __all__ = [
     "pof2_floor", "real_rank", "unfold", "fold", "is_pof2",
     "check_densify", "check_allgather", "check_group_size", "check_bool",
-    "merge_op", "shared_merge_op", "split_stream", "ring_pass", "allgather",
+    "merge_op", "shared_merge_op", "split_stream", "ring_pass", "ring_reduce_scatter", "ring_allgather", "allgather",
     "selection_time", "sum_streams", "shared_sum", "ALLGATHERS",
 ]
 
@@ -215,3 +215,14 @@ def ring_pass(comm, parts: list, first: int, reduce: bool, densify: str = "exact
     yield from _ring_pass(comm, blocks, first, reduce, op=merge_op(densify) if reduce else None)
     parts[:] = [b[0] for b in blocks]
     return parts
+
+
+def ring_reduce_scatter(comm, parts: list, owns: int, densify: str = "exact"):
+    """Ring reduce-scatter of part-streams after which this rank owns part ``owns``
+    (its rank plus a constant, mod P, on every rank) merged over ``comm``."""
+    return (yield from ring_pass(comm, parts, (owns - 1) % comm.size, True, densify))
+
+
+def ring_allgather(comm, parts: list, owns: int):
+    """Ring allgather of part-streams: this rank starts with part ``owns`` and ends with all."""
+    return (yield from ring_pass(comm, parts, owns % comm.size, False))

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ._common import flatten, ring_pass, split
+from ._common import flatten, ring_allgather, ring_reduce_scatter, split
 from .registry import register
 
 
@@ -24,13 +24,13 @@ def ring_ring(comm, x, *, group_size=None):
     M = inter.size
     blocks = [[b] for b in split(x, L)]
     with comm.phase("intra-reduce-scatter"):
-        yield from ring_pass(intra, blocks, first=l - 1, reduce=True)
+        yield from ring_reduce_scatter(intra, blocks, owns=l)
     subs = [[s] for s in split(blocks[l][0], M)]
     with comm.phase("inter-reduce-scatter"):
-        yield from ring_pass(inter, subs, first=g - 1, reduce=True)
+        yield from ring_reduce_scatter(inter, subs, owns=g)
     with comm.phase("inter-allgather"):
-        yield from ring_pass(inter, subs, first=g, reduce=False)
+        yield from ring_allgather(inter, subs, owns=g)
     blocks[l] = [flatten(subs)]   # block l as one payload: the list of its M sub-blocks
     with comm.phase("intra-allgather"):
-        yield from ring_pass(intra, blocks, first=l, reduce=False)
+        yield from ring_allgather(intra, blocks, owns=l)
     return flatten(blocks)

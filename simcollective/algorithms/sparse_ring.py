@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from ..data.parts import Parts
-from ._sparse_common import ring_pass, split_stream
+from ._sparse_common import ring_allgather, ring_reduce_scatter, split_stream
 from .registry import register
 
 
@@ -26,7 +26,7 @@ def sparse_ring(comm, x, *, densify="exact"):
         return Parts([x])
     parts = split_stream(x, P)
     with comm.phase("reduce-scatter"):
-        yield from ring_pass(comm, parts, first=r, reduce=True, densify=densify)
+        yield from ring_reduce_scatter(comm, parts, owns=(r + 1) % P, densify=densify)
     with comm.phase("allgather"):
-        yield from ring_pass(comm, parts, first=(r + 1) % P, reduce=False)
+        yield from ring_allgather(comm, parts, owns=(r + 1) % P)
     return Parts(parts)

@@ -8,7 +8,7 @@ import numpy as np
 from ..data.blocks import block_bounds
 from ..data.dense import Reference
 from ..data.parts import Parts
-from ._sparse_common import ring_pass, selection_time, split_stream
+from ._sparse_common import ring_allgather, ring_reduce_scatter, selection_time, split_stream
 from .registry import register
 
 
@@ -95,7 +95,7 @@ def sparse_ring_ring(comm, x, *, k=None, group_size=None, densify="exact", respa
     M = inter.size
     parts = split_stream(x, L)
     with comm.phase("intra-reduce-scatter"):
-        yield from ring_pass(intra, parts, first=l - 1, reduce=True, densify=densify)
+        yield from ring_reduce_scatter(intra, parts, owns=l, densify=densify)
     mine = parts[l]
     if resparsify:
         kk = resparsify_k(k, L)
@@ -103,10 +103,10 @@ def sparse_ring_ring(comm, x, *, k=None, group_size=None, densify="exact", respa
         mine = mine.topk(kk)
     subs = split_stream(mine, M)
     with comm.phase("inter-reduce-scatter"):
-        yield from ring_pass(inter, subs, first=g - 1, reduce=True, densify=densify)
+        yield from ring_reduce_scatter(inter, subs, owns=g, densify=densify)
     with comm.phase("inter-allgather"):
-        yield from ring_pass(inter, subs, first=g, reduce=False)
+        yield from ring_allgather(inter, subs, owns=g)
     parts[l] = Parts(subs)
     with comm.phase("intra-allgather"):
-        yield from ring_pass(intra, parts, first=l, reduce=False)
+        yield from ring_allgather(intra, parts, owns=l)
     return Parts(parts)

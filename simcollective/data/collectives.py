@@ -38,6 +38,8 @@ import numpy as np
 
 from ..errors import UserInputError, VerificationError
 from .blocks import iter_parts
+from .sparse import SparseStream
+from .symbolic import SymbolicArray, format_ranks
 
 __all__ = ["Piece", "Collective", "COLLECTIVES", "get_collective", "walk", "Sources", "verify_pieces"]
 
@@ -159,6 +161,9 @@ def walk(output, pieces, extent, seen: set | None = None, positions=None):
         If the parts are longer or shorter than the pieces, or a part sits at the wrong
         position.
     """
+    if len(pieces) == 1:    # allreduce, reduce-scatter, broadcast, reduce: no piece boundaries
+        yield from _walk_one(output, pieces[0], extent, seen, positions)
+        return
     total = sum(p.hi - p.lo for p in pieces)
     starts = []
     acc = 0
@@ -195,6 +200,33 @@ def walk(output, pieces, extent, seen: set | None = None, positions=None):
         raise VerificationError(f"result covers elements [0, {pos}) of [0, {total})")
 
 
+def _walk_one(output, piece, extent, seen, positions):
+    """:func:`walk` for a single piece (the common case, once per part of every rank)."""
+    total = piece.hi - piece.lo
+    source, base = piece.source, piece.lo
+    pos = 0
+    for i, part in enumerate(iter_parts(output)):
+        size = extent(i, part)
+        end = pos + size
+        if end > total:
+            raise VerificationError(f"result is longer than {total} elements (part {i} ends at {end})")
+        lo = base + pos
+        if positions is not None:
+            start = positions(part)
+            if start is not None and start != lo:
+                raise VerificationError(f"part {i} covers elements [{start}, {start + size}) but element {lo} comes next")
+        if seen is None:
+            yield i, part, 0, size, piece, lo
+        else:
+            key = (id(part), source, lo)
+            if key not in seen:
+                seen.add(key)
+                yield i, part, 0, size, piece, lo
+        pos = end
+    if pos != total:
+        raise VerificationError(f"result covers elements [0, {pos}) of [0, {total})")
+
+
 def dense_extent(i, part) -> int:
     if not isinstance(part, np.ndarray) or part.ndim != 1:
         raise VerificationError(f"part {i} is a {type(part).__name__}, not a 1-D NumPy array")
@@ -202,8 +234,6 @@ def dense_extent(i, part) -> int:
 
 
 def symbolic_extent(i, part) -> int:
-    from .symbolic import SymbolicArray
-
     if not isinstance(part, SymbolicArray):
         raise VerificationError(f"part {i} is a {type(part).__name__}, not a SymbolicArray")
     if part.error:
@@ -212,8 +242,6 @@ def symbolic_extent(i, part) -> int:
 
 
 def sparse_extent(i, part) -> int:
-    from .sparse import SparseStream
-
     if isinstance(part, np.ndarray):
         return part.shape[0]
     if isinstance(part, SparseStream):
@@ -238,8 +266,6 @@ def verify_pieces(output, pieces, sources, mode: str, seen: set | None = None) -
     NumPy parts against ``sources(source)``). Returns the description of the rule met
     (that of the last reference used). Raises VerificationError naming the first bad part.
     """
-    from .symbolic import format_ranks
-
     how = None
     if mode == "dense":
         for i, part, a, b, piece, lo in walk(output, pieces, dense_extent, seen):
@@ -309,6 +335,4 @@ class Sources:
 
 
 def format_ranks_safe(mask: int) -> str:
-    from .symbolic import format_ranks
-
     return format_ranks(mask)
