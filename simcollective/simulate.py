@@ -267,6 +267,8 @@ def verify(plan: Plan, result) -> str:
             raise VerificationError(f"rank {r}: {exc}") from None
     if mode == "symbolic" and plan.coll.name == "allreduce":
         how = "symbolic: every element holds each of the P contributions exactly once"
+    if plan.coll.name == "reduce":
+        how = f"{how} (the root's result; the other ranks have none)"
     if plan.algo.kind == "sparse" and not plan.algo.exact:
         how = f"against the NumPy definition of {plan.algo.name} (approximate by design): {how}"
     return how

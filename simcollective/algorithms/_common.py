@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 
 from ..data.blocks import block_bounds, iter_parts
 from ..errors import UserInputError
+from .registry import OPTION_CHECKS
 
 __all__ = [
     "check_chunk_size", "nchunks", "split", "flatten", "pof2_floor", "fold", "unfold", "real_rank",
@@ -23,11 +24,10 @@ __all__ = [
 
 # -- options -------------------------------------------------------------------------------
 def check_chunk_size(nranks: int, chunk_size=None, **_ignored) -> None:
-    """Registry ``check=`` hook: ``chunk_size`` must be a positive integer (bytes)."""
-    if chunk_size is None:
-        return
-    if isinstance(chunk_size, bool) or not isinstance(chunk_size, int) or chunk_size < 1:
-        raise UserInputError(f"--chunk-size {chunk_size!r} must be a positive integer number of bytes")
+    """``chunk_size`` must be a positive integer (bytes). The registry checks every option by
+    name (``registry.OPTION_CHECKS``); this name remains for code written against it."""
+    if chunk_size is not None:
+        OPTION_CHECKS["chunk_size"](chunk_size, nranks)
 
 
 # -- cutting vectors -----------------------------------------------------------------------
