@@ -4,7 +4,8 @@
 
 For allgather and alltoall (and, with --all, reduce-scatter, broadcast and reduce), every
 dense algorithm of the collective on dgx-h100 with 1, 2, 4 and 8 nodes (8 -> 64 GPUs) and
-on abci with 4 nodes (16 GPUs), sizes (nccl-tests bytes) 4K -> 256M x 8, profile ideal.
+on abci with 4 nodes (16 GPUs), sizes (nccl-tests bytes) 4K, 32K, ..., 128M (x 8), profile
+ideal.
 Writes experiments/results/fig_f_collectives.csv (a sweep table, resumable) and one figure
 per collective, fig_f_collectives_<collective>.png/.pdf: one panel per machine, time vs
 size log-log, one line per algorithm. Prints how long it took.
