@@ -22,6 +22,7 @@ alltoall's in-place ``#wrong`` is ``N/A`` as in nccl-tests.
 from __future__ import annotations
 
 import csv
+import json
 import sys
 
 from . import __version__
@@ -207,6 +208,25 @@ def add_parser(subparsers) -> None:
     p.set_defaults(func=cmd_bench)
 
 
+def _topology_opts(items) -> dict:
+    out = {}
+    for item in items:
+        if "=" not in item:
+            raise UserInputError(f"--topology-opt {item!r} must be KEY=VALUE")
+        k, v = item.split("=", 1)
+        out[k.strip()] = v.strip()
+    return out
+
+
+def _write_json(rows, dest) -> None:
+    text = json.dumps(rows, indent=2)
+    if dest == "-":
+        print(text)
+    else:
+        with open(dest, "w") as fh:
+            fh.write(text + "\n")
+
+
 def _int(text, what, minimum):
     try:
         v = int(str(text))
@@ -218,7 +238,6 @@ def _int(text, what, minimum):
 
 
 def cmd_bench(args) -> int:
-    from .cli import _topology_opts, _write_json
     from .data.collectives import get_collective
     from .simulate import RunConfig, build_graph, resolve
     from .units import parse_fraction
