@@ -1,7 +1,8 @@
 """The ``simcollective`` command line.
 
-Subcommands: ``run`` (one allreduce), ``p2p`` (one message), ``algorithms``,
-``topologies``, and, from their own modules, ``sweep``, ``plot``, ``draw-topology``.
+Subcommands: ``run`` (one collective, allreduce by default), ``p2p`` (one message),
+``algorithms``, ``topologies``, and, from their own modules, ``sweep``, ``plot``,
+``draw-topology``, ``bench``.
 Every user error is one line on stderr (``simcollective: error: ...``) and a non-zero
 exit status: 2 for bad input, 3 for a result that fails verification, 4 for a deadlock.
 """

@@ -379,6 +379,21 @@ def test_cli_bench_table(capsys):
             assert busbw == pytest.approx(algbw * 3 / 4, abs=0.01)
 
 
+def test_cli_bench_dgx_h100_allgather_verified(capsys):
+    """The done-when command of issue 16, up to 4M: every row verified (#wrong 0), the
+    count and size nccl-tests would use for 16 ranks."""
+    code, out, err = run_cli(capsys, "bench", "--collective", "allgather", "--topology", "dgx-h100", "--nodes", "2",
+                             "-b", "8", "-e", "4M", "-f", "4")
+    assert code == 0, err
+    assert "nGpus 16 minBytes 8 maxBytes 4194304 step: 4(factor)" in out
+    rows = [ln.split() for ln in out.splitlines() if not ln.startswith("#")]
+    assert [(int(r[0]), int(r[1])) for r in rows] == [(0, 0), (0, 0), (0, 0), (512, 8), (2048, 32), (8192, 128),
+                                                      (32768, 512), (131072, 2048), (524288, 8192), (2097152, 32768)]
+    assert all(r[8] == "0" and r[12] == "0" for r in rows)
+    times = [float(r[5]) for r in rows if int(r[1])]
+    assert times == sorted(times) and times[0] > 0
+
+
 def test_cli_bench_json_csv(capsys, tmp_path):
     csv_path = tmp_path / "rows.csv"
     code, out, _ = run_cli(capsys, "bench", "--collective", "broadcast", "-r", "2", "--topology", "abci",
