@@ -193,17 +193,17 @@ def test_rooted_closed_forms(P, root):
         assert t == pytest.approx(2 * lg * ALPHA + 2 * (P - 1) / P * S * BETA, rel=1e-12)
 
 
-def test_scatter_allgather_broadcast_closed_form():
+@pytest.mark.parametrize("P", [2, 4, 8])
+def test_scatter_allgather_broadcast_closed_form(P):
+    """Binomial scatter (log2 P alpha + (P-1) S/(P beta)) then ring allgather ((P-1)(alpha +
+    S/(P beta))), P a power of two."""
     S = 8 * C * E
-    # P = 2: scatter one half, then one ring step of the other half
-    assert sim("broadcast", "scatter-allgather", 2, 8 * C)["time_s"] == pytest.approx(2 * (ALPHA + S / 2 * BETA), rel=1e-12)
-    # P = 4: the scatter's last receiver (rank 1) waits 2 alpha + 3 S/4 beta; the ring then
-    # takes 3 steps of S/4 for it (others start earlier but wait for their left neighbour)
-    t = sim("broadcast", "scatter-allgather", 4, 8 * C)["time_s"]
-    lower = 2 * ALPHA + 3 / 4 * S * BETA + 3 * (ALPHA + S / 4 * BETA) - 2 * (ALPHA + S / 4 * BETA)
-    assert lower <= t <= 2 * ALPHA + 3 / 4 * S * BETA + 3 * (ALPHA + S / 4 * BETA) + 1e-12
-    # cheaper than the binomial tree for large vectors
-    assert t < sim("broadcast", "binomial-tree", 4, 8 * C)["time_s"]
+    t = sim("broadcast", "scatter-allgather", P, 8 * C, root=P - 1)["time_s"]
+    expected = math.log2(P) * ALPHA + (P - 1) / P * S * BETA + (P - 1) * (ALPHA + S / P * BETA)
+    assert t == pytest.approx(expected, rel=1e-12)
+    # cheaper than the binomial tree for large vectors from 4 ranks on
+    if P >= 4:
+        assert t < sim("broadcast", "binomial-tree", P, 8 * C)["time_s"]
 
 
 # -- correctness: P x algorithms x dtypes x roots -------------------------------------------------------
