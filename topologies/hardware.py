@@ -144,29 +144,48 @@ def _pcie(G, server, gpu_ids, *, switches, nics, pcie_bandwidth, pcie_latency, n
           direct=False, duplex=FULL) -> list[str]:
     """PCIe switches with their GPUs and NICs; return the NIC ids (NIC j is rail j).
 
-    GPU ``i`` sits on switch ``floor(i * P / G)`` and NIC ``j`` on switch
-    ``floor(j * P / n)``; every GPU records its nearest NIC. With `direct`
-    each GPU is cabled to its NICs without a switch (``switches`` ignored).
+    The server has `switches` PCIe switch complexes: GPU ``i`` sits in complex
+    ``floor(i * P / G)`` and NIC ``j`` in complex ``floor(j * P / n)``. A
+    complex is one switch ``plx{k}``, except when it holds several GPUs and
+    at least as many NICs (DGX A100: 2 GPUs + 2 NICs): then each GPU gets
+    its own switch with its share of the NICs, and the switches of the
+    complex are cabled to its first one, so that a GPU's nearest NIC is its
+    unique shortest route (rail alignment, as NCCL's NIC selection). Every
+    GPU records its nearest NIC (:func:`nearest_nic`). With `direct` each
+    GPU is cabled to its NICs without a switch.
     """
     g = len(gpu_ids)
     nic_ids = [f"n{server}/nic{j}" for j in range(nics)]
+
+    def add_nic(nid, where):
+        G.add_node(nid, kind="nic", model=nic_model)
+        add_cable(G, where, nid, pcie_bandwidth, pcie_latency, "pcie", duplex)
+
     if direct:
         for j, nid in enumerate(nic_ids):
-            G.add_node(nid, kind="nic", model=nic_model)
-            add_cable(G, gpu_ids[j * g // nics], nid, pcie_bandwidth, pcie_latency, "pcie", duplex)
+            add_nic(nid, gpu_ids[j * g // nics])
     else:
-        on_switch: dict[int, list[str]] = {}
-        for j, nid in enumerate(nic_ids):
-            on_switch.setdefault(j * switches // nics, []).append(nid)
+        count = 0
         for k in range(switches):
-            pid = f"n{server}/plx{k}"
-            G.add_node(pid, kind="pcie_switch")
-            for i, gid in enumerate(gpu_ids):
-                if i * switches // g == k:
+            c_gpus = [gid for i, gid in enumerate(gpu_ids) if i * switches // g == k]
+            c_nics = [nid for j, nid in enumerate(nic_ids) if j * switches // nics == k]
+            split = len(c_gpus) > 1 and len(c_nics) >= len(c_gpus)
+            groups = ([([gid], c_nics[m * len(c_nics) // len(c_gpus):
+                                      (m + 1) * len(c_nics) // len(c_gpus)])
+                       for m, gid in enumerate(c_gpus)] if split else [(c_gpus, c_nics)])
+            first = None
+            for members, their_nics in groups:
+                pid = f"n{server}/plx{count}"
+                count += 1
+                G.add_node(pid, kind="pcie_switch")
+                if first is None:
+                    first = pid
+                else:
+                    add_cable(G, first, pid, pcie_bandwidth, pcie_latency, "pcie", duplex)
+                for gid in members:
                     add_cable(G, gid, pid, pcie_bandwidth, pcie_latency, "pcie", duplex)
-            for nid in on_switch.get(k, []):
-                G.add_node(nid, kind="nic", model=nic_model)
-                add_cable(G, pid, nid, pcie_bandwidth, pcie_latency, "pcie", duplex)
+                for nid in their_nics:
+                    add_nic(nid, pid)
     for i, gid in enumerate(gpu_ids):
         G.nodes[gid]["nic"] = nic_ids[nearest_nic(i, g, nics)]
     return nic_ids
@@ -598,9 +617,12 @@ def dgx_a100(
     nodes : int
         DGX A100 servers.
     nics_per_node : int
-        8 ConnectX-6 HDR compute adapters; 4 PCIe Gen4 switches each pairing
-        2 GPUs and 2 NICs (GPU i nearest NIC i) [nccl.md s5 "DGX A100",
-        recalled from the DGX A100 User Guide]; 1 to 16 (p4d: 4, OCI: 16).
+        8 ConnectX-6 HDR compute adapters; 4 PCIe Gen4 switch complexes each
+        with 2 GPUs and 2 NICs [nccl.md s5 "DGX A100", recalled from the DGX
+        A100 User Guide], modelled as one switch per GPU and its NIC (GPU i,
+        NIC i on ``plx{i}``) with the two switches of a complex cabled
+        together, so that GPU i's shortest route out is NIC i (rail i);
+        1 to 16 (p4d: 4, OCI: 16).
     nic_bandwidth : float
         HDR 200 Gb/s = 25e9 per direction [nccl.md s5 "NIC rates in NCCL"].
     oversubscription : float
@@ -635,8 +657,8 @@ def dgx_a100(
     >>> G = dgx_a100(2)
     >>> G.edges["n0/gpu2", "n0/nvswitch"]["bandwidth"], G.nodes["n0/nvswitch"]["nvls"]
     (300000000000.0, False)
-    >>> sorted(G.successors("n1/plx1"))
-    ['n1/gpu2', 'n1/gpu3', 'n1/nic2', 'n1/nic3']
+    >>> sorted(G.successors("n1/plx3"))
+    ['n1/gpu3', 'n1/nic3', 'n1/plx2']
     """
     return _hgx_cluster(
         "dgx-a100", "DGX A100", nodes, model="A100", gpus=8, links_per_gpu=links_per_gpu,
