@@ -341,8 +341,10 @@ def dgx2_v100_node(
     >>> G = nx.DiGraph()
     >>> len(dgx2_v100_node(G, 0))
     8
-    >>> G.edges["n0/gpu9", "n0/nvswitch1"]["bandwidth"], G.edges["n0/nvswitch0", "n0/nvswitch1"]["bandwidth"]
-    (150000000000.0, 1200000000000.0)
+    >>> G.edges["n0/gpu9", "n0/nvswitch1"]["bandwidth"]
+    150000000000.0
+    >>> G.edges["n0/nvswitch0", "n0/nvswitch1"]["bandwidth"]
+    1200000000000.0
     """
     gpu_ids = [add_gpu(G, server, i, "V100") for i in range(16)]
     boards = [_switch_node(G, f"n{server}/nvswitch{b}", chips=6, links_per_gpu=6, nvls=False)
@@ -476,9 +478,11 @@ def dgx1_v100(
     >>> G.graph["rank_order"], G.graph["platform"]
     ('0,3,2,1,5,6,7,4', 'hardware')
     """
-    _common_checks(nodes, 8, nics_per_node, nic_bandwidth, oversubscription, nodes_per_su, spines, duplex)
+    _common_checks(nodes, 8, nics_per_node, nic_bandwidth, oversubscription, nodes_per_su,
+                   spines, duplex)
     G = _graph("dgx1-v100", f"DGX-1V: {nodes} node(s) x 8 V100, hybrid cube-mesh NVLink 2 "
-               f"(25 GB/s/dir per link), {_fabric_text(nodes, nics_per_node, nic_bandwidth, oversubscription)}",
+               f"(25 GB/s/dir per link), "
+               f"{_fabric_text(nodes, nics_per_node, nic_bandwidth, oversubscription)}",
                8, nvls=False, rank_order=DGX1_RING)
     ports = [dgx1_v100_node(G, s, nvlink_bandwidth=nvlink_bandwidth, nvlink_latency=nvlink_latency,
                             pcie_bandwidth=pcie_bandwidth, pcie_latency=pcie_latency,
@@ -532,8 +536,10 @@ def dgx2_v100(
     board_links : int
         Links between the baseboards: 6 planes x 8 (each 18-port NVSwitch
         has 8 GPU ports and 8 ports to the other board) [nccl.md s5].
-    pcie_bandwidth, pcie_latency, nic_latency, uplink_latency, switch_bandwidth, switch_latency : float
-        As :func:`dgx1_v100` (PCIe Gen3, EDR fabric).
+    pcie_bandwidth, pcie_latency, nic_latency, uplink_latency : float
+        As :func:`dgx1_v100` (PCIe Gen3).
+    switch_bandwidth, switch_latency : float
+        As :func:`dgx1_v100` (EDR switches).
     duplex : {"full", "shared"}
         ``"full"`` as built (every figure per direction); ``"shared"`` applies
         the study's convention (one capacity for both directions) to every
@@ -552,9 +558,11 @@ def dgx2_v100(
     >>> G.nodes["n0/nvswitch1"]["chips"], G.nodes["n0/gpu15"]["nic"]
     (6, 'n0/nic7')
     """
-    _common_checks(nodes, 16, nics_per_node, nic_bandwidth, oversubscription, nodes_per_su, spines, duplex)
+    _common_checks(nodes, 16, nics_per_node, nic_bandwidth, oversubscription, nodes_per_su,
+                   spines, duplex)
     G = _graph("dgx2-v100", f"DGX-2: {nodes} node(s) x 16 V100, 2 baseboards x 6 NVSwitch "
-               f"planes (6 x 25 GB/s/dir per GPU), {_fabric_text(nodes, nics_per_node, nic_bandwidth, oversubscription)}",
+               f"planes (6 x 25 GB/s/dir per GPU), "
+               f"{_fabric_text(nodes, nics_per_node, nic_bandwidth, oversubscription)}",
                16, nvls=False)
     ports = [dgx2_v100_node(G, s, nvlink_bandwidth=nvlink_bandwidth,
                             nvswitch_latency=nvswitch_latency, board_links=board_links,
@@ -575,7 +583,8 @@ def _hgx_cluster(name, text, nodes, *, model, gpus, links_per_gpu, chips, nvls, 
                    spines, duplex)
     per_gpu = links_per_gpu * nvlink_bandwidth
     G = _graph(name, f"{text}: {nodes} node(s) x {gpus} {model} on NVSwitch "
-               f"({links_per_gpu} x {nvlink_bandwidth / 1e9:g} GB/s/dir = {per_gpu / 1e9:g} GB/s/dir "
+               f"({links_per_gpu} x {nvlink_bandwidth / 1e9:g} GB/s/dir = "
+               f"{per_gpu / 1e9:g} GB/s/dir "
                f"per GPU{', NVLS' if nvls else ''}), "
                f"{_fabric_text(nodes, nics_per_node, nic_bandwidth, oversubscription)}",
                gpus, nvls=nvls)
@@ -783,8 +792,10 @@ def dgx_b200(
         18 NVLink 5 links of 50e9 per direction = 900e9 per GPU ("1.8 TB/s
         bidirectional", "14.4 TB/s aggregated" per 8 GPUs); 2 NVSwitch chips
         [recalled] with NVLink SHARP [nccl.md s5 "DGX/HGX B200"].
-    nvswitch_latency, pcie_bandwidth, pcie_latency, nic_latency, uplink_latency, switch_bandwidth, switch_latency : float
-        As :func:`dgx_h100` (PCIe Gen5, NDR switches).
+    nvswitch_latency, pcie_bandwidth, pcie_latency, nic_latency : float
+        As :func:`dgx_h100` (PCIe Gen5).
+    uplink_latency, switch_bandwidth, switch_latency : float
+        As :func:`dgx_h100` (NDR switches).
     duplex : {"full", "shared"}
         ``"full"`` as built (every figure per direction); ``"shared"`` applies
         the study's convention (one capacity for both directions) to every
@@ -857,7 +868,9 @@ def gb200_nvl72(
         Rail fabric across domains (as :func:`dgx_h100`).
     nvlink_bandwidth, links_per_gpu : float, int
         NVLink 5: 18 x 50e9 = 900e9 per direction per GPU [nccl.md s5].
-    nvswitch_latency, pcie_bandwidth, pcie_latency, nic_latency, uplink_latency, switch_bandwidth, switch_latency : float
+    nvswitch_latency, pcie_bandwidth, pcie_latency, nic_latency : float
+        As :func:`dgx_h100` (PCIe Gen5; the NIC hangs off its GPU without a switch).
+    uplink_latency, switch_bandwidth, switch_latency : float
         As :func:`dgx_h100`.
     duplex : {"full", "shared"}
         ``"full"`` as built (every figure per direction); ``"shared"`` applies
@@ -879,7 +892,8 @@ def gb200_nvl72(
     >>> H.has_edge("n18/gpu0", "nvl1/nvswitch"), H.nodes["n19/gpu2"]["nic"]
     (True, 'n19/nic2')
     """
-    _common_checks(nodes, 4, nics_per_node, nic_bandwidth, oversubscription, nodes_per_su, spines, duplex)
+    _common_checks(nodes, 4, nics_per_node, nic_bandwidth, oversubscription, nodes_per_su,
+                   spines, duplex)
     if (isinstance(hosts_per_domain, bool) or not isinstance(hosts_per_domain, int)
             or not 1 <= hosts_per_domain <= 18):
         raise TopologyError(f"hosts_per_domain must be an int from 1 to 18 (4-GPU hosts per "
