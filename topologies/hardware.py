@@ -849,8 +849,11 @@ def gb200_nvl72(
     Hosts ``d * hosts_per_domain .. (d+1) * hosts_per_domain - 1`` share the
     NVLink domain ``nvl{d}/nvswitch`` (the 9 switch trays, 18 NVSwitch chips,
     folded into one node with NVLS); every GPU has 18 NVLink 5 links to it.
-    Each GPU has its own NIC (``n{s}/nic{i}``, PCIe Gen5 x16, no PCIe
-    switch), NIC i of every host on rail i across domains.
+    Each GPU has its own NIC (``n{s}/nic{i}``), NIC i of every host on rail
+    i across domains. The GPU - NIC path is one PCIe Gen5 x16 cable: the
+    tray's real path (NIC on the Grace CPU's PCIe, Grace - B200 over
+    NVLink-C2C at about 200 GB/s measured, nccl.md s5) is faster than the
+    NIC, so it never binds and is not modelled hop by hop.
 
     Parameters
     ----------
