@@ -105,6 +105,9 @@ def build_parser() -> argparse.ArgumentParser:
                    help="when merged sparse streams turn dense: exact union size or n1+n2 (the study's code)")
     a.add_argument("--resparsify", action="store_true", default=None,
                    help="sparse-ring-ring: keep only the top-k after the intra-group phase")
+    a.add_argument("--protocol", metavar="simple|ll|ll128",
+                   help="nccl-*: NCCL protocol (default: simple; nccl: NCCL's choice)")
+    a.add_argument("--channels", metavar="N", help="nccl-*: channels (default: what NCCL runs for the size)")
     s = p.add_argument_group("sparse workload")
     s.add_argument("--density", metavar="D", help="nonzeros per rank as a fraction of N, e.g. 1/128")
     s.add_argument("--k", metavar="K", help="nonzeros per rank")
@@ -160,6 +163,8 @@ def config_from_args(args):
         "allgather": args.allgather,
         "densify": args.densify,
         "resparsify": args.resparsify,
+        "protocol": args.protocol,
+        "channels": _int(args.channels, "--channels", 1) if args.channels is not None else None,
     }
     if options["chunk_size"] == 0:
         raise UserInputError("--chunk-size 0 must be > 0")
@@ -278,6 +283,10 @@ def format_report(report) -> str:
         f"  verified     yes, every rank: {f['verification']}",
         f"  messages     {f['messages']} ({format_bytes(f['message_bytes'])} sent)",
     ]
+    if "algorithm_chosen" in f:
+        lines.append(f"  nccl         {f['algorithm_chosen']}, protocol {f['protocol']}, {f['channels']} channel(s)"
+                     + (f"; NCCL's model predicts {f['nccl_predicted_us']:.1f} us"
+                        if f.get("nccl_predicted_us") is not None else ""))
     total = f["time_s"] or 1.0
     phases = "  ".join(f"{k} {format_time(v)} ({100 * v / total:.0f}%)" for k, v in f["phases"].items() if v > 0)
     lines.append(f"  phases       {phases or '-'}")
@@ -322,7 +331,7 @@ def cmd_p2p(args) -> int:
             yield comm.recv(0)
 
     env = SimEnvironment()
-    net = Network(env, graph, profile, args.routing)
+    net = Network(env, profile.effective_graph(graph), profile, args.routing)
     result = run_ranks(graph, [order[src], order[dst]], main, lambda r: (), profile, network=net)
     route = net.route(order[src], order[dst])
     hops = net.router.describe(route)

@@ -240,6 +240,9 @@ def run_allreduce(config: RunConfig, graph=None, progress=None) -> Report:
         "wall_s": time.perf_counter() - t_start,  # build, inputs, simulation, verification
         "sim_wall_s": result.wall_s,             # the simulation alone
     }
+    report_fields = getattr(algo.func, "report_fields", None)  # e.g. NCCL's choice (nccl-*)
+    if report_fields is not None:
+        fields_.update(report_fields(graph, placement, nbytes, options, profile))
     if algo.kind == "sparse":
         fields_["density"] = k / n
         fields_["k"] = k
