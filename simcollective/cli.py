@@ -22,7 +22,7 @@ from .units import format_bytes, format_rate, format_time, parse_fraction, parse
 __all__ = ["main", "build_parser", "add_topology_arguments", "config_from_args"]
 
 # optional subcommand modules, each with ``add_parser(subparsers)``
-_EXTRA_COMMANDS = ("simcollective.sweep", "simcollective.plot", "simcollective.draw")
+_EXTRA_COMMANDS = ("simcollective.sweep", "simcollective.plot", "simcollective.draw", "simcollective.nccl.compare")
 
 
 def _topology_error_types():

@@ -30,7 +30,7 @@ __all__ = ["Plan", "make_plan", "run_plan", "check_options", "MAX_CHANNELS", "MA
 
 #: NCCL's MAXCHANNELS for rings and trees; NVLS: NCCL_MAX_NVLS_ARITY heads x channels cap
 MAX_CHANNELS = {"ring": 64, "tree": 64, "nvls": 32}
-MAX_LOOPS = 4
+MAX_LOOPS = 2
 MAX_TREE_CHUNKS = 8
 ALGOS = ("ring", "tree", "nvls")
 
