@@ -182,9 +182,18 @@ def machine_of(graph, gpus) -> Machine:
                    nic_bw=nic_bw, nics=nics)
 
 
+def _nccl_pcie(raw: float) -> float:
+    """NCCL's PCIe rate (GB/s) for a x16 link of ``raw`` bytes/s per direction: Gen3 12,
+    Gen4 24, Gen5 48, Gen6 96 (topo.cc: width x speed / 80)."""
+    for line, nccl_bw in ((120e9, 96.0), (60e9, 48.0), (30e9, 24.0), (15e9, 12.0)):
+        if raw >= line:
+            return nccl_bw
+    return raw / 1e9 * PCIE_FRACTION
+
+
 def _pcie_bw(graph, g) -> float:
     bws = [d["bandwidth"] for _, _, d in graph.out_edges(g, data=True) if d.get("link_type") == "pcie"]
-    return max(bws) / 1e9 * PCIE_FRACTION if bws else 12.0
+    return _nccl_pcie(max(bws)) if bws else 12.0
 
 
 def _nic_figures(graph, gpus) -> tuple:
@@ -201,7 +210,7 @@ def _nic_figures(graph, gpus) -> tuple:
                     if v in seen or d.get("link_type") not in ("pcie",):
                         continue
                     seen.add(v)
-                    b = min(bw, d["bandwidth"] / 1e9 * PCIE_FRACTION)
+                    b = min(bw, _nccl_pcie(d["bandwidth"]))
                     if graph.nodes[v].get("kind") == "nic":
                         nics.add(v)
                         net = [dd["bandwidth"] / 1e9 for _, _, dd in graph.out_edges(v, data=True)

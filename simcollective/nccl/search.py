@@ -25,22 +25,27 @@ def direct_rings(ppn: int, direct: dict, speed: float, max_rings: int = 32) -> l
     """Hamiltonian NVLink cycles over local GPUs ``0..ppn-1`` at ``speed`` GB/s each.
 
     ``direct`` maps a directed pair of local GPUs to its usable GB/s. Rings are searched
-    one after the other (depth-first from GPU 0, most remaining bandwidth first, ties by
-    GPU index); each found ring subtracts ``speed`` from every directed link it uses.
+    one after the other (depth-first from GPU 0, ties by GPU index); each found ring
+    subtracts ``speed`` from every directed link it uses. Two orders are tried, widest
+    remaining links first and narrowest first; the one giving more rings is kept.
     """
-    remaining = dict(direct)
-    rings = []
-    while len(rings) < max_rings:
-        ring = _one_ring(ppn, remaining, speed)
-        if ring is None:
-            break
-        for a, b in zip(ring, ring[1:] + ring[:1]):
-            remaining[(a, b)] -= speed
-        rings.append(ring)
-    return rings
+    best: list = []
+    for widest_first in (True, False):  # NCCL backtracks over all rings; two greedy orders do here
+        remaining = dict(direct)
+        rings = []
+        while len(rings) < max_rings:
+            ring = _one_ring(ppn, remaining, speed, widest_first)
+            if ring is None:
+                break
+            for a, b in zip(ring, ring[1:] + ring[:1]):
+                remaining[(a, b)] -= speed
+            rings.append(ring)
+        if len(rings) > len(best):
+            best = rings
+    return best
 
 
-def _one_ring(ppn, remaining, speed):
+def _one_ring(ppn, remaining, speed, widest_first=True):
     if ppn == 1:
         return [0]
     steps = [0]
@@ -50,7 +55,7 @@ def _one_ring(ppn, remaining, speed):
     def nbrs(u):
         cand = [(v, remaining.get((u, v), 0.0)) for v in range(ppn)
                 if v not in used and remaining.get((u, v), 0.0) >= speed - 1e-9]
-        cand.sort(key=lambda t: (-t[1], t[0]))
+        cand.sort(key=lambda t: (-t[1] if widest_first else t[1], t[0]))
         return [v for v, _ in cand]
 
     def dfs(u):
