@@ -76,6 +76,13 @@ def _triples(table, where, key, names) -> dict:
     return out
 
 
+def _per_arch(table, where, key) -> dict:
+    archs = ("volta", "ampere", "hopper", "blackwell")
+    if not isinstance(table, dict) or set(table) != set(archs):
+        raise UserInputError(f"{where}: '{key}' must be a table with {', '.join(archs)}")
+    return {a: _finite(table[a], where, f"{key}.{a}") for a in archs}
+
+
 def _nccl_table(t, where) -> dict:
     """The ``[nccl]`` table: NCCL's per-hop and launch latencies (us) and the protocols'
     wire factors, as the ``nccl-*`` algorithms use them (see profiles/nccl.toml)."""
@@ -95,7 +102,7 @@ def _nccl_table(t, where) -> dict:
         raise UserInputError(f"{where}: 'nccl.hop_latency_us' must have the tables {', '.join(_NCCL_HOPS)}")
     return {
         "launch_us": _finite(t["launch_us"], where, "nccl.launch_us"),
-        "launch_us_per_extra_gpu": _finite(t["launch_us_per_extra_gpu"], where, "nccl.launch_us_per_extra_gpu"),
+        "launch_us_per_extra_gpu": _per_arch(t["launch_us_per_extra_gpu"], where, "nccl.launch_us_per_extra_gpu"),
         "nvls_efficiency": _finite(t["nvls_efficiency"], where, "nccl.nvls_efficiency", 0.0, 1.0, lo_open=True),
         "wire_factor": {p: _finite(wf[p], where, f"nccl.wire_factor.{p}", 1.0, 16.0) for p in _NCCL_PROTOCOLS},
         "base": _triples(t["base_latency_us"], where, "nccl.base_latency_us", _NCCL_ALGOS),

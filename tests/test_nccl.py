@@ -185,14 +185,16 @@ def test_protocol_is_wire_inflation():
 
 
 def test_nvls_time_closed_form():
-    # each GPU link carries (P+1)/P x S each way at 0.82 x 0.85 of its line rate; 25 us NVLS latency
+    # each GPU link carries (P+1)/P x S each way at 0.82 x nvls_efficiency of its line rate;
+    # 25 us NVLS latency
     g = topologies.build("dgx-h100", 1, {})
     cap = g.edges["n0/gpu0", next(v for v in g.successors("n0/gpu0")
                                   if g.nodes[v].get("kind") == "nvswitch")]["bandwidth"]
     n, P = 2**24, 8
     rep = run("nccl-nvls", elements=n, dtype="float32", channels=16)
     S = 4 * n
-    expect = 25e-6 + S * (P + 1) / P / (cap * 0.82 * 0.85)
+    eff = load_profile("nccl").nccl["nvls_efficiency"]
+    expect = 25e-6 + S * (P + 1) / P / (cap * 0.82 * eff)
     assert rep["time_s"] == pytest.approx(expect, rel=1e-3)
 
 
@@ -223,7 +225,7 @@ def test_bad_protocol_and_channels_are_one_line_errors(capsys, extra, needle):
 
 
 @pytest.mark.parametrize("topology,nodes,needle", [("dgx-a100", "1", "NVLink SHARP"),
-                                                   ("dgx-h100", "2", "NVLSTree")])
+                                                   ("dgx-h100", "4", "NVLSTree")])
 def test_nvls_where_there_is_none_is_an_error(capsys, topology, nodes, needle):
     code, _, err = cli(capsys, "run", "--topology", topology, "--nodes", nodes, "--algorithm", "nccl-nvls",
                        "--elements", "1024")
@@ -232,7 +234,7 @@ def test_nvls_where_there_is_none_is_an_error(capsys, topology, nodes, needle):
 
 def test_profile_nccl_table_is_validated(tmp_path):
     text = (Path(__file__).parents[1] / "simcollective/profiles/nccl.toml").read_text()
-    for bad, needle in (("launch_us = 0.0", "launch_us = -1.0"), ("nvls_efficiency = 0.85", "nvls_efficiency = 1.5"),
+    for bad, needle in (("launch_us = 0.0", "launch_us = -1.0"), ("nvls_efficiency = 0.82", "nvls_efficiency = 1.5"),
                         ("ll = 2.0", "ll = 0.5"), ("nvlink = 0.82", "nvlink = nan")):
         p = tmp_path / "p.toml"
         p.write_text(text.replace(bad, needle, 1))

@@ -33,6 +33,10 @@ MAX_CHANNELS = {"ring": 64, "tree": 64, "nvls": 32}
 MAX_LOOPS = 2
 MAX_TREE_CHUNKS = 8
 ALGOS = ("ring", "tree", "nvls")
+NCCL_NAMES = {"ring": "Ring", "tree": "Tree", "nvls": "NVLS", "nvlstree": "NVLSTree"}
+#: NVLSTree: pieces of the buffer pipelined through NVLS reduce, network exchange, NVLS multicast
+NVLSTREE_PIECES = 16
+NVLS_CHUNK = 128 * 1024
 
 
 def check_options(nranks: int, protocol=None, channels=None, **_ignored) -> None:
@@ -60,8 +64,9 @@ class Plan:
     predicted_us: float | None = None
 
     def fields(self) -> dict:
-        out = {"algorithm_chosen": f"nccl-{self.algorithm}", "protocol": self.protocol, "channels": self.channels,
-               "nccl_latency_us": self.latency_s * 1e6}
+        name = "nvls" if self.algorithm == "nvlstree" else self.algorithm
+        out = {"algorithm_chosen": f"nccl-{name}", "protocol": self.protocol, "channels": self.channels,
+               "nccl_algorithm": NCCL_NAMES[self.algorithm], "nccl_latency_us": self.latency_s * 1e6}
         if self.predicted_us is not None:
             out["nccl_predicted_us"] = self.predicted_us
         if self.model_choice is not None:
@@ -97,10 +102,12 @@ def make_plan(graph, gpus, profile, algorithm: str, nbytes: int, protocol=None, 
     table = _nccl_table(profile)
     model_choice = None
     predicted = None
+    if algorithm == "nvls" and m.nnodes > 1:
+        algorithm = "nvlstree"   # NVLS inside the nodes, a tree across them
     if algorithm == "auto":
         protos = (protocol,) if protocol is not None else model.PROTOCOLS
         model_choice = model.choose(m, nbytes, protos=protos)
-        runnable = model.choose(m, nbytes, algos=ALGOS, protos=protos)
+        runnable = model.choose(m, nbytes, algos=ALGOS + (("nvlstree",) if m.nnodes == 2 else ()), protos=protos)
         algorithm, proto, nch, predicted = runnable
         protocol = proto
         if channels is None:
@@ -108,16 +115,16 @@ def make_plan(graph, gpus, profile, algorithm: str, nbytes: int, protocol=None, 
     if protocol is None:
         protocol = "simple"
     check_protocol(protocol)
-    if algorithm == "nvls":
+    if algorithm in ("nvls", "nvlstree"):
         if not m.nvls:
             raise UserInputError(
                 "nccl-nvls needs NVLink SHARP (Hopper or newer GPUs on an NVSwitch); this machine has "
                 f"{'no NVSwitch' if not m.nvswitch else 'GPUs of compute capability ' + str(m.cc / 10)}: "
                 "use nccl-ring or nccl-tree")
-        if m.nnodes > 1:
+        if m.nnodes > 2:
             raise UserInputError(
-                f"nccl-nvls runs inside one NVLink domain; these ranks span {m.nnodes} nodes "
-                "(NCCL's NVLSTree across nodes is not modelled): use nccl-ring or nccl-tree")
+                f"nccl-nvls across nodes (NVLSTree) is modelled for 2 nodes; these ranks span {m.nnodes} "
+                "nodes: use nccl-ring or nccl-tree")
         if protocol != "simple":
             raise UserInputError(f"--protocol {protocol} does not apply to nccl-nvls (NVLS runs only simple)")
     if protocol == "ll128" and not model.enabled(m, algorithm, "ll128"):
@@ -125,9 +132,10 @@ def make_plan(graph, gpus, profile, algorithm: str, nbytes: int, protocol=None, 
                              "allowed here: simple, ll")
     if channels is None:
         channels = model.channels_for(m, graphs, algorithm, protocol, nbytes)
-    if channels > MAX_CHANNELS[algorithm]:
-        raise UserInputError(f"--channels {channels} is more than nccl-{algorithm} supports "
-                             f"(1 to {MAX_CHANNELS[algorithm]})")
+    cap = MAX_CHANNELS["nvls" if algorithm == "nvlstree" else algorithm]
+    if channels > cap:
+        name = "nvls" if algorithm == "nvlstree" else algorithm
+        raise UserInputError(f"--channels {channels} is more than nccl-{name} supports (1 to {cap})")
     if predicted is None:
         predicted = model.predict(m, graphs, algorithm, protocol, nbytes)
         predicted = None if math.isinf(predicted) else predicted
@@ -135,8 +143,8 @@ def make_plan(graph, gpus, profile, algorithm: str, nbytes: int, protocol=None, 
     if m.nranks > 1:
         lat_us += model.latency(m, graphs, algorithm, protocol, table={"base": table["base"], "hop": table["hop"]})
     wire = table["wire_factor"][protocol]
-    if algorithm == "nvls":
-        P = m.nranks
+    if algorithm in ("nvls", "nvlstree"):
+        P = m.ppn
         # every GPU link carries (P + 1)/P x S each way in NVLS (scatter + multimem store up,
         # multimem load-reduce + gather down); the emulation sends 2 (P - 1)/P x S each way
         wire = (P + 1) / (2 * (P - 1)) / table["nvls_efficiency"] if P > 1 else 1.0
@@ -169,6 +177,8 @@ def run_plan(comm, x, plan: Plan):
         return (yield from _ring(comm, x, plan))
     if plan.algorithm == "tree":
         return (yield from _tree(comm, x, plan))
+    if plan.algorithm == "nvlstree":
+        return (yield from _nvlstree(comm, x, plan))
     return (yield from _nvls(comm, x, plan))
 
 
@@ -272,6 +282,55 @@ def _nvls(comm, x, plan):
                 blocks[h] = got[i].data
                 i += 1
     return [b for blocks in chans for b in blocks]
+
+
+def _nvlstree(comm, x, plan):
+    """NVLSTree on 2 nodes: NVLS inside each node (local GPU h is the head of block h), the
+    heads of the two nodes (same local index: same rail) exchange and add their reduced
+    blocks over the network, then NVLS multicasts the result inside each node.
+
+    The buffer is cut into pieces run as a three-stage software pipeline: at tick t this
+    rank reduces piece t, exchanges piece t - 1 and multicasts piece t - 2 (all posted at
+    once), as NCCL overlaps the three with its chunks. Channels only split the data in NCCL;
+    here they are not simulated separately (the same links, the same shares).
+    """
+    r, f = comm.rank, plan.wire
+    m = plan.machine
+    node = next(i for i, ranks in enumerate(m.nodes) if r in ranks)
+    local = m.nodes[node]
+    me = local.index(r)
+    peer = m.nodes[1 - node][me]
+    ppn = len(local)
+    others = [h for h in range(ppn) if h != me]
+    nbytes = int(x.nbytes)
+    K = max(1, min(NVLSTREE_PIECES, math.ceil(nbytes / (ppn * NVLS_CHUNK))))
+    blocks = [split(piece, ppn) for piece in split(x, K)]
+    with comm.phase("nvlstree"):
+        for t in range(K + 2):
+            sends, recvs, kinds = [], [], []
+            if t < K:                      # NVLS reduce of piece t to its heads
+                for h in others:
+                    sends.append(comm.isend(local[h], Wire(blocks[t][h], f), tag=("rs", t)))
+                for h in others:
+                    recvs.append(comm.irecv(local[h], tag=("rs", t)))
+                    kinds.append(("rs", t, h))
+            if 0 <= t - 1 < K:             # network exchange of piece t - 1 between the heads
+                sends.append(comm.isend(peer, Wire(blocks[t - 1][me], 1.0), tag=("x", t - 1)))
+                recvs.append(comm.irecv(peer, tag=("x", t - 1)))
+                kinds.append(("x", t - 1, me))
+            if 0 <= t - 2 < K:             # NVLS multicast of piece t - 2
+                for h in others:
+                    sends.append(comm.isend(local[h], Wire(blocks[t - 2][me], f), tag=("ag", t - 2)))
+                for h in others:
+                    recvs.append(comm.irecv(local[h], tag=("ag", t - 2)))
+                    kinds.append(("ag", t - 2, h))
+            got = yield comm.waitall(recvs + sends)
+            for (kind, i, h), g in zip(kinds, got):
+                if kind == "ag":
+                    blocks[i][h] = g.data
+                else:
+                    blocks[i][me] = yield comm.add(blocks[i][me], g.data)
+    return [b for piece in blocks for b in piece]
 
 
 def report_fields(algorithm):

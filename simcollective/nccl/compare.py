@@ -31,8 +31,9 @@ def add_parser(sub) -> None:
     p.add_argument("log", metavar="LOG", help="nccl-tests output file")
     add_topology_arguments(p)
     p.set_defaults(profile="nccl")
-    p.add_argument("--algorithm", default="nccl", metavar="NAME",
-                   help="simulated algorithm (default: nccl, NCCL's own choice per size)")
+    p.add_argument("--algorithm", default="auto", metavar="NAME",
+                   help="simulated algorithm (default: nccl-X when the log says NCCL_ALGO=X, else nccl, "
+                        "NCCL's own choice per size)")
     p.add_argument("--protocol", metavar="simple|ll|ll128", help="force NCCL's protocol")
     p.add_argument("--channels", metavar="N", help="force the channel count")
     p.add_argument("--section", metavar="K", help="which result table of a file with several (1, 2, ...)")
@@ -82,7 +83,7 @@ def _pick_table(tables, section, where):
     return tables[0]
 
 
-def compare(log, topology="dgx-h100", nodes=1, topology_opts=None, algorithm="nccl", profile="nccl",
+def compare(log, topology="dgx-h100", nodes=1, topology_opts=None, algorithm="auto", profile="nccl",
             protocol=None, channels=None, section=None, in_place=False, min_size=None, max_size=None,
             routing="first", topology_file=None) -> dict:
     """Simulate every size of ``log`` (path) and return the comparison (JSON-ready dict)."""
@@ -101,6 +102,12 @@ def compare(log, topology="dgx-h100", nodes=1, topology_opts=None, algorithm="nc
     if table.collective not in SUPPORTED:
         raise UserInputError(f"{log}: {table.collective}_perf is not simulated yet; compare supports "
                              f"{', '.join(c + '_perf' for c in SUPPORTED)}")
+    forced_note = ""
+    if algorithm == "auto":
+        algorithm = "nccl"
+        if table.forced_algorithm in ("ring", "tree", "nvls"):
+            algorithm = f"nccl-{table.forced_algorithm}"
+            forced_note = f"NCCL_ALGO={table.forced_algorithm} in the log"
     algo = get_algorithm(algorithm)
     if algo.kind != "dense":
         raise UserInputError(f"--algorithm {algorithm}: compare simulates dense collectives, not '{algorithm}'")
@@ -131,7 +138,11 @@ def compare(log, topology="dgx-h100", nodes=1, topology_opts=None, algorithm="nc
     gpp = n if gpp == -1 else gpp
     extra_us = 0.0
     if gpp and gpp > 1 and prof.nccl is not None:
-        extra_us = (min(gpp, n) - 1) * prof.nccl["launch_us_per_extra_gpu"]
+        from .model import arch_of, compute_capability
+
+        gpu = next(v for v, d in graph.nodes(data=True) if d.get("kind") == "gpu")
+        arch = arch_of(compute_capability(graph.nodes[gpu].get("model", "GPU")))
+        extra_us = (min(gpp, n) - 1) * prof.nccl["launch_us_per_extra_gpu"][arch]
     use_ip = in_place or table.format == "busbw-only"
     factor = BUS_FACTOR(table.collective, n)
     options = {k: v for k, v in (("protocol", protocol), ("channels", channels)) if v is not None}
@@ -170,7 +181,7 @@ def compare(log, topology="dgx-h100", nodes=1, topology_opts=None, algorithm="nc
         "ranks": n, "ranks_note": ranks_note, "dtype": dtype, "measured": "in-place" if use_ip else "out-of-place",
         "topology": topology_file or topology, "nodes": None if topology_file else nodes, "algorithm": algorithm,
         "profile": prof.name, "options": options, "gpus_per_process": gpp, "launch_overhead_us": extra_us,
-        "rows": rows, "summary": summarize(rows),
+        "forced": forced_note or None, "rows": rows, "summary": summarize(rows),
     }
 
 
@@ -197,7 +208,8 @@ def format_table(res: dict) -> str:
     head = (f"{res['log']}: {res['collective']}_perf, {res['format']} format"
             + (f", section '{res['section']}'" if res["section"] else "")
             + f", {res['ranks_note']}, {res['dtype']}, {res['measured']}")
-    sim = (f"simulated: {res['algorithm']} on {res['topology']}"
+    sim = (f"simulated: {res['algorithm']}" + (f" ({res['forced']})" if res.get("forced") else "")
+           + f" on {res['topology']}"
            + (f" (--nodes {res['nodes']})" if res["nodes"] else "") + f", profile {res['profile']}")
     if res["launch_overhead_us"]:
         sim += (f"; single process driving {res['gpus_per_process']} GPUs: "

@@ -61,6 +61,7 @@ class Table:
     nranks: int | None = None
     gpus_per_process: int | None = None
     title: str = ""
+    forced_algorithm: str | None = None   # NCCL_ALGO=X named in the table's title or the file's header
 
     @property
     def dtype(self) -> str | None:
@@ -130,6 +131,7 @@ def parse_log(text: str, where: str = "log") -> list:
     elif re.search(r"\s-g\s+<", text):  # "-g <nGPUs>": one process drives every GPU
         gpp = -1
     tables: list = []
+    header: list = []   # comment lines before the first result row
     current: Table | None = None
     devices = 0
     title = ""
@@ -138,6 +140,8 @@ def parse_log(text: str, where: str = "log") -> list:
         if not s:
             continue
         if s.startswith("#"):
+            if not tables:
+                header.append(s)
             if re.match(r"#\s+Rank\s+\d+", s):
                 devices += 1
             if "Avg bus bandwidth" in s and current is not None:
@@ -158,7 +162,9 @@ def parse_log(text: str, where: str = "log") -> list:
     if not tables:
         raise UserInputError(f"{where}: not nccl-tests output (no result rows of the form "
                              "'size count type redop [root] time algbw busbw ...')")
+    forced = _forced(" ".join(header))
     for t in tables:
+        t.forced_algorithm = _forced(t.title) or forced
         if not t.collective:
             t.collective = _guess_collective(t, where)
         if devices and len(tables) == 1:
@@ -166,6 +172,11 @@ def parse_log(text: str, where: str = "log") -> list:
         elif t.collective == "all_reduce":
             t.nranks = _ranks_from_ratio(t)
     return tables
+
+
+def _forced(text: str) -> str | None:
+    m = re.search(r"NCCL_ALGO=([A-Za-z]+)", text)
+    return m.group(1).lower() if m else None
 
 
 def _guess_collective(t: Table, where: str) -> str:
