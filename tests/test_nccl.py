@@ -154,7 +154,7 @@ def test_every_nccl_run_verifies_on_one_node(algorithm, protocol, dtype):
         assert "exact" in rep["verification"]
 
 
-@pytest.mark.parametrize("algorithm", ["nccl-ring", "nccl-tree", "nccl"])
+@pytest.mark.parametrize("algorithm", ["nccl-ring", "nccl-tree", "nccl-nvls", "nccl"])
 def test_nccl_runs_verify_across_nodes(algorithm):
     rep = run(algorithm, nodes=2, elements=4099)
     assert rep["verified"] and "exact" in rep["verification"]

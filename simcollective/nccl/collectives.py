@@ -112,8 +112,11 @@ def make_plan(graph, gpus, profile, algorithm: str, nbytes: int, protocol=None, 
         protocol = proto
         if channels is None:
             channels = nch
-    if protocol is None:
-        protocol = "simple"
+    if protocol is None:   # NCCL picks the protocol of a forced algorithm by its model too
+        try:
+            protocol = model.choose(m, nbytes, algos=(algorithm,))[1]
+        except UserInputError:
+            protocol = "simple"
     check_protocol(protocol)
     if algorithm in ("nvls", "nvlstree"):
         if not m.nvls:
