@@ -234,7 +234,7 @@ def test_nvls_where_there_is_none_is_an_error(capsys, topology, nodes, needle):
 
 def test_profile_nccl_table_is_validated(tmp_path):
     text = (Path(__file__).parents[1] / "simcollective/profiles/nccl.toml").read_text()
-    for bad, needle in (("launch_us = 0.0", "launch_us = -1.0"), ("nvls_efficiency = 0.82", "nvls_efficiency = 1.5"),
+    for bad, needle in (("launch_us = 0.0", "launch_us = -1.0"), ("nvls_efficiency = 0.80", "nvls_efficiency = 1.5"),
                         ("ll = 2.0", "ll = 0.5"), ("nvlink = 0.82", "nvlink = nan")):
         p = tmp_path / "p.toml"
         p.write_text(text.replace(bad, needle, 1))
