@@ -12,8 +12,9 @@ def nccl_tree(comm, x, *, protocol=None, channels=None):
 
     The buffer is cut into ``channels`` contiguous ranges (default: what NCCL would run
     for this size on this machine), one per channel, all channels at once. ``protocol``:
-    simple (default), ll or ll128, modelled as wire-size inflation; NCCL's latency of the
-    call (profile ``[nccl]`` figures) is spent once at the start.
+    simple, ll or ll128 (default: what NCCL's model picks for this algorithm and size; NVLS
+    runs simple only), modelled as wire-size inflation; NCCL's latency of the call
+    (profile ``[nccl]`` figures) is spent once at the start.
     """
     plan = plan_for(comm, x, "tree", protocol, channels)
     return (yield from run_plan(comm, x, plan))
