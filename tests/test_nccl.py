@@ -335,3 +335,21 @@ def test_compare_not_a_log(capsys, tmp_path):
     p.write_text("just some text\n")
     code, out, err = cli(capsys, "compare", str(p), "--topology", "dgx-h100")
     assert code == 2 and "not nccl-tests output" in err and out == ""
+
+
+def test_nvlink_domain_is_one_nccl_node():
+    m = machine("gb200-nvl72", 18)           # 18 hosts of 4 GPUs on one NVLink domain
+    assert (m.nnodes, m.ppn, m.nvls) == (1, 72, True)
+    m = machine("dgx-h100", 2)
+    assert (m.nnodes, m.ppn, m.nic_bw, m.nics) == (2, 8, 48.0, 8)
+
+
+def test_study_presets_have_network_ports_for_the_model():
+    m = machine("abci", 2)                   # PLX switches with InfiniBand cables, no NIC nodes
+    assert m.nnodes == 2 and m.nic_bw > 0
+
+
+def test_compare_checks_output_paths_before_simulating(capsys):
+    code, out, err = cli(capsys, "compare", str(REF / "v100x8-dgx1like-1node_allreduce_konnase.txt"),
+                         "--topology", "dgx1-v100", "--plot", "/nonexistent-dir/x.png")
+    assert code == 2 and "does not exist" in err and out == ""

@@ -51,6 +51,11 @@ def cmd_compare(args) -> int:
 
     if args.plot and not args.plot.lower().endswith(".png"):
         raise UserInputError(f"--plot {args.plot!r} must be a .png file name")
+    for flag, dest in (("--plot", args.plot), ("--json", args.json)):
+        if dest and dest != "-":   # checked before any simulation
+            parent = Path(dest).resolve().parent
+            if not parent.is_dir():
+                raise UserInputError(f"{flag} {dest!r}: directory {str(parent)!r} does not exist")
     result = compare(
         args.log, topology=args.topology, nodes=_int(args.nodes, "--nodes", 1),
         topology_opts=_topology_opts(args.topology_opt), algorithm=args.algorithm, profile=args.profile,

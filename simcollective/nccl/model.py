@@ -142,9 +142,26 @@ def machine_of(graph, gpus) -> Machine:
     models = {nodes_attr[g].get("model", "GPU") for g in gpus}
     ccs = [compute_capability(m) for m in sorted(models)]
     cc = min(ccs)
+    # NCCL's "node" is an NVLink domain: servers sharing an NVSwitch (GB200 NVL72) are one
+    parent: dict = {}
+
+    def find(a):
+        while parent.setdefault(a, a) != a:
+            a = parent[a]
+        return a
+
+    switch_of = {}
+    for g in set(gpus):
+        srv = nodes_attr[g].get("server", 0)
+        for _, v, d in graph.out_edges(g, data=True):
+            if d.get("link_type") in _NVLINK_TYPES and nodes_attr[v].get("kind") == "nvswitch":
+                if v in switch_of:
+                    parent[find(srv)] = find(switch_of[v])
+                else:
+                    switch_of[v] = srv
     by_server: dict = {}
     for r, g in enumerate(gpus):
-        by_server.setdefault(nodes_attr[g].get("server", 0), []).append(r)
+        by_server.setdefault(find(nodes_attr[g].get("server", 0)), []).append(r)
     nodes = list(by_server.values())
     ppns = {len(v) for v in nodes}
     if len(ppns) != 1:
@@ -211,10 +228,10 @@ def _nic_figures(graph, gpus) -> tuple:
                         continue
                     seen.add(v)
                     b = min(bw, _nccl_pcie(d["bandwidth"]))
-                    if graph.nodes[v].get("kind") == "nic":
+                    net = [dd["bandwidth"] / 1e9 for _, _, dd in graph.out_edges(v, data=True)
+                           if dd.get("link_type") in _NET_TYPES]
+                    if graph.nodes[v].get("kind") == "nic" or net:  # a NIC, or a port with network cables
                         nics.add(v)
-                        net = [dd["bandwidth"] / 1e9 for _, _, dd in graph.out_edges(v, data=True)
-                               if dd.get("link_type") in _NET_TYPES]
                         path_bw = min(b, max(net)) if net else b
                     else:
                         nxt.append((v, b))
