@@ -144,29 +144,48 @@ def _pcie(G, server, gpu_ids, *, switches, nics, pcie_bandwidth, pcie_latency, n
           direct=False, duplex=FULL) -> list[str]:
     """PCIe switches with their GPUs and NICs; return the NIC ids (NIC j is rail j).
 
-    GPU ``i`` sits on switch ``floor(i * P / G)`` and NIC ``j`` on switch
-    ``floor(j * P / n)``; every GPU records its nearest NIC. With `direct`
-    each GPU is cabled to its NICs without a switch (``switches`` ignored).
+    The server has `switches` PCIe switch complexes: GPU ``i`` sits in complex
+    ``floor(i * P / G)`` and NIC ``j`` in complex ``floor(j * P / n)``. A
+    complex is one switch ``plx{k}``, except when it holds several GPUs and
+    at least as many NICs (DGX A100: 2 GPUs + 2 NICs): then each GPU gets
+    its own switch with its share of the NICs, and the switches of the
+    complex are cabled to its first one, so that a GPU's nearest NIC is its
+    unique shortest route (rail alignment, as NCCL's NIC selection). Every
+    GPU records its nearest NIC (:func:`nearest_nic`). With `direct` each
+    GPU is cabled to its NICs without a switch.
     """
     g = len(gpu_ids)
     nic_ids = [f"n{server}/nic{j}" for j in range(nics)]
+
+    def add_nic(nid, where):
+        G.add_node(nid, kind="nic", model=nic_model)
+        add_cable(G, where, nid, pcie_bandwidth, pcie_latency, "pcie", duplex)
+
     if direct:
         for j, nid in enumerate(nic_ids):
-            G.add_node(nid, kind="nic", model=nic_model)
-            add_cable(G, gpu_ids[j * g // nics], nid, pcie_bandwidth, pcie_latency, "pcie", duplex)
+            add_nic(nid, gpu_ids[j * g // nics])
     else:
-        on_switch: dict[int, list[str]] = {}
-        for j, nid in enumerate(nic_ids):
-            on_switch.setdefault(j * switches // nics, []).append(nid)
+        count = 0
         for k in range(switches):
-            pid = f"n{server}/plx{k}"
-            G.add_node(pid, kind="pcie_switch")
-            for i, gid in enumerate(gpu_ids):
-                if i * switches // g == k:
+            c_gpus = [gid for i, gid in enumerate(gpu_ids) if i * switches // g == k]
+            c_nics = [nid for j, nid in enumerate(nic_ids) if j * switches // nics == k]
+            split = len(c_gpus) > 1 and len(c_nics) >= len(c_gpus)
+            groups = ([([gid], c_nics[m * len(c_nics) // len(c_gpus):
+                                      (m + 1) * len(c_nics) // len(c_gpus)])
+                       for m, gid in enumerate(c_gpus)] if split else [(c_gpus, c_nics)])
+            first = None
+            for members, their_nics in groups:
+                pid = f"n{server}/plx{count}"
+                count += 1
+                G.add_node(pid, kind="pcie_switch")
+                if first is None:
+                    first = pid
+                else:
+                    add_cable(G, first, pid, pcie_bandwidth, pcie_latency, "pcie", duplex)
+                for gid in members:
                     add_cable(G, gid, pid, pcie_bandwidth, pcie_latency, "pcie", duplex)
-            for nid in on_switch.get(k, []):
-                G.add_node(nid, kind="nic", model=nic_model)
-                add_cable(G, pid, nid, pcie_bandwidth, pcie_latency, "pcie", duplex)
+                for nid in their_nics:
+                    add_nic(nid, pid)
     for i, gid in enumerate(gpu_ids):
         G.nodes[gid]["nic"] = nic_ids[nearest_nic(i, g, nics)]
     return nic_ids
@@ -322,8 +341,10 @@ def dgx2_v100_node(
     >>> G = nx.DiGraph()
     >>> len(dgx2_v100_node(G, 0))
     8
-    >>> G.edges["n0/gpu9", "n0/nvswitch1"]["bandwidth"], G.edges["n0/nvswitch0", "n0/nvswitch1"]["bandwidth"]
-    (150000000000.0, 1200000000000.0)
+    >>> G.edges["n0/gpu9", "n0/nvswitch1"]["bandwidth"]
+    150000000000.0
+    >>> G.edges["n0/nvswitch0", "n0/nvswitch1"]["bandwidth"]
+    1200000000000.0
     """
     gpu_ids = [add_gpu(G, server, i, "V100") for i in range(16)]
     boards = [_switch_node(G, f"n{server}/nvswitch{b}", chips=6, links_per_gpu=6, nvls=False)
@@ -457,9 +478,11 @@ def dgx1_v100(
     >>> G.graph["rank_order"], G.graph["platform"]
     ('0,3,2,1,5,6,7,4', 'hardware')
     """
-    _common_checks(nodes, 8, nics_per_node, nic_bandwidth, oversubscription, nodes_per_su, spines, duplex)
+    _common_checks(nodes, 8, nics_per_node, nic_bandwidth, oversubscription, nodes_per_su,
+                   spines, duplex)
     G = _graph("dgx1-v100", f"DGX-1V: {nodes} node(s) x 8 V100, hybrid cube-mesh NVLink 2 "
-               f"(25 GB/s/dir per link), {_fabric_text(nodes, nics_per_node, nic_bandwidth, oversubscription)}",
+               f"(25 GB/s/dir per link), "
+               f"{_fabric_text(nodes, nics_per_node, nic_bandwidth, oversubscription)}",
                8, nvls=False, rank_order=DGX1_RING)
     ports = [dgx1_v100_node(G, s, nvlink_bandwidth=nvlink_bandwidth, nvlink_latency=nvlink_latency,
                             pcie_bandwidth=pcie_bandwidth, pcie_latency=pcie_latency,
@@ -513,8 +536,10 @@ def dgx2_v100(
     board_links : int
         Links between the baseboards: 6 planes x 8 (each 18-port NVSwitch
         has 8 GPU ports and 8 ports to the other board) [nccl.md s5].
-    pcie_bandwidth, pcie_latency, nic_latency, uplink_latency, switch_bandwidth, switch_latency : float
-        As :func:`dgx1_v100` (PCIe Gen3, EDR fabric).
+    pcie_bandwidth, pcie_latency, nic_latency, uplink_latency : float
+        As :func:`dgx1_v100` (PCIe Gen3).
+    switch_bandwidth, switch_latency : float
+        As :func:`dgx1_v100` (EDR switches).
     duplex : {"full", "shared"}
         ``"full"`` as built (every figure per direction); ``"shared"`` applies
         the study's convention (one capacity for both directions) to every
@@ -533,9 +558,11 @@ def dgx2_v100(
     >>> G.nodes["n0/nvswitch1"]["chips"], G.nodes["n0/gpu15"]["nic"]
     (6, 'n0/nic7')
     """
-    _common_checks(nodes, 16, nics_per_node, nic_bandwidth, oversubscription, nodes_per_su, spines, duplex)
+    _common_checks(nodes, 16, nics_per_node, nic_bandwidth, oversubscription, nodes_per_su,
+                   spines, duplex)
     G = _graph("dgx2-v100", f"DGX-2: {nodes} node(s) x 16 V100, 2 baseboards x 6 NVSwitch "
-               f"planes (6 x 25 GB/s/dir per GPU), {_fabric_text(nodes, nics_per_node, nic_bandwidth, oversubscription)}",
+               f"planes (6 x 25 GB/s/dir per GPU), "
+               f"{_fabric_text(nodes, nics_per_node, nic_bandwidth, oversubscription)}",
                16, nvls=False)
     ports = [dgx2_v100_node(G, s, nvlink_bandwidth=nvlink_bandwidth,
                             nvswitch_latency=nvswitch_latency, board_links=board_links,
@@ -556,7 +583,8 @@ def _hgx_cluster(name, text, nodes, *, model, gpus, links_per_gpu, chips, nvls, 
                    spines, duplex)
     per_gpu = links_per_gpu * nvlink_bandwidth
     G = _graph(name, f"{text}: {nodes} node(s) x {gpus} {model} on NVSwitch "
-               f"({links_per_gpu} x {nvlink_bandwidth / 1e9:g} GB/s/dir = {per_gpu / 1e9:g} GB/s/dir "
+               f"({links_per_gpu} x {nvlink_bandwidth / 1e9:g} GB/s/dir = "
+               f"{per_gpu / 1e9:g} GB/s/dir "
                f"per GPU{', NVLS' if nvls else ''}), "
                f"{_fabric_text(nodes, nics_per_node, nic_bandwidth, oversubscription)}",
                gpus, nvls=nvls)
@@ -598,9 +626,12 @@ def dgx_a100(
     nodes : int
         DGX A100 servers.
     nics_per_node : int
-        8 ConnectX-6 HDR compute adapters; 4 PCIe Gen4 switches each pairing
-        2 GPUs and 2 NICs (GPU i nearest NIC i) [nccl.md s5 "DGX A100",
-        recalled from the DGX A100 User Guide]; 1 to 16 (p4d: 4, OCI: 16).
+        8 ConnectX-6 HDR compute adapters; 4 PCIe Gen4 switch complexes each
+        with 2 GPUs and 2 NICs [nccl.md s5 "DGX A100", recalled from the DGX
+        A100 User Guide], modelled as one switch per GPU and its NIC (GPU i,
+        NIC i on ``plx{i}``) with the two switches of a complex cabled
+        together, so that GPU i's shortest route out is NIC i (rail i);
+        1 to 16 (p4d: 4, OCI: 16).
     nic_bandwidth : float
         HDR 200 Gb/s = 25e9 per direction [nccl.md s5 "NIC rates in NCCL"].
     oversubscription : float
@@ -635,8 +666,8 @@ def dgx_a100(
     >>> G = dgx_a100(2)
     >>> G.edges["n0/gpu2", "n0/nvswitch"]["bandwidth"], G.nodes["n0/nvswitch"]["nvls"]
     (300000000000.0, False)
-    >>> sorted(G.successors("n1/plx1"))
-    ['n1/gpu2', 'n1/gpu3', 'n1/nic2', 'n1/nic3']
+    >>> sorted(G.successors("n1/plx3"))
+    ['n1/gpu3', 'n1/nic3', 'n1/plx2']
     """
     return _hgx_cluster(
         "dgx-a100", "DGX A100", nodes, model="A100", gpus=8, links_per_gpu=links_per_gpu,
@@ -761,8 +792,10 @@ def dgx_b200(
         18 NVLink 5 links of 50e9 per direction = 900e9 per GPU ("1.8 TB/s
         bidirectional", "14.4 TB/s aggregated" per 8 GPUs); 2 NVSwitch chips
         [recalled] with NVLink SHARP [nccl.md s5 "DGX/HGX B200"].
-    nvswitch_latency, pcie_bandwidth, pcie_latency, nic_latency, uplink_latency, switch_bandwidth, switch_latency : float
-        As :func:`dgx_h100` (PCIe Gen5, NDR switches).
+    nvswitch_latency, pcie_bandwidth, pcie_latency, nic_latency : float
+        As :func:`dgx_h100` (PCIe Gen5).
+    uplink_latency, switch_bandwidth, switch_latency : float
+        As :func:`dgx_h100` (NDR switches).
     duplex : {"full", "shared"}
         ``"full"`` as built (every figure per direction); ``"shared"`` applies
         the study's convention (one capacity for both directions) to every
@@ -816,8 +849,11 @@ def gb200_nvl72(
     Hosts ``d * hosts_per_domain .. (d+1) * hosts_per_domain - 1`` share the
     NVLink domain ``nvl{d}/nvswitch`` (the 9 switch trays, 18 NVSwitch chips,
     folded into one node with NVLS); every GPU has 18 NVLink 5 links to it.
-    Each GPU has its own NIC (``n{s}/nic{i}``, PCIe Gen5 x16, no PCIe
-    switch), NIC i of every host on rail i across domains.
+    Each GPU has its own NIC (``n{s}/nic{i}``), NIC i of every host on rail
+    i across domains. The GPU - NIC path is one PCIe Gen5 x16 cable: the
+    tray's real path (NIC on the Grace CPU's PCIe, Grace - B200 over
+    NVLink-C2C at about 200 GB/s measured, nccl.md s5) is faster than the
+    NIC, so it never binds and is not modelled hop by hop.
 
     Parameters
     ----------
@@ -835,7 +871,9 @@ def gb200_nvl72(
         Rail fabric across domains (as :func:`dgx_h100`).
     nvlink_bandwidth, links_per_gpu : float, int
         NVLink 5: 18 x 50e9 = 900e9 per direction per GPU [nccl.md s5].
-    nvswitch_latency, pcie_bandwidth, pcie_latency, nic_latency, uplink_latency, switch_bandwidth, switch_latency : float
+    nvswitch_latency, pcie_bandwidth, pcie_latency, nic_latency : float
+        As :func:`dgx_h100` (PCIe Gen5; the NIC hangs off its GPU without a switch).
+    uplink_latency, switch_bandwidth, switch_latency : float
         As :func:`dgx_h100`.
     duplex : {"full", "shared"}
         ``"full"`` as built (every figure per direction); ``"shared"`` applies
@@ -857,7 +895,8 @@ def gb200_nvl72(
     >>> H.has_edge("n18/gpu0", "nvl1/nvswitch"), H.nodes["n19/gpu2"]["nic"]
     (True, 'n19/nic2')
     """
-    _common_checks(nodes, 4, nics_per_node, nic_bandwidth, oversubscription, nodes_per_su, spines, duplex)
+    _common_checks(nodes, 4, nics_per_node, nic_bandwidth, oversubscription, nodes_per_su,
+                   spines, duplex)
     if (isinstance(hosts_per_domain, bool) or not isinstance(hosts_per_domain, int)
             or not 1 <= hosts_per_domain <= 18):
         raise TopologyError(f"hosts_per_domain must be an int from 1 to 18 (4-GPU hosts per "
