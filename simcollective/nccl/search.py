@@ -86,7 +86,11 @@ def ring_orders(machine, channels: int, local_rings: list | None = None) -> list
     ppn = machine.ppn
     for c in range(channels):
         if local_rings:
-            local = list(local_rings[c % len(local_rings)])
+            ring = list(local_rings[c % len(local_rings)])
+            # across nodes: channel c enters every node at local GPU c (so the channels spread
+            # over the GPUs' NICs, as NCCL starts channels at different NICs)
+            s = ring.index(c % ppn) if machine.nnodes > 1 else 0
+            local = ring[s:] + ring[:s]
         else:
             s = c % ppn
             local = list(range(s, ppn)) + list(range(0, s))
