@@ -7,6 +7,8 @@ import math
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import topologies
 from simcollective.cli import main
@@ -353,3 +355,15 @@ def test_compare_checks_output_paths_before_simulating(capsys):
     code, out, err = cli(capsys, "compare", str(REF / "v100x8-dgx1like-1node_allreduce_konnase.txt"),
                          "--topology", "dgx1-v100", "--plot", "/nonexistent-dir/x.png")
     assert code == 2 and "does not exist" in err and out == ""
+
+
+@settings(max_examples=15, deadline=None)
+@given(n=st.integers(1, 3000), channels=st.integers(1, 9), nodes=st.sampled_from([1, 2]),
+       algorithm=st.sampled_from(["nccl-ring", "nccl-tree", "nccl-nvls"]),
+       protocol=st.sampled_from(["simple", "ll", "ll128"]))
+def test_any_size_and_channel_count_is_exact(n, channels, nodes, algorithm, protocol):
+    # empty channel ranges and blocks (n < channels x ranks) included
+    if algorithm == "nccl-nvls":
+        protocol = "simple"
+    rep = run(algorithm, nodes=nodes, elements=n, channels=channels, protocol=protocol)
+    assert rep["verified"] and "exact" in rep["verification"]
