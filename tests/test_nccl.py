@@ -18,7 +18,7 @@ from simcollective.nccl.nccltests import parse_log
 from simcollective.profile import load_profile
 from simcollective.simulate import RunConfig, run_allreduce
 
-REF = Path("/work/shared/reference/nccl-tests")
+REF = Path(__file__).parents[1] / "experiments" / "nccl-tests"
 MiB = 1 << 20
 
 
