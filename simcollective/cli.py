@@ -287,6 +287,10 @@ def format_report(report) -> str:
         lines.append(f"  nccl         {f['algorithm_chosen']}, protocol {f['protocol']}, {f['channels']} channel(s)"
                      + (f"; NCCL's model predicts {f['nccl_predicted_us']:.1f} us"
                         if f.get("nccl_predicted_us") is not None else ""))
+        mc = f.get("nccl_model_choice")
+        if mc and (mc["algorithm"], mc["protocol"]) != (f["nccl_algorithm"].lower(), f["protocol"]):
+            lines.append(f"               (NCCL's own pick here: {mc['algorithm']}/{mc['protocol']}, "
+                         "not simulated on this machine; the best simulated one runs)")
     total = f["time_s"] or 1.0
     phases = "  ".join(f"{k} {format_time(v)} ({100 * v / total:.0f}%)" for k, v in f["phases"].items() if v > 0)
     lines.append(f"  phases       {phases or '-'}")
