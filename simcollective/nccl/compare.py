@@ -18,14 +18,19 @@ from .nccltests import BUS_FACTOR, DTYPES, parse_log
 
 __all__ = ["add_parser", "compare", "format_table"]
 
-SUPPORTED = ("all_reduce",)
+#: nccl-tests binary name (without ``_perf``) -> the simulator's collective
+SUPPORTED = {"all_reduce": "allreduce", "all_gather": "allgather", "reduce_scatter": "reduce-scatter",
+             "broadcast": "broadcast", "reduce": "reduce", "alltoall": "alltoall"}
+#: ``--algorithm`` value: the fastest registered dense algorithm of the collective, per size
+BEST = "best"
 
 
 def add_parser(sub) -> None:
     from ..cli import add_topology_arguments
 
     p = sub.add_parser("compare", help="compare a published nccl-tests run with the simulation",
-                       description="Parse an nccl-tests output file (all_reduce_perf; current and old column "
+                       description="Parse an nccl-tests output file (all_reduce_perf, all_gather_perf, reduce_scatter_perf, "
+                                   "broadcast_perf, reduce_perf, alltoall_perf; current and old column "
                                    "formats, busbw-only summaries), simulate every size on the given machine, "
                                    "and print measured and simulated time and busbw side by side.")
     p.add_argument("log", metavar="LOG", help="nccl-tests output file")
@@ -33,7 +38,8 @@ def add_parser(sub) -> None:
     p.set_defaults(profile="nccl")
     p.add_argument("--algorithm", default="auto", metavar="NAME",
                    help="simulated algorithm (default: nccl-X when the log says NCCL_ALGO=X, else nccl, "
-                        "NCCL's own choice per size)")
+                        "NCCL's own choice per size; for a collective without an NCCL algorithm (alltoall): "
+                        "'best', the fastest registered algorithm at each size)")
     p.add_argument("--protocol", metavar="simple|ll|ll128", help="force NCCL's protocol")
     p.add_argument("--channels", metavar="N", help="force the channel count")
     p.add_argument("--section", metavar="K", help="which result table of a file with several (1, 2, ...)")
@@ -105,17 +111,31 @@ def compare(log, topology="dgx-h100", nodes=1, topology_opts=None, algorithm="au
         raise UserInputError(f"{log}: not nccl-tests output (not a text file)") from None
     table = _pick_table(parse_log(text, str(log)), section, str(log))
     if table.collective not in SUPPORTED:
-        raise UserInputError(f"{log}: {table.collective}_perf is not simulated yet; compare supports "
+        raise UserInputError(f"{log}: {table.collective}_perf is not simulated; compare supports "
                              f"{', '.join(c + '_perf' for c in SUPPORTED)}")
+    from ..algorithms.registry import algorithms_for
+
+    coll = SUPPORTED[table.collective]
+    registered = algorithms_for(coll)
     forced_note = ""
     if algorithm == "auto":
-        algorithm = "nccl"
-        if table.forced_algorithm in ("ring", "tree", "nvls"):
-            algorithm = f"nccl-{table.forced_algorithm}"
-            forced_note = f"NCCL_ALGO={table.forced_algorithm} in the log"
-    algo = get_algorithm(algorithm)
-    if algo.kind != "dense":
-        raise UserInputError(f"--algorithm {algorithm}: compare simulates dense collectives, not '{algorithm}'")
+        algorithm = "nccl" if "nccl" in registered else BEST
+        if algorithm == BEST:
+            forced_note = f"NCCL has no {coll} algorithm here: the fastest registered one per size"
+        forced = table.forced_algorithm
+        if forced in ("ring", "tree", "nvls") and f"nccl-{forced}" in registered:
+            algorithm = f"nccl-{forced}"
+            forced_note = f"NCCL_ALGO={forced} in the log"
+    if algorithm == BEST:
+        candidates = [name for name, a in registered.items() if a.kind == "dense"]
+        if protocol is not None or channels is not None:
+            raise UserInputError(f"--protocol/--channels apply to NCCL's algorithms; {coll} has none here "
+                                 f"(registered: {', '.join(registered)})")
+    else:
+        algo = get_algorithm(algorithm, coll)
+        if algo.kind != "dense":
+            raise UserInputError(f"--algorithm {algorithm}: compare simulates dense collectives, not '{algorithm}'")
+        candidates = [algorithm]
     prof = load_profile(profile)
     config0 = RunConfig(topology=topology, nodes=nodes, topology_opts=dict(topology_opts or {}),
                         topology_file=topology_file, routing=routing)
@@ -155,22 +175,34 @@ def compare(log, topology="dgx-h100", nodes=1, topology_opts=None, algorithm="au
     for row in table.rows:
         if (min_size is not None and row.size < min_size) or (max_size is not None and row.size > max_size):
             continue
-        if row.size % item:
-            raise UserInputError(f"{log}: size {row.size} is not a multiple of the {dtype} element size")
+        per = n * item if coll in PER_RANK else item
+        if row.size % per:
+            what = f"{n} ranks x the {dtype} element size" if coll in PER_RANK else f"the {dtype} element size"
+            raise UserInputError(f"{log}: size {row.size} is not a multiple of {what}")
+        count = row.size // per
         m_time = row.time_ip_us if use_ip else row.time_us
         m_bus = row.busbw_ip if use_ip else row.busbw
         derived = False
         if m_time is None and m_bus:
             m_time = row.size * factor / (m_bus * 1e3)  # us, from busbw (busbw-only logs)
             derived = True
-        config = RunConfig(topology=topology, nodes=nodes, topology_opts=dict(topology_opts or {}),
-                           topology_file=topology_file, algorithm=algorithm, elements=row.size // item,
-                           gpus=n, dtype=dtype, profile=profile, routing=routing, options=dict(options))
-        rep = run_allreduce(config, graph=graph)
+        rep = None
+        for name in candidates:
+            config = RunConfig(topology=topology, nodes=nodes, topology_opts=dict(topology_opts or {}),
+                               topology_file=topology_file, algorithm=name, elements=count, collective=coll,
+                               gpus=n, dtype=dtype, profile=profile, routing=routing, options=dict(options))
+            try:
+                got = run_allreduce(config, graph=graph)
+            except UserInputError:
+                if len(candidates) == 1:
+                    raise
+                continue   # 'best': an algorithm that does not run here (e.g. needs a power of two)
+            if rep is None or got["time_s"] < rep["time_s"]:
+                rep = got
         t_us = rep["time_s"] * 1e6 + extra_us
         s_bus = row.size / (t_us * 1e3) * factor
         rows.append({
-            "size": row.size, "elements": row.size // item,
+            "size": row.size, "elements": count,
             "measured_time_us": m_time, "measured_time_derived": derived, "simulated_time_us": t_us,
             "time_ratio": t_us / m_time if m_time else None,
             "measured_busbw": m_bus, "simulated_busbw": s_bus,
@@ -184,10 +216,15 @@ def compare(log, topology="dgx-h100", nodes=1, topology_opts=None, algorithm="au
     return {
         "log": str(log), "collective": table.collective, "format": table.format, "section": table.title or None,
         "ranks": n, "ranks_note": ranks_note, "dtype": dtype, "measured": "in-place" if use_ip else "out-of-place",
-        "topology": topology_file or topology, "nodes": None if topology_file else nodes, "algorithm": algorithm,
+        "topology": topology_file or topology, "nodes": None if topology_file else nodes,
+        "algorithm": algorithm if algorithm != BEST else f"best of {', '.join(candidates)}",
         "profile": prof.name, "options": options, "gpus_per_process": gpp, "launch_overhead_us": extra_us,
         "forced": forced_note or None, "rows": rows, "summary": summarize(rows),
     }
+
+
+#: collectives whose nccl-tests size is P x count x itemsize (nccl.md 1.2)
+PER_RANK = ("allgather", "reduce-scatter", "alltoall")
 
 
 def summarize(rows) -> dict:

@@ -171,7 +171,29 @@ def parse_log(text: str, where: str = "log") -> list:
             t.nranks = devices
         elif t.collective == "all_reduce":
             t.nranks = _ranks_from_ratio(t)
+        elif t.collective in PER_RANK_COLLECTIVES:
+            t.nranks = _ranks_from_count(t)
     return tables
+
+
+#: collectives whose printed size is ranks x count x element size (nccl.md 1.2)
+PER_RANK_COLLECTIVES = ("all_gather", "reduce_scatter", "alltoall", "gather", "scatter")
+
+
+def _ranks_from_count(t: Table) -> int | None:
+    """Ranks of a per-rank collective's table: printed size / (count x element size), the
+    same on every row (else unknown)."""
+    import numpy as np
+
+    found = set()
+    for r in t.rows:
+        if not r.count or r.dtype not in DTYPES:
+            continue
+        item = np.dtype(DTYPES[r.dtype]).itemsize
+        if r.size % (r.count * item):
+            return None
+        found.add(r.size // (r.count * item))
+    return found.pop() if len(found) == 1 else None
 
 
 def _forced(text: str) -> str | None:
