@@ -1,4 +1,4 @@
-"""Run `simcollective compare` on every published allreduce log of experiments/nccl-tests/.
+"""Run `simcollective compare` on every published allreduce and allgather log of experiments/nccl-tests/.
 
     python experiments/nccl_compare.py [OUTDIR]      (default: experiments/results/nccl)
 
@@ -29,6 +29,8 @@ RUNS = [  # name, log, arguments
     ("h100x16-G-ring", "h100x8-2to8node-ib400_allreduce_ncclt309.txt", ["--section", "7", "--topology", "dgx-h100", "--nodes", "2"]),
     ("a100x16-p4d", "p4d-a100x8-2node-efa_allreduce_awsdlami.txt",
      ["--topology", "dgx-a100", "--nodes", "2", "--topology-opt", "nics_per_node=4", "--topology-opt", "nic_bandwidth=12.5e9"]),
+    ("b200x16-allgather", "gcp-a4-b200x8-2node-roce_allgather_gcpdocs.txt",
+     ["--topology", "dgx-b200", "--nodes", "2", "--topology-opt", "nics_per_node=8", "--topology-opt", "nic_bandwidth=50e9"]),
 ]
 
 

@@ -227,3 +227,28 @@ def test_compare_refuses_what_it_cannot_simulate(capsys, tmp_path):
     log.write_text(_log("alltoall_perf", [_row(4096, 128)], devices=8))
     code, _, err = cli(capsys, "compare", str(log), "--topology", "dgx-h100", "--protocol", "ll")
     assert code == 2 and "--protocol/--channels apply to NCCL's algorithms" in err
+
+
+@pytest.mark.parametrize("collective", ["broadcast", "reduce"])
+def test_chains_of_many_channels_across_nodes_do_not_wait_on_each_other(collective):
+    """Regression: with 16 channels on 2 nodes a rank sits at different places of different
+    channels' chains; ticks local to each rank deadlocked (chunk t of one chain waited for
+    chunk t of another that was posted a tick later)."""
+    rep = run(collective, "nccl-ring", nodes=2, elements=1 << 16, dtype="int32", root=3,
+              options={"protocol": "simple", "channels": 16})
+    assert rep["verified"] and rep.fields["channels"] == 16
+
+
+def test_broadcast_chain_pipelines_in_nccl_steps():
+    """A 1-channel Simple chain over 8 ranks on one NVSwitch, k = 16 steps of 512 KiB: the
+    chain fills in P - 1 = 7 step times, so the time is L + (k + P - 2) x step / B."""
+    P, step = 8, 512 * 1024
+    rep = run("broadcast", "nccl-ring", bytes=16 * step, dtype="int32",
+              options={"protocol": "simple", "channels": 1})
+    prof = load_profile("nccl")
+    B = 450e9 * dict(prof.link_efficiency)["nvswitch"]
+    lat = rep["phases"]["latency"]
+    assert lat == pytest.approx((prof.nccl["launch_us"] + coll_latency(
+        machine("dgx-h100"), "broadcast", "ring", "simple", {"base": prof.nccl["base"], "hop": prof.nccl["hop"]}))
+        * 1e-6)
+    assert rep["time_s"] == pytest.approx(lat + (16 + P - 2) * step / B, rel=1e-9)

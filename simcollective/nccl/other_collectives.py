@@ -40,8 +40,9 @@ __all__ = ["NCCL_ALGOS", "coll_enabled", "coll_bandwidth", "coll_latency", "coll
 #: the algorithms NCCL has for each collective (nccl.md 2.7; CollNet and PAT do not apply here)
 NCCL_ALGOS = {"allgather": ("ring", "nvls"), "reduce-scatter": ("ring", "nvls"), "broadcast": ("ring",),
               "reduce": ("ring",)}
-#: chunks per channel of a broadcast/reduce chain (more make the same flow-level time, more events)
-MAX_CHAIN_CHUNKS = 8
+#: chunks per channel of a broadcast/reduce chain: NCCL's steps up to this many (the chain fills in
+#: P - 1 chunk times, so fewer chunks would cost time; more cost events)
+MAX_CHAIN_CHUNKS = 64
 
 
 def _nsteps(coll: str, n: int) -> int:
@@ -331,8 +332,11 @@ def _ring_chain(comm, x, plan: Plan, root: int, reduce: bool):
     """Per channel, a pipelined chain along the channel's ring: broadcast from the root
     (root, next, ..., the rank before the root) or reduce to it (the rank after the root
     first, the root last, each adding its data), in chunks of one FIFO step of the protocol
-    (at most MAX_CHAIN_CHUNKS per channel), all channels at once. At tick t every rank
-    receives chunk t from its predecessor and passes chunk t - 1 on."""
+    (at most MAX_CHAIN_CHUNKS per channel), all channels at once. Ticks are global: chunk j
+    reaches chain place v at tick j + v, so at tick T a rank receives chunk T - v of every
+    channel where it is at place v and passes chunk T - v - 1 on; the messages of one tick
+    are all posted together on every rank (channels whose chains put the rank at different
+    places cannot wait on each other)."""
     P, r, f = comm.size, comm.rank, plan.wire
     C = _channel_count(plan, len(x))
     step = tree_chunk_bytes(plan.protocol)
@@ -347,15 +351,16 @@ def _ring_chain(comm, x, plan: Plan, root: int, reduce: bool):
     K = max(len(ch[3]) for ch in chans)
     out = [list(ch[3]) for ch in chans]
     with comm.phase("reduce" if reduce else "broadcast"):
-        for t in range(K + 1):
+        for t in range(K + P):
             sends, recvs, where = [], [], []
             for c, (v, nxt, prv, chunks) in enumerate(chans):
                 k = len(chunks)
-                if v > 0 and t < k:
-                    recvs.append(comm.irecv(prv, tag=(c, t)))
-                    where.append((c, t))
-                if v < P - 1 and 1 <= t <= k:
-                    sends.append(comm.isend(nxt, Wire(out[c][t - 1], f), tag=(c, t - 1)))
+                j = t - v
+                if v > 0 and 0 <= j < k:
+                    recvs.append(comm.irecv(prv, tag=(c, j)))
+                    where.append((c, j))
+                if v < P - 1 and 0 <= j - 1 < k:
+                    sends.append(comm.isend(nxt, Wire(out[c][j - 1], f), tag=(c, j - 1)))
             if not sends and not recvs:
                 continue
             msgs = yield comm.waitall(recvs + sends)
