@@ -25,10 +25,11 @@ BETA = 1 / BW
 E = 4                          # int32 bytes
 
 EXPECTED = {
-    "allgather": {"ring", "recursive-doubling", "bruck", "direct", "ring-ring", "sparse-streams"},
-    "reduce-scatter": {"ring", "recursive-halving", "direct", "hierarchical"},
-    "broadcast": {"binomial-tree", "pipelined-chain", "scatter-allgather", "ring"},
-    "reduce": {"binomial-tree", "reduce-scatter-gather", "pipelined-chain"},
+    "allgather": {"ring", "recursive-doubling", "bruck", "direct", "ring-ring", "sparse-streams",
+                  "nccl-ring", "nccl-nvls", "nccl"},
+    "reduce-scatter": {"ring", "recursive-halving", "direct", "hierarchical", "nccl-ring", "nccl-nvls", "nccl"},
+    "broadcast": {"binomial-tree", "pipelined-chain", "scatter-allgather", "ring", "nccl-ring", "nccl"},
+    "reduce": {"binomial-tree", "reduce-scatter-gather", "pipelined-chain", "nccl-ring", "nccl"},
     "alltoall": {"pairwise", "bruck", "direct", "hierarchical"},
 }
 

@@ -322,8 +322,8 @@ def test_compare_end_to_end(capsys, tmp_path):
     (["h100x8-2to8node-ib400_allreduce_ncclt309.txt", "--topology", "dgx-h100", "--nodes", "2"], "--section"),
     (["h100x8-2to8node-ib400_allreduce_ncclt309.txt", "--topology", "dgx-h100", "--section", "1"], "16 ranks"),
     (["a100x8-1node_sendrecv_liplus.txt", "--topology", "dgx-a100"], "sendrecv_perf is not simulated"),
-    (["gcp-a4-b200x8-2node-roce_allgather_gcpdocs.txt", "--topology", "dgx-b200", "--nodes", "2"],
-     "all_gather_perf is not simulated"),
+    (["gcp-a4-b200x8-2node-roce_allgather_gcpdocs.txt", "--topology", "dgx-b200", "--nodes", "1"],
+     "the log has 16 ranks"),
     (["v100x8-dgx1like-1node_allreduce_konnase.txt", "--topology", "dgx1-v100", "--protocol", "ll9"],
      "--protocol 'll9'"),
 ])

@@ -252,3 +252,9 @@ def test_broadcast_chain_pipelines_in_nccl_steps():
         machine("dgx-h100"), "broadcast", "ring", "simple", {"base": prof.nccl["base"], "hop": prof.nccl["hop"]}))
         * 1e-6)
     assert rep["time_s"] == pytest.approx(lat + (16 + P - 2) * step / B, rel=1e-9)
+
+
+@pytest.mark.parametrize("collective", ["allgather", "reduce-scatter", "broadcast", "reduce"])
+def test_one_rank_is_a_copy_not_an_error(collective):
+    rep = run(collective, "nccl", gpus=1, elements=100, dtype="int32")
+    assert rep["verified"] and rep["time_s"] == 0.0 and rep.fields["algorithm_chosen"] == "nccl-ring"

@@ -180,6 +180,8 @@ def make_coll_plan(graph, gpus, profile, coll: str, algorithm: str, nbytes: int,
                 f"ranks span {m.nnodes} nodes: use nccl-ring")
         if protocol not in (None, "simple"):
             raise UserInputError(f"--protocol {protocol} does not apply to nccl-nvls (NVLS runs only simple)")
+    if algorithm == "auto" and m.nranks == 1:   # nothing to move: a copy, NCCL runs no algorithm
+        algorithm = "ring"
     if algorithm == "auto":
         protos = (protocol,) if protocol is not None else model.PROTOCOLS
         algorithm, protocol, nch, predicted = coll_choose(m, coll, nbytes, protos=protos)
