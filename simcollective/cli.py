@@ -17,7 +17,8 @@ import time
 
 from . import __version__
 from .errors import DeadlockError, SimCollectiveError, UserInputError, VerificationError
-from .units import format_bytes, format_rate, format_time, parse_fraction, parse_size
+from .parsing import (check_output_path, format_bytes, format_rate, format_time, parse_fraction, parse_int,
+                      parse_overlap, parse_seed, parse_size, parse_topology_opts)
 
 __all__ = ["main", "build_parser", "add_topology_arguments", "config_from_args"]
 
@@ -31,8 +32,11 @@ def _topology_error_types():
     return TopologyError
 
 
-def add_topology_arguments(p: argparse.ArgumentParser) -> None:
-    """The hardware options shared by ``run``, ``p2p`` and ``draw-topology``."""
+def add_topology_arguments(p: argparse.ArgumentParser, network: bool = True) -> None:
+    """The hardware options shared by ``run``, ``p2p`` and ``draw-topology``.
+
+    ``network=False`` (``draw-topology``): no ``--profile``/``--routing``, which would be ignored.
+    """
     import topologies
 
     g = p.add_argument_group("hardware")
@@ -43,30 +47,22 @@ def add_topology_arguments(p: argparse.ArgumentParser) -> None:
     g.add_argument("--topology-opt", action="append", default=[], metavar="KEY=VALUE",
                    help="builder parameter, repeatable (e.g. oversubscription=3)")
     g.add_argument("--topology-file", metavar="PATH", help="a user graph (.graphml or node-link .json)")
+    if not network:
+        return
     g.add_argument("--profile", default="ideal", metavar="NAME|PATH",
                    help="network profile: ideal, cm02, smpi or a TOML file (default: ideal)")
     g.add_argument("--routing", default="first", choices=("first", "hash"),
                    help="equal-cost path choice: first (static) or hash (ECMP) (default: first)")
 
 
-def _topology_opts(items) -> dict:
-    out = {}
-    for item in items:
-        if "=" not in item:
-            raise UserInputError(f"--topology-opt {item!r} must be KEY=VALUE")
-        k, v = item.split("=", 1)
-        out[k.strip()] = v.strip()
-    return out
-
-
-def _int(text, what, minimum=None):
-    try:
-        v = int(str(text))
-    except ValueError:
-        raise UserInputError(f"{what} {text!r} is not an integer") from None
-    if minimum is not None and v < minimum:
-        raise UserInputError(f"{what} {v} must be >= {minimum}")
-    return v
+def check_topology_conflicts(args) -> None:
+    """``--topology-file`` replaces the preset: ``--topology/--nodes/--topology-opt`` with it are errors."""
+    if getattr(args, "topology_file", None):
+        for flag, value, default in (("--topology", args.topology, "abci"), ("--nodes", args.nodes, "1"),
+                                     ("--topology-opt", args.topology_opt, [])):
+            if value != default:
+                raise UserInputError(f"{flag} and --topology-file do not combine: the file is the whole machine; "
+                                     f"drop {flag}")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -154,8 +150,9 @@ def config_from_args(args):
     """A :class:`~simcollective.simulate.RunConfig` from parsed ``run`` arguments."""
     from .simulate import RunConfig
 
+    check_topology_conflicts(args)
     options = {
-        "group_size": _int(args.group_size, "--group-size", 1) if args.group_size is not None else None,
+        "group_size": parse_int(args.group_size, "--group-size", 1) if args.group_size is not None else None,
         "chunk_size": parse_size(args.chunk_size, "--chunk-size") if args.chunk_size is not None else None,
         "allgather": args.allgather,
         "densify": args.densify,
@@ -167,37 +164,27 @@ def config_from_args(args):
         raise UserInputError("give either --density or --k, not both")
     return RunConfig(
         topology=args.topology,
-        nodes=_int(args.nodes, "--nodes", 1),
-        topology_opts=_topology_opts(args.topology_opt),
+        nodes=parse_int(args.nodes, "--nodes", 1),
+        topology_opts=parse_topology_opts(args.topology_opt),
         topology_file=args.topology_file,
         algorithm=args.algorithm,
         elements=parse_size(args.elements, "--elements"),
-        gpus=_int(args.gpus, "--gpus", 1) if args.gpus is not None else None,
+        gpus=parse_int(args.gpus, "--gpus", 1) if args.gpus is not None else None,
         dtype=args.dtype,
         profile=args.profile,
         placement=args.placement,
         routing=args.routing,
-        seed=_int(args.seed, "--seed"),
+        seed=parse_seed(args.seed, "--seed"),
         options={k: v for k, v in options.items() if v is not None},
         density=parse_fraction(args.density, "--density") if args.density is not None else None,
         k=parse_size(args.k, "--k") if args.k is not None else None,
         workload=args.workload,
-        overlap=_overlap(args.overlap),
+        overlap=parse_overlap(args.overlap, "--overlap"),
         inputs=args.inputs,
         verify=args.verify,
         memory_budget=parse_size(args.memory_budget, "--memory-budget"),
         trace=bool(args.trace),
     )
-
-
-def _overlap(text) -> float:
-    try:
-        v = float(text)
-    except ValueError:
-        raise UserInputError(f"--overlap {text!r} is not a number in [0, 1]") from None
-    if not 0.0 <= v <= 1.0:
-        raise UserInputError(f"--overlap {v} must be in [0, 1]")
-    return v
 
 
 class _Progress:
@@ -219,8 +206,24 @@ class _Progress:
             sys.stderr.write("\n")
 
 
+def strict_json(obj):
+    """``obj`` with every non-finite float replaced by ``None`` (JSON has no Infinity/NaN);
+    the key of each replaced float is listed in ``"null_reasons"`` of the enclosing dict
+    when it has none of its own (``algbw: null`` of a P = 1 run: "time_s is 0: ...")."""
+    if isinstance(obj, dict):
+        out = {}
+        for k, v in obj.items():
+            if hasattr(v, "item") and not isinstance(v, (list, dict)):
+                v = v.item()
+            out[k] = None if isinstance(v, float) and not math.isfinite(v) else strict_json(v)
+        return out
+    if isinstance(obj, (list, tuple)):
+        return [None if isinstance(v, float) and not math.isfinite(v) else strict_json(v) for v in obj]
+    return obj
+
+
 def _write_json(obj, dest) -> None:
-    text = json.dumps(obj, indent=2, sort_keys=False, default=_json_default)
+    text = json.dumps(strict_json(obj), indent=2, sort_keys=False, default=_json_default, allow_nan=False)
     if dest == "-":
         print(text)
     else:
@@ -231,8 +234,6 @@ def _write_json(obj, dest) -> None:
 def _json_default(o):
     if hasattr(o, "item"):
         return o.item()
-    if isinstance(o, float) and math.isinf(o):
-        return None
     return str(o)
 
 
@@ -240,6 +241,8 @@ def cmd_run(args) -> int:
     from .simulate import run_allreduce
 
     config = config_from_args(args)
+    check_output_path(args.json, "--json")
+    check_output_path(args.trace, "--trace")
     progress = None
     if not args.quiet and sys.stderr.isatty():
         progress = _Progress()
@@ -299,18 +302,20 @@ def cmd_p2p(args) -> int:
     from .runtime import run_ranks
     from .simulate import RunConfig, build_graph
 
-    config = RunConfig(topology=args.topology, nodes=_int(args.nodes, "--nodes", 1),
-                       topology_opts=_topology_opts(args.topology_opt), topology_file=args.topology_file)
+    check_topology_conflicts(args)
+    check_output_path(args.json, "--json")
+    size = parse_size(args.bytes, "--bytes")
+    src, dst = parse_int(args.src, "--src", 0), parse_int(args.dst, "--dst", 0)
+    config = RunConfig(topology=args.topology, nodes=parse_int(args.nodes, "--nodes", 1),
+                       topology_opts=parse_topology_opts(args.topology_opt), topology_file=args.topology_file)
     graph = build_graph(config)
     profile = load_profile(args.profile)
     order = resolve_placement(graph, args.placement)
-    src, dst = _int(args.src, "--src", 0), _int(args.dst, "--dst", 0)
     for name, r in (("--src", src), ("--dst", dst)):
         if r >= len(order):
             raise UserInputError(f"{name} {r} is out of range: the machine has ranks 0..{len(order) - 1}")
     if src == dst:
         raise UserInputError(f"--src and --dst are both {src}; give two different ranks")
-    size = parse_size(args.bytes, "--bytes")
 
     class _Payload:
         nbytes = size
@@ -370,7 +375,7 @@ def cmd_topologies(args) -> int:
     import topologies
 
     if args.show:
-        g = topologies.build(args.show, _int(args.nodes, "--nodes", 1))
+        g = topologies.build(args.show, parse_int(args.nodes, "--nodes", 1))
         d = topologies.describe(g)
         print(f"{args.show} with {args.nodes} nodes: {g.graph.get('description', '')}")
         for k, v in d.items():

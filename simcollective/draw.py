@@ -16,6 +16,8 @@ from collections import defaultdict
 from pathlib import Path
 
 from .errors import UserInputError
+from .parsing import check_output_path
+from .plot import FIGURE_SUFFIXES, save_figure
 
 __all__ = ["layered_layout", "draw_topology", "link_utilization", "add_parser", "LINK_COLORS"]
 
@@ -163,6 +165,21 @@ def link_utilization(run_json) -> tuple[dict, dict, str]:
     return edges, nodes, note
 
 
+def _check_same_machine(graph, edges: dict, nodes: dict, source) -> None:
+    """A run of another machine would colour the wrong links: every link it names must be here."""
+    where = f"--utilization-from {str(source)!r}" if isinstance(source, (str, Path)) else "utilization"
+    for k in edges:
+        a, b = tuple(k) if len(k) == 2 else (next(iter(k)),) * 2
+        if a not in graph or b not in graph or not (graph.has_edge(a, b) or graph.has_edge(b, a)):
+            raise UserInputError(f"{where} is a run of another machine: its link {a}<->{b} is not in the drawn "
+                                 f"topology {graph.graph.get('name', '')!r} ({graph.number_of_nodes()} nodes); "
+                                 "give the same --topology/--nodes/--topology-file as the run")
+    for n in nodes:
+        if n not in graph:
+            raise UserInputError(f"{where} is a run of another machine: node {n!r} is not in the drawn topology; "
+                                 "give the same --topology/--nodes/--topology-file as the run")
+
+
 def _edge_width(bw: float) -> float:
     return min(3.5, max(0.6, 1.0 + 0.4 * math.log2(max(bw, 1.0) / 12.5e9)))
 
@@ -173,9 +190,6 @@ def draw_topology(graph, out=None, utilization=None, title: str | None = None, l
     ``utilization``: a ``run --json`` dict or path; links are then coloured by utilization.
     """
     import matplotlib
-
-    if out is not None:
-        matplotlib.use("Agg")
     import matplotlib.pyplot as plt
     import numpy as np
     from matplotlib.lines import Line2D
@@ -183,7 +197,7 @@ def draw_topology(graph, out=None, utilization=None, title: str | None = None, l
     from matplotlib.path import Path as MPath
 
     if out is not None:
-        _check_out(out)
+        check_output_path(out, "-o", FIGURE_SUFFIXES)
     pos = layered_layout(graph)
     server = _servers(graph)
     n_nodes = graph.number_of_nodes()
@@ -200,6 +214,7 @@ def draw_topology(graph, out=None, utilization=None, title: str | None = None, l
     cmap = norm = None
     if utilization is not None:
         util_edges, util_nodes, note = link_utilization(utilization)
+        _check_same_machine(graph, util_edges, util_nodes, utilization)
         cmap = matplotlib.colors.LinearSegmentedColormap.from_list(
             "util", plt.get_cmap("plasma")(np.linspace(0.0, 0.82, 256)))      # no pale yellow on white
         vmax = max([*util_edges.values(), *util_nodes.values(), 1e-9])
@@ -305,24 +320,9 @@ def draw_topology(graph, out=None, utilization=None, title: str | None = None, l
     ax.set_axis_off()
     fig.tight_layout()
     if out is not None:
-        _save(fig, out)
+        save_figure(fig, out)
         plt.close(fig)
     return fig
-
-
-def _check_out(out) -> None:
-    ext = Path(out).suffix.lower()
-    if ext not in (".png", ".svg", ".pdf"):
-        raise UserInputError(f"-o {str(out)!r}: the file type is chosen by extension: .png, .svg or .pdf")
-    parent = Path(out).parent
-    if not parent.exists():
-        raise UserInputError(f"-o {str(out)!r}: directory {str(parent)!r} does not exist")
-
-
-def _save(fig, out) -> None:
-    _check_out(out)
-    ext = Path(out).suffix.lower()
-    fig.savefig(out, dpi=200 if ext == ".png" else None, bbox_inches="tight")
 
 
 # -- command line ----------------------------------------------------------------------------
@@ -335,7 +335,7 @@ def add_parser(subparsers) -> None:
         description="Draw the hardware graph of a topology preset or file: GPUs at the bottom, PCIe "
                     "switches and NICs above, then each switch level; servers boxed; links coloured by "
                     "type or, with --utilization-from, by a run's link utilization.")
-    add_topology_arguments(p)
+    add_topology_arguments(p, network=False)
     p.add_argument("-o", "--out", required=True, metavar="FILE", help="output .png, .svg or .pdf")
     p.add_argument("--utilization-from", metavar="RUN.json",
                    help="colour links by utilization from `simcollective run ... --json RUN.json`")
@@ -345,11 +345,17 @@ def add_parser(subparsers) -> None:
 
 
 def cmd_draw(args) -> int:
-    from .cli import _int, _topology_opts
+    import matplotlib
+
+    matplotlib.use("Agg")      # the command line draws to files only
+    from .cli import check_topology_conflicts
+    from .parsing import check_output_path, parse_int, parse_topology_opts
     from .simulate import RunConfig, build_graph
 
-    config = RunConfig(topology=args.topology, nodes=_int(args.nodes, "--nodes", 1),
-                       topology_opts=_topology_opts(args.topology_opt), topology_file=args.topology_file)
+    check_topology_conflicts(args)
+    check_output_path(args.out, "-o", (".png", ".svg", ".pdf"))
+    config = RunConfig(topology=args.topology, nodes=parse_int(args.nodes, "--nodes", 1),
+                       topology_opts=parse_topology_opts(args.topology_opt), topology_file=args.topology_file)
     graph = build_graph(config)
     draw_topology(graph, args.out, utilization=args.utilization_from, title=args.title,
                   labels=False if args.no_labels else None)

@@ -18,6 +18,7 @@ the last rank to finish, so the values add up to ``time_s``.
 from __future__ import annotations
 
 import functools
+import math
 import time
 from dataclasses import dataclass, field
 
@@ -76,7 +77,19 @@ class Report:
     result: object = None
 
     def to_json(self) -> dict:
-        return dict(self.fields)
+        """The fields as strict JSON data: a non-finite number (``algbw`` of a run that takes no
+        time, e.g. one rank) becomes ``null`` and ``null_reasons`` says why."""
+        out = dict(self.fields)
+        reasons = {}
+        for key, value in out.items():
+            if isinstance(value, float) and not math.isfinite(value):
+                out[key] = None
+                reasons[key] = (f"{value} is not a number in JSON: time_s is {self.fields.get('time_s')} "
+                                f"(a run of {self.fields.get('ranks')} rank(s) moves no data)"
+                                if key in ("algbw", "busbw") else f"{value} is not a number in JSON")
+        if reasons:
+            out["null_reasons"] = reasons
+        return out
 
     def __getitem__(self, key):
         return self.fields[key]
@@ -106,6 +119,25 @@ def _check_options(algo, options: dict) -> dict:
     return out
 
 
+def _check_inputs(config: RunConfig, algo, dtype, options: dict) -> None:
+    """Options that would be silently ignored, and values the algorithm cannot use, are errors."""
+    chunk = options.get("chunk_size")
+    if chunk is not None and not isinstance(chunk, bool) and isinstance(chunk, int) and chunk < dtype.itemsize:
+        raise UserInputError(f"--chunk-size {chunk} is smaller than one {dtype} element ({dtype.itemsize} bytes); "
+                             f"give at least {dtype.itemsize}")
+    if algo.kind == "dense":
+        if config.inputs is not None:
+            raise UserInputError(f"--inputs applies to sparse algorithms (with --workload npy), not to '{algo.name}'")
+        if config.overlap not in (0, 0.0, None):
+            raise UserInputError(f"--overlap applies to sparse algorithms (with --workload topk), not to '{algo.name}'")
+    else:
+        if config.overlap not in (0, 0.0, None) and config.workload != "topk":
+            raise UserInputError(f"--overlap {config.overlap} applies to --workload topk, not to --workload "
+                                 f"{config.workload}")
+        if config.inputs is not None and config.workload != "npy":
+            raise UserInputError(f"--inputs applies to --workload npy, not to --workload {config.workload}")
+
+
 def run_allreduce(config: RunConfig, graph=None, progress=None) -> Report:
     """Simulate one allreduce, verify its result against NumPy, and measure it."""
     t_start = time.perf_counter()
@@ -121,19 +153,25 @@ def run_allreduce(config: RunConfig, graph=None, progress=None) -> Report:
     P = len(placement)
     n = config.elements
     options = _check_options(algo, config.options)
+    group_given = "group_size" in options
     if "group_size" in algo.options and "group_size" not in options:
         L = int(graph.graph.get("default_group_size", graph.graph.get("gpus_per_node", 1)) or 1)
         options["group_size"] = L if P % L == 0 else 1 if P < L else L
     if "group_size" in options:
         L = options["group_size"]
-        if not isinstance(L, int) or L < 1:
+        if not isinstance(L, int) or isinstance(L, bool) or L < 1:
             raise UserInputError(f"--group-size {L!r} must be a positive integer")
         if P % L:
+            if not group_given:
+                raise UserInputError(
+                    f"{P} ranks do not split into groups of {L} (the topology's GPUs per server, the default "
+                    f"--group-size of '{algo.name}'); give --group-size dividing {P} or a multiple of {L} GPUs")
             raise UserInputError(f"--group-size {L} does not divide the {P} ranks")
     if algo.check is not None:
         algo.check(P, **options)
     if config.verify not in ("auto", "full", "symbolic"):
         raise UserInputError(f"--verify {config.verify!r} must be auto, full or symbolic")
+    _check_inputs(config, algo, dtype, options)
 
     ctx = {"n": n, "dtype": dtype}
     workload = None

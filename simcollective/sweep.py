@@ -59,7 +59,7 @@ from pathlib import Path
 
 from .errors import UserInputError
 from .simulate import DEFAULT_MEMORY_BUDGET
-from .units import parse_float, parse_fraction, parse_size
+from .parsing import check_output_path, parse_float, parse_fraction, parse_int, parse_seed, parse_size, read_text
 
 __all__ = [
     "INPUT_KEYS", "DEFAULTS", "load_config", "expand_grid", "point_key", "run_point", "run_sweep",
@@ -196,7 +196,7 @@ def _parse_value(key: str, value, where: str):
     if key in ("gpus", "group_size"):
         return _int_value(value, where, 1)
     if key == "seed":
-        return _int_value(value, where)
+        return parse_seed(_int_value(value, where), where)
     if key in ("elements", "k", "chunk_size", "memory_budget"):
         v = parse_size(value, where)
         if key in ("elements", "k", "chunk_size") and v < 1:
@@ -236,10 +236,7 @@ def load_config(config) -> dict:
     if isinstance(config, (str, os.PathLike)):
         path = Path(config)
         try:
-            with open(path, "rb") as fh:
-                raw = tomllib.load(fh)
-        except FileNotFoundError:
-            raise UserInputError(f"sweep config {str(path)!r} does not exist") from None
+            raw = tomllib.loads(read_text(path, "sweep config"))
         except tomllib.TOMLDecodeError as exc:
             raise UserInputError(f"sweep config {str(path)!r} is not valid TOML: {exc}") from None
         base = path.resolve().parent
@@ -660,6 +657,7 @@ def run_sweep(config, out, workers: int | None = None, scheduler: str | None = N
     out = str(out)
     if not (out.endswith(".csv") or out.endswith(".parquet")):
         raise UserInputError(f"--out {out!r} must end in .csv or .parquet")
+    check_output_path(out, "--out")
     for stale in Path(out).parent.glob(f".{Path(out).name}.tmp*"):   # left by a killed sweep
         try:
             stale.unlink()
@@ -744,8 +742,7 @@ def _describe_point(p: dict) -> str:
 
 
 def cmd_sweep(args) -> int:
-    from .cli import _int
-
+    _int = parse_int
     out = args.out or f"{Path(args.config).stem}.csv"
     workers = _int(args.workers, "--workers", 1) if args.workers is not None else None
     max_points = _int(args.max_points, "--max-points", 0) if args.max_points is not None else None

@@ -1,0 +1,229 @@
+"""Issue 18: bad input is a one-line error (exit 2) naming the value and the allowed range;
+conflicting options name both options; output paths are checked before the run; JSON is
+strict; figures are reproducible."""
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+from simcollective.cli import main
+from simcollective.profile import load_profile
+
+SMPI = Path(__file__).resolve().parent.parent / "simcollective" / "profiles" / "smpi.toml"
+
+
+def run_cli(capsys, *argv):
+    code = main([str(a) for a in argv])
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def one_line_error(capsys, argv, *needles):
+    code, out, err = run_cli(capsys, *argv)
+    assert code == 2, (code, out, err)
+    assert "Traceback" not in err
+    lines = [ln for ln in err.splitlines() if ln.startswith("simcollective: error:")]
+    assert len(lines) == 1, err
+    for needle in needles:
+        assert needle in lines[0], (needle, lines[0])
+    return lines[0]
+
+
+RING = ["run", "--algorithm", "ring", "--elements", "1M"]
+
+
+@pytest.mark.parametrize("argv, needles", [
+    (["run", "--algorithm", "ring", "--elements", "1e400"], ["--elements", "1e400", "2^53"]),
+    (["run", "--algorithm", "ring", "--elements", str(2**63)], ["--elements", "2^53"]),
+    (["p2p", "--bytes", "1e400"], ["--bytes", "2^53"]),
+    (["run", "--algorithm", "sparse-ring", "--elements", "1M", "--k", "1e400"], ["--k", "2^53"]),
+    (RING + ["--chunk-size", "1e400"], ["--chunk-size", "2^53"]),
+    (RING + ["--memory-budget", "1e400"], ["--memory-budget", "2^53"]),
+    (RING + ["--seed=-1"], ["--seed", ">= 0"]),
+    (RING + ["--seed", str(2**63)], ["--seed", "<="]),
+    (RING + ["--density", "nan"], ["--density"]),
+    (RING + ["--overlap", "nan"], ["--overlap", "[0, 1]"]),
+    (["run", "--algorithm", "sparse-ring", "--elements", "1M", "--density", "1e400"], ["--density"]),
+    # an element is 4 bytes: a 1-byte chunk would be a million messages of nothing
+    (["run", "--algorithm", "binomial-tree", "--elements", "1M", "--chunk-size", "1"],
+     ["--chunk-size 1", "float32", "4 bytes"]),
+])
+def test_numbers_out_of_range(capsys, argv, needles):
+    one_line_error(capsys, argv, *needles)
+
+
+@pytest.mark.parametrize("argv, needles", [
+    (RING + ["--topology-file", "x.json", "--nodes", "2"], ["--nodes", "--topology-file"]),
+    (RING + ["--topology-file", "x.json", "--topology", "dgx1"], ["--topology", "--topology-file"]),
+    (RING + ["--topology-file", "x.json", "--topology-opt", "a=b"], ["--topology-opt", "--topology-file"]),
+    (["p2p", "--topology-file", "x.json", "--nodes", "2"], ["--nodes", "--topology-file"]),
+    (["run", "--algorithm", "sparse-ring", "--elements", "1M", "--k", "8", "--overlap", "0.5"],
+     ["--overlap", "--workload topk"]),
+    (RING + ["--overlap", "0.5"], ["--overlap", "ring"]),
+    (RING + ["--inputs", "/tmp"], ["--inputs", "ring"]),
+    (["run", "--algorithm", "sparse-ring", "--elements", "1M", "--k", "8", "--inputs", "/tmp"],
+     ["--inputs", "--workload npy"]),
+])
+def test_conflicting_options_name_both(capsys, argv, needles):
+    one_line_error(capsys, argv, *needles)
+
+
+def test_draw_topology_has_no_network_options(capsys, tmp_path):
+    for opt in ("--profile", "--routing"):
+        code = None
+        with pytest.raises(SystemExit) as exc:
+            main(["draw-topology", opt, "hash" if opt == "--routing" else "smpi", "-o", str(tmp_path / "t.png")])
+        code = exc.value.code
+        assert code == 2
+        assert f"unrecognized arguments: {opt}" in capsys.readouterr().err
+
+
+def test_utilization_of_another_machine_is_refused(capsys, tmp_path):
+    run = tmp_path / "run.json"
+    assert main(["run", "--topology", "abci", "--nodes", "2", "--algorithm", "ring", "--elements", "64K",
+                 "--json", str(run)]) == 0
+    capsys.readouterr()
+    one_line_error(capsys, ["draw-topology", "--topology", "dgx1", "-o", tmp_path / "u.png",
+                            "--utilization-from", run], "another machine", "--topology")
+    assert not (tmp_path / "u.png").exists()
+    assert main(["draw-topology", "--topology", "abci", "--nodes", "2", "-o", str(tmp_path / "u.png"),
+                 "--utilization-from", str(run)]) == 0
+
+
+def test_default_group_size_error_does_not_blame_an_option_never_given(capsys):
+    line = one_line_error(capsys, ["run", "--algorithm", "ring-ring", "--elements", "1M", "--nodes", "2",
+                                   "--gpus", "6"], "6 ranks", "groups of 4", "default --group-size")
+    assert "--group-size 4 does not divide" not in line
+
+
+# -- files ------------------------------------------------------------------------------------
+
+def _profile_with(tmp_path, old, new):
+    text = SMPI.read_text()
+    assert old in text
+    path = tmp_path / "p.toml"
+    path.write_text(text.replace(old, new))
+    return path
+
+
+@pytest.mark.parametrize("old, new, needles", [
+    ("[15424, 0.697866]", "[15424, nan]", ["bandwidth_factors", "nan", "finite"]),
+    ("[15424, 0.697866]", "[15424, inf]", ["bandwidth_factors", "inf", "finite"]),
+    ("[15424, 0.697866]", "[inf, 0.697866]", ["bandwidth_factors", "threshold"]),
+    ("cross_traffic = 0.05", "cross_traffic = inf", ["network.cross_traffic", "inf", "<= 1.0"]),
+    ("cross_traffic = 0.05", "cross_traffic = 2", ["network.cross_traffic", "<= 1.0"]),
+])
+def test_profile_numbers_are_finite_and_in_range(capsys, tmp_path, old, new, needles):
+    path = _profile_with(tmp_path, old, new)
+    one_line_error(capsys, RING + ["--profile", path], str(path), *needles)
+
+
+def test_profile_weight_inf(capsys, tmp_path):
+    path = tmp_path / "w.toml"
+    path.write_text('name = "w"\n[network]\nweight_s = inf\n')
+    one_line_error(capsys, RING + ["--profile", path], "network.weight_s", "inf", ">= 0")
+    path.write_text('name = "w"\n[compute]\ndense_bytes_per_second = nan\n')
+    one_line_error(capsys, RING + ["--profile", path], "compute.dense_bytes_per_second", "nan")
+
+
+def test_profile_nan_does_not_load(tmp_path):
+    from simcollective.errors import UserInputError
+
+    with pytest.raises(UserInputError, match="finite"):
+        load_profile(_profile_with(tmp_path, "[15424, 0.697866]", "[15424, nan]"))
+
+
+@pytest.mark.parametrize("kind", ["profile", "placement", "sweep"])
+def test_non_utf8_files(capsys, tmp_path, kind):
+    bad = tmp_path / "bad.txt"
+    bad.write_bytes(b"\xff\xfe0,1\n")
+    if kind == "profile":
+        argv = RING + ["--profile", bad]
+    elif kind == "placement":
+        argv = RING + ["--placement", bad]
+    else:
+        bad = tmp_path / "bad.toml"
+        bad.write_bytes(b'[fixed]\nalgorithm = "ring"\nelements = "\xff"\n')
+        argv = ["sweep", bad, "--out", tmp_path / "o.csv"]
+    one_line_error(capsys, argv, str(bad), "not UTF-8")
+
+
+def test_sweep_negative_seed(capsys, tmp_path):
+    cfg = tmp_path / "s.toml"
+    cfg.write_text('[fixed]\nalgorithm = "ring"\nelements = "1K"\nseed = -1\n')
+    one_line_error(capsys, ["sweep", cfg, "--out", tmp_path / "o.csv"], "seed", ">= 0")
+
+
+def test_plot_y_must_be_numeric(capsys, tmp_path):
+    cfg = tmp_path / "s.toml"
+    cfg.write_text('[fixed]\nalgorithm = "ring"\n[grid]\nelements = ["1K", "2K"]\n')
+    out = tmp_path / "r.csv"
+    assert main(["sweep", str(cfg), "--out", str(out), "--workers", "1", "--quiet"]) == 0
+    capsys.readouterr()
+    one_line_error(capsys, ["plot", out, "--x", "elements", "--y", "algorithm", "-o", tmp_path / "p.png"],
+                   "--y 'algorithm'", "not a numeric column", "time_s")
+
+
+# -- output paths, before the run ---------------------------------------------------------------
+
+@pytest.mark.parametrize("flag", ["--json", "--trace"])
+def test_run_output_path_checked_before_the_run(capsys, tmp_path, flag, monkeypatch):
+    import simcollective.simulate as sim
+
+    def boom(*a, **k):
+        raise AssertionError("the run started before the output path was checked")
+
+    monkeypatch.setattr(sim, "run_allreduce", boom)
+    one_line_error(capsys, RING + [flag, tmp_path / "missing" / "r.json"], flag, "does not exist")
+    one_line_error(capsys, RING + [flag, tmp_path], flag, "is a directory")
+    one_line_error(capsys, RING + [flag, "/proc/r.json"], flag, "not writable")
+
+
+def test_other_output_paths(capsys, tmp_path):
+    one_line_error(capsys, ["p2p", "--json", tmp_path / "missing" / "p.json"], "--json", "does not exist")
+    one_line_error(capsys, ["draw-topology", "-o", tmp_path / "missing" / "t.png"], "-o", "does not exist")
+    one_line_error(capsys, ["draw-topology", "-o", "/proc/t.png"], "-o", "not writable")
+    cfg = tmp_path / "s.toml"
+    cfg.write_text('[fixed]\nalgorithm = "ring"\nelements = "1K"\n')
+    one_line_error(capsys, ["sweep", cfg, "--out", "/proc/o.csv"], "--out", "not writable")
+
+
+# -- strict JSON, times, figures ----------------------------------------------------------------
+
+def test_one_rank_json_is_strict(capsys, tmp_path):
+    code, out, err = run_cli(capsys, *RING, "--gpus", "1", "--json", "-")
+    assert code == 0, err
+    assert "Infinity" not in out and "NaN" not in out
+    r = json.loads(out, parse_constant=lambda c: pytest.fail(f"non-standard JSON constant {c}"))
+    assert r["time_s"] == 0 and r["algbw"] is None
+    assert "time_s is 0" in r["null_reasons"]["algbw"]
+
+
+def test_huge_times_in_engineering_notation():
+    from simcollective.parsing import format_time
+
+    assert format_time(3e300) == "3.000e+300 s"
+    assert format_time(1234.5) == "1.234e+03 s"
+    assert format_time(12.5) == "12.500 s"
+    assert format_time(1.5e-3) == "1.500 ms"
+    assert len(format_time(1e308)) < 20
+
+
+@pytest.mark.parametrize("ext", [".pdf", ".svg", ".png"])
+def test_figures_are_reproducible(tmp_path, ext):
+    import matplotlib.pyplot as plt
+
+    from simcollective.plot import save_figure
+
+    paths = []
+    for i in range(2):
+        fig, ax = plt.subplots()
+        ax.plot([1, 2, 3], [3, 1, 2])
+        paths.append(tmp_path / f"f{i}{ext}")
+        save_figure(fig, paths[-1])
+        plt.close(fig)
+    data = [p.read_bytes() for p in paths]
+    assert data[0] == data[1]
+    assert not re.search(rb"CreationDate|<dc:date>", data[0])
