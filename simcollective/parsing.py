@@ -161,3 +161,56 @@ def format_fraction(v) -> str:
         return f"1/{round(inv)}"
     f = Fraction(v).limit_denominator(4096)
     return f"{f.numerator}/{f.denominator}" if abs(float(f) - v) < 1e-9 else f"{v:.3g}"
+
+
+# -- one table: the parser of each run input given as text ---------------------------------------
+
+def _size_at_least_1(what):
+    def parse(v):
+        n = parse_size(v, what)
+        if n < 1:
+            raise UserInputError(f"{what} {v!r} must be >= 1")
+        return n
+    return parse
+
+
+#: field of ``RunConfig`` (or algorithm option) -> parser of its text form (CLI flag names in errors)
+RUN_FIELD_PARSERS = {
+    "nodes": lambda v: parse_int(v, "--nodes", 1),
+    "gpus": lambda v: parse_int(v, "--gpus", 1),
+    "elements": _size_at_least_1("--elements"),
+    "seed": lambda v: parse_seed(v, "--seed"),
+    "density": lambda v: parse_fraction(v, "--density"),
+    "k": _size_at_least_1("--k"),
+    "overlap": lambda v: parse_overlap(v, "--overlap"),
+    "memory_budget": lambda v: parse_size(v, "--memory-budget"),
+    "topology_opts": lambda v: parse_topology_opts([p for p in v.split(",") if p.strip()], "topology_opts"),
+}
+#: algorithm options given as text
+OPTION_PARSERS = {
+    "group_size": lambda v: parse_int(v, "--group-size", 1),
+    "chunk_size": _size_at_least_1("--chunk-size"),
+    "resparsify": lambda v: _parse_bool(v, "--resparsify"),
+}
+
+
+def _parse_bool(v, what):
+    t = str(v).strip().lower()
+    if t in ("true", "yes", "1", "on"):
+        return True
+    if t in ("false", "no", "0", "off"):
+        return False
+    raise UserInputError(f"{what} {v!r} must be true or false")
+
+
+def coerce_run_fields(values: dict) -> dict:
+    """Text values of run inputs parsed as the CLI parses them (``elements="32M"`` -> 33554432,
+    ``density="1/128"``); other values are returned unchanged (checked when the run starts)."""
+    out = dict(values)
+    for key, value in values.items():
+        if isinstance(value, str) and key in RUN_FIELD_PARSERS:
+            out[key] = RUN_FIELD_PARSERS[key](value)
+    if isinstance(out.get("options"), dict):
+        out["options"] = {k: OPTION_PARSERS[k](v) if isinstance(v, str) and k in OPTION_PARSERS else v
+                          for k, v in out["options"].items()}
+    return out

@@ -25,6 +25,7 @@ if TYPE_CHECKING:  # pandas is imported lazily, where it is used
     import pandas as pd
 
 import math
+import sys
 from pathlib import Path
 
 from .errors import UserInputError
@@ -570,3 +571,15 @@ def cmd_plot(args) -> int:
                  out=args.out, title=args.title, sharey=args.sharey)
     print(f"wrote {args.out}")
     return 0
+
+
+# ``simcollective.plot(...)`` is the Python API function (:func:`simcollective.api.plot`): importing
+# this submodule binds its name on the package, so the module itself is callable and delegates.
+class _CallableModule(type(sys.modules[__name__])):
+    def __call__(self, *args, **kwargs):
+        from .api import plot as api_plot
+
+        return api_plot(*args, **kwargs)
+
+
+sys.modules[__name__].__class__ = _CallableModule

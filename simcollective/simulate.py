@@ -68,13 +68,26 @@ class RunConfig:
     memory_budget: int = DEFAULT_MEMORY_BUDGET
     trace: bool = False
 
+    def __post_init__(self):
+        # text as the CLI takes it: RunConfig(elements="32M", density="1/128", nodes="2")
+        from .parsing import coerce_run_fields
 
-@dataclass
+        for key, value in coerce_run_fields(vars(self)).items():
+            if value is not getattr(self, key):
+                setattr(self, key, value)
+
+
+@dataclass(repr=False)
 class Report:
     """The measurements of one run (``result`` holds the raw :class:`RunResult`)."""
 
     fields: dict
     result: object = None
+
+    def __repr__(self) -> str:     # compact: the fields of a 64-rank run are half a megabyte
+        f = self.fields
+        return (f"<Report {f.get('algorithm')} on {f.get('topology')}: {f.get('ranks')} ranks, "
+                f"{f.get('elements')} x {f.get('dtype')}, time_s={f.get('time_s')!r}>")
 
     def to_json(self) -> dict:
         """The fields as strict JSON data: a non-finite number (``algbw`` of a run that takes no

@@ -772,3 +772,15 @@ def cmd_sweep(args) -> int:
             print(f"    {r['algorithm']} on {r['topology']}: {r['error']}")
     print(f"  results: {out}")
     return 0
+
+
+# ``simcollective.sweep(...)`` is the Python API function (:func:`simcollective.api.sweep`): importing
+# this submodule binds its name on the package, so the module itself is callable and delegates.
+class _CallableModule(type(sys.modules[__name__])):
+    def __call__(self, *args, **kwargs):
+        from .api import sweep as api_sweep
+
+        return api_sweep(*args, **kwargs)
+
+
+sys.modules[__name__].__class__ = _CallableModule

@@ -393,7 +393,7 @@ def test_phases_named(algo, names):
 
 
 @pytest.mark.parametrize("algo", ["ring", "binomial-tree", "double-binary-tree"])
-@pytest.mark.parametrize("bad", [0, -5, 1.5, "4MiB", True])
+@pytest.mark.parametrize("bad", [0, -5, 1.5, "4 apples", True])
 def test_bad_chunk_size_rejected(algo, bad):
     with pytest.raises(UserInputError):
         run(algo, 4, 100, chunk_size=bad)
