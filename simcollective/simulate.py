@@ -30,6 +30,7 @@ from .algorithms.registry import CONTEXT, OPTION_FLAGS
 from .errors import UserInputError, VerificationError
 from .placement import resolve_placement
 from .profile import load_profile
+from .resources import check_run_memory
 from .runtime import run_ranks
 
 __all__ = ["RunConfig", "Report", "run_allreduce", "build_graph", "JSON_KEYS"]
@@ -114,6 +115,10 @@ def build_graph(config: RunConfig):
 
     if config.topology_file:
         return topologies.load(config.topology_file)
+    from .resources import check_machine_size
+
+    if isinstance(config.nodes, int) and config.topology in topologies.PRESETS:
+        check_machine_size(config.topology, config.nodes, dict(config.topology_opts or {}))
     return topologies.build(config.topology, config.nodes, dict(config.topology_opts or {}))
 
 
@@ -193,6 +198,7 @@ def run_allreduce(config: RunConfig, graph=None, progress=None) -> Report:
             raise UserInputError("--verify symbolic applies to dense algorithms; sparse runs always carry real data")
         k = data.sparse_k(n, config.density, config.k)
         ctx["k"] = k
+        check_run_memory(P, n, dtype, "sparse", k, graph.number_of_nodes())
         workload = data.make_workload(config.workload, n, k, P, config.dtype, config.seed,
                                       overlap=config.overlap, inputs_dir=config.inputs)
         mode = "full"
@@ -204,9 +210,11 @@ def run_allreduce(config: RunConfig, graph=None, progress=None) -> Report:
         full_bytes = P * n * dtype.itemsize
         if config.verify == "symbolic" or (config.verify == "auto" and full_bytes > config.memory_budget):
             mode = "symbolic"
+            check_run_memory(P, n, dtype, "symbolic", None, graph.number_of_nodes())
             inputs = lambda r: data.symbolic_input(r, n, dtype)  # noqa: E731
         else:
             mode = "full"
+            check_run_memory(P, n, dtype, "full", None, graph.number_of_nodes())
             inputs = lambda r: data.dense_input(r, n, dtype, config.seed)  # noqa: E731
 
     kwargs = {key: ctx[key] for key in CONTEXT if key in algo.params and key in ctx}
