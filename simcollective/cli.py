@@ -275,10 +275,13 @@ def format_report(report) -> str:
     if f["kind"] == "sparse":
         lines.append(f"  workload     {f['workload']}, k = {f['k']} per rank (density {f['density']:.6g}); "
                      f"result density {f['result_density']:.4g}, {f['dense_parts']} of {f['result_parts']} parts dense")
+    bw = "effective busbw (dense equivalent)" if f["kind"] == "sparse" else "busbw"
     lines += [
         f"  time         {format_time(f['time_s'])}  ({f['time_s']:.9g} s)",
-        f"  algbw        {format_rate(f['algbw'])}   busbw {format_rate(f['busbw'])}",
-        f"  verified     yes, every rank: {f['verification']}",
+        f"  algbw        {format_rate(f['algbw'])}   {bw} {format_rate(f['busbw'])}",
+        f"  verified     yes, every rank: {f['verification']}"
+        + ("" if f.get("exact", True) or "approximate" in str(f["verification"])
+           else "  [approximate by design: not the exact sum]"),
         f"  messages     {f['messages']} ({format_bytes(f['message_bytes'])} sent)",
     ]
     total = f["time_s"] or 1.0

@@ -141,7 +141,7 @@ def _time_unit(values):
     return "ns", 1e-9
 
 
-def _y_spec(col, values, speedup_over=None):
+def _y_spec(col, values, speedup_over=None, sparse=False):
     """(label, divisor) of the y axis."""
     if speedup_over is not None:
         return f"speedup over {speedup_over} (×)", 1.0
@@ -150,6 +150,8 @@ def _y_spec(col, values, speedup_over=None):
         name = _LABELS.get(col, col[6:] + " time" if col.startswith("phase_") else col)
         return f"{name} ({unit})", scale
     if col in _BW_COLS:
+        if sparse and col == "busbw":
+            return "effective bus bandwidth, dense equivalent (GB/s)", 1e9
         return f"{_LABELS[col]} (GB/s)", 1e9
     if col in _SIZE_COLS or col.startswith("bytes_"):
         return f"{_LABELS.get(col, col.replace('bytes_', '') + ' bytes')} (MiB)", 2**20
@@ -358,8 +360,9 @@ def plot_results(data, x, y="time_s", hue=None, facet=None, logx=False, logy=Fal
                                  squeeze=False, sharey=sharey)
     cmap = plt.get_cmap("tab10" if len(hues) <= 10 else "tab20")
     colors = {h: cmap(i % cmap.N) for i, h in enumerate(hues)}
+    sparse = "kind" in df.columns and (df["kind"].astype(str) == "sparse").any()
     ylabel, yscale = _y_spec(y if not breakdown else "phase_", df[value_cols].to_numpy().ravel().tolist(),
-                             speedup_over)
+                             speedup_over, sparse)
     if breakdown:
         ylabel = f"time per phase ({_time_unit(df[value_cols].sum(axis=1).tolist())[0]})"
         yscale = _time_unit(df[value_cols].sum(axis=1).tolist())[1]
@@ -428,6 +431,22 @@ def save_figure(fig, out) -> None:
         fig.savefig(out, dpi=200 if ext == ".png" else None, bbox_inches="tight", metadata=metadata)
 
 
+def _approximate(rows) -> bool:
+    """Rows of an approximate algorithm or option (``exact`` False: gtopk, --resparsify)."""
+    if "exact" in rows.columns and rows["exact"].notna().any():
+        return not bool(rows["exact"].fillna(True).astype(bool).all())
+    if "algorithm" in rows.columns:        # tables written before the exact column
+        from .algorithms import load_all
+
+        algos = load_all()
+        names = set(rows["algorithm"].astype(str))
+        if any(n in algos and not algos[n].exact for n in names):
+            return True
+    if "resparsify" in rows.columns:
+        return bool(rows["resparsify"].fillna(False).astype(bool).any())
+    return False
+
+
 def _all_numeric(series) -> bool:
     import pandas as pd
 
@@ -454,8 +473,14 @@ def _draw_lines(ax, sub, x, hue, hues, col, yscale, colors, speedup_over, handle
         is_base = speedup_over is not None and hue == "algorithm" and hv == speedup_over
         if is_base:
             label = f"{hv} (baseline)"
+        approx = _approximate(part)
+        if approx:
+            label += " (approximate)"
         kw = dict(color="black" if is_base else colors[hv], marker=_MARKERS[j % len(_MARKERS)], markersize=5,
-                  linewidth=1.2 if is_base else 1.6, linestyle="--" if is_base else "-", label=label)
+                  linewidth=1.2 if is_base else 1.6, linestyle="--" if is_base else (":" if approx else "-"),
+                  label=label)
+        if approx:             # hollow markers, dotted line: not the exact sum
+            kw["markerfacecolor"] = "white"
         if np.any(hi > lo):
             h = ax.errorbar(xs, ys, yerr=[ys - lo, hi - ys], capsize=2, **kw)
         else:

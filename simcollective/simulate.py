@@ -275,6 +275,8 @@ def run_allreduce(config: RunConfig, graph=None, progress=None) -> Report:
         "busbw": busbw,
         "verified": True,
         "verification": verification,
+        # False: approximate by design (gtopk, --resparsify): verified against its own definition
+        "exact": bool(algo.exact and not options.get("resparsify")),
         "mode": mode,
         "phases": dict(sorted(result.phases.items(), key=lambda kv: -kv[1])),
         "messages": result.messages,

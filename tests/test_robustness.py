@@ -270,3 +270,45 @@ def test_guard_estimate_and_small_memory(capsys, monkeypatch):
     one_line_error(capsys, RING[:-1] + ["16M", "--verify", "full"], "--verify symbolic")
     code, out, err = run_cli(capsys, *RING[:-1], "16M", "--verify", "symbolic")
     assert code == 0, err
+
+
+# -- approximate results, effective busbw ---------------------------------------------------------
+
+@pytest.mark.parametrize("argv, exact", [
+    (["--algorithm", "ring", "--elements", "4K"], True),
+    (["--algorithm", "sparse-ring", "--elements", "64K", "--density", "1/64"], True),
+    (["--algorithm", "gtopk", "--elements", "64K", "--density", "1/64"], False),
+    (["--algorithm", "sparse-ring-ring", "--nodes", "2", "--elements", "64K", "--density", "1/64", "--resparsify"],
+     False),
+])
+def test_exact_flag_in_json(capsys, argv, exact):
+    code, out, err = run_cli(capsys, "run", *argv, "--json", "-")
+    assert code == 0, err
+    assert json.loads(out)["exact"] is exact
+
+
+def test_sparse_busbw_is_called_effective(capsys):
+    code, out, err = run_cli(capsys, "run", "--algorithm", "sparse-ring", "--elements", "64K", "--density", "1/64")
+    assert code == 0 and "effective busbw (dense equivalent)" in out
+    code, out, err = run_cli(capsys, *RING)
+    assert code == 0 and "effective" not in out and "busbw" in out
+
+
+def test_plot_marks_approximate_algorithms(tmp_path):
+    import matplotlib.pyplot as plt
+
+    from simcollective.plot import plot_results
+    from simcollective.sweep import run_sweep
+
+    df = run_sweep({"fixed": {"elements": "64K", "density": "1/64"},
+                    "grid": {"algorithm": ["sparse-ring", "gtopk"], "nodes": [1, 2]}},
+                   tmp_path / "a.csv", workers=1, progress=False)
+    assert list(df.sort_values("algorithm")["exact"].drop_duplicates()) == [False, True]
+    fig = plot_results(df, x="nodes", y="busbw", hue="algorithm")
+    ax = fig.axes[0]
+    labels = [t.get_text() for t in ax.get_legend().get_texts()]
+    assert labels == ["gtopk (approximate)", "sparse-ring"]
+    assert ax.get_ylabel() == "effective bus bandwidth, dense equivalent (GB/s)"
+    styles = {ln.get_label(): ln.get_linestyle() for ln in ax.get_lines()}
+    assert styles["gtopk (approximate)"] == ":" and styles["sparse-ring"] == "-"
+    plt.close(fig)
