@@ -39,20 +39,23 @@ def add_topology_arguments(p: argparse.ArgumentParser, network: bool = True) -> 
     """
     import topologies
 
+    from .simulate import run_defaults
+
+    D = run_defaults()
     g = p.add_argument_group("hardware")
-    g.add_argument("--topology", default="abci", metavar="NAME",
-                   help=f"preset: {', '.join(topologies.PRESETS)} (default: abci)")
-    g.add_argument("--nodes", default="1", metavar="N",
-                   help="number of servers (for fat-tree: single-GPU hosts) (default: 1)")
+    g.add_argument("--topology", default=D["topology"], metavar="NAME",
+                   help=f"preset: {', '.join(topologies.PRESETS)} (default: {D['topology']})")
+    g.add_argument("--nodes", default=str(D["nodes"]), metavar="N",
+                   help=f"number of servers (for fat-tree: single-GPU hosts) (default: {D['nodes']})")
     g.add_argument("--topology-opt", action="append", default=[], metavar="KEY=VALUE",
                    help="builder parameter, repeatable (e.g. oversubscription=3)")
     g.add_argument("--topology-file", metavar="PATH", help="a user graph (.graphml or node-link .json)")
     if not network:
         return
-    g.add_argument("--profile", default="ideal", metavar="NAME|PATH",
-                   help="network profile: ideal, cm02, smpi or a TOML file (default: ideal)")
-    g.add_argument("--routing", default="first", choices=("first", "hash"),
-                   help="equal-cost path choice: first (static) or hash (ECMP) (default: first)")
+    g.add_argument("--profile", default=D["profile"], metavar="NAME|PATH",
+                   help=f"network profile: ideal, cm02, smpi or a TOML file (default: {D['profile']})")
+    g.add_argument("--routing", default=D["routing"], choices=("first", "hash"),
+                   help=f"equal-cost path choice: first (static) or hash (ECMP) (default: {D['routing']})")
 
 
 def check_topology_conflicts(args) -> None:
@@ -68,8 +71,10 @@ def check_topology_conflicts(args) -> None:
 def build_parser() -> argparse.ArgumentParser:
     from .algorithms import load_all
     from .algorithms.registry import ALGORITHMS
+    from .simulate import run_defaults
 
     load_all()
+    D = run_defaults()
     parser = argparse.ArgumentParser(
         prog="simcollective",
         description="Flow-level simulation of dense and sparse allreduce on GPU clusters, on real data.")
@@ -88,10 +93,11 @@ def build_parser() -> argparse.ArgumentParser:
                    help=f"dense: {', '.join(dense)}; sparse: {', '.join(sparse)}")
     p.add_argument("--elements", required=True, metavar="N", help="vector length, e.g. 32M = 33554432")
     p.add_argument("--gpus", metavar="P", help="use the first P GPUs in placement order (default: all)")
-    p.add_argument("--dtype", default="float32", help="float32 (default), float16, float64, int32")
-    p.add_argument("--placement", default="linear", metavar="linear|study|PATH",
-                   help="rank order: linear, the study's order, or a file of GPU ids")
-    p.add_argument("--seed", default="1", help="seed of the inputs (default: 1)")
+    p.add_argument("--dtype", default=D["dtype"], help=f"float32, float16, float64, int32 (default: {D['dtype']})")
+    p.add_argument("--placement", default=D["placement"], metavar="auto|linear|study|PATH",
+                   help="rank order: auto (the graph's rank order if it has one, else linear), "
+                        f"linear, the study's order, or a file of GPU ids (default: {D['placement']})")
+    p.add_argument("--seed", default=str(D["seed"]), help=f"seed of the inputs (default: {D['seed']})")
     a = p.add_argument_group("algorithm options (an option the algorithm does not use is an error)")
     a.add_argument("--group-size", metavar="L", help="ranks per group for two-level algorithms (default: the topology's)")
     a.add_argument("--chunk-size", metavar="BYTES", help="pipelining chunk size, e.g. 1M")
@@ -104,13 +110,14 @@ def build_parser() -> argparse.ArgumentParser:
     s = p.add_argument_group("sparse workload")
     s.add_argument("--density", metavar="D", help="nonzeros per rank as a fraction of N, e.g. 1/128")
     s.add_argument("--k", metavar="K", help="nonzeros per rank")
-    s.add_argument("--workload", default="uniform", help="uniform (default), topk, npy")
-    s.add_argument("--overlap", default="0", help="topk workload: fraction of heavy indices shared by all ranks")
+    s.add_argument("--workload", default=D["workload"], help=f"uniform, topk, npy (default: {D['workload']})")
+    s.add_argument("--overlap", default=str(D["overlap"]),
+                   help="topk workload: fraction of heavy indices shared by all ranks")
     s.add_argument("--inputs", metavar="DIR", help="npy workload: directory of rank{r}.npy files")
     o = p.add_argument_group("output")
-    o.add_argument("--verify", default="auto", choices=("auto", "full", "symbolic"),
+    o.add_argument("--verify", default=D["verify"], choices=("auto", "full", "symbolic"),
                    help="full data, size-only symbolic, or auto by --memory-budget (default: auto)")
-    o.add_argument("--memory-budget", default="1G", metavar="BYTES",
+    o.add_argument("--memory-budget", default=str(D["memory_budget"]), metavar="BYTES",
                    help="dense runs above P*N*itemsize of this switch to size-only mode (default: 1G)")
     o.add_argument("--json", metavar="PATH|-", help="write the result as JSON (- for stdout)")
     o.add_argument("--trace", metavar="PATH", help="write a Chrome trace (Perfetto) of the run")
@@ -272,6 +279,8 @@ def format_report(report) -> str:
         f"{f['algorithm']} allreduce on {where}: {f['ranks']} ranks, {f['elements']} x {f['dtype']} "
         f"({format_bytes(f['bytes'])}), profile {f['profile']}",
     ]
+    if f.get("placement_order"):
+        lines.append(f"  placement    {f['placement_order']}")
     if f["kind"] == "sparse":
         lines.append(f"  workload     {f['workload']}, k = {f['k']} per rank (density {f['density']:.6g}); "
                      f"result density {f['result_density']:.4g}, {f['dense_parts']} of {f['result_parts']} parts dense")

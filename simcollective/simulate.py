@@ -28,12 +28,12 @@ from . import data
 from .algorithms import get_algorithm, load_all
 from .algorithms.registry import CONTEXT, OPTION_FLAGS
 from .errors import UserInputError, VerificationError
-from .placement import resolve_placement
+from .placement import describe_placement, resolve_placement
 from .profile import load_profile
 from .resources import check_run_memory
 from .runtime import run_ranks
 
-__all__ = ["RunConfig", "Report", "run_allreduce", "build_graph", "JSON_KEYS"]
+__all__ = ["RunConfig", "Report", "run_allreduce", "build_graph", "run_defaults", "JSON_KEYS"]
 
 JSON_KEYS = (
     "algorithm", "topology", "nodes", "ranks", "elements", "dtype", "bytes", "time_s", "algbw", "busbw",
@@ -56,7 +56,7 @@ class RunConfig:
     gpus: int | None = None
     dtype: str = "float32"
     profile: str = "ideal"
-    placement: str | list = "linear"
+    placement: str | list = "auto"                 # the graph's rank_order if any, else linear
     routing: str = "first"
     seed: int = 1
     options: dict = field(default_factory=dict)     # user-set algorithm options
@@ -76,6 +76,14 @@ class RunConfig:
         for key, value in coerce_run_fields(vars(self)).items():
             if value is not getattr(self, key):
                 setattr(self, key, value)
+
+
+def run_defaults() -> dict:
+    """``{field: default}`` of :class:`RunConfig`: the one source of the defaults of ``run``'s
+    options, of sweep inputs (``sweep.DEFAULTS``) and of the Python API."""
+    import dataclasses
+
+    return {f.name: getattr(RunConfig(), f.name) for f in dataclasses.fields(RunConfig)}
 
 
 @dataclass(repr=False)
@@ -294,6 +302,7 @@ def run_allreduce(config: RunConfig, graph=None, progress=None) -> Report:
         ],
         "profile": profile.name,
         "placement": config.placement if isinstance(config.placement, str) else "list",
+        "placement_order": describe_placement(graph, config.placement),
         "options": options,
         "seed": config.seed,
         "events": result.events,

@@ -59,7 +59,6 @@ from collections import OrderedDict
 from pathlib import Path
 
 from .errors import UserInputError
-from .simulate import DEFAULT_MEMORY_BUDGET
 from .parsing import check_output_path, parse_float, parse_fraction, parse_int, parse_seed, parse_size, read_text
 
 __all__ = [
@@ -73,14 +72,17 @@ INPUT_KEYS = (
     "density", "k", "workload", "overlap", "inputs", "profile", "placement", "routing", "seed",
     "group_size", "chunk_size", "allgather", "densify", "resparsify", "verify", "memory_budget",
 )
-#: Values of the inputs a configuration does not set (those of ``simcollective run``).
-DEFAULTS = {
-    "topology": "abci", "topology_opts": None, "topology_file": None, "nodes": 1, "gpus": None,
-    "algorithm": None, "elements": None, "dtype": "float32", "density": None, "k": None,
-    "workload": "uniform", "overlap": 0.0, "inputs": None, "profile": "ideal", "placement": "linear",
-    "routing": "first", "seed": 1, "group_size": None, "chunk_size": None, "allgather": None,
-    "densify": None, "resparsify": None, "verify": "auto", "memory_budget": DEFAULT_MEMORY_BUDGET,
-}
+def _defaults() -> dict:
+    from .simulate import run_defaults
+
+    d = run_defaults()
+    out = {k: d.get(k) for k in INPUT_KEYS}           # algorithm options: None (the algorithm's own)
+    out.update(topology_opts=None, algorithm=None, elements=None)   # required, or none
+    return out
+
+
+#: Values of the inputs a configuration does not set: those of ``RunConfig`` (and ``simcollective run``).
+DEFAULTS = _defaults()
 REQUIRED = ("algorithm", "elements")
 SPARSE_ONLY = ("density", "k", "workload", "overlap", "inputs")
 ALGO_OPTIONS = ("group_size", "chunk_size", "allgather", "densify", "resparsify")
@@ -389,7 +391,7 @@ def _effective(point: dict, base: str):
         "verify": point["verify"],
         "memory_budget": point["memory_budget"],
     }
-    if kw["placement"] not in ("linear", "study"):
+    if kw["placement"] not in ("auto", "linear", "study"):
         kw["placement"] = _resolve_path(kw["placement"], base)
     dense = algo is not None and algo.kind == "dense"
     for key in SPARSE_ONLY:

@@ -312,3 +312,34 @@ def test_plot_marks_approximate_algorithms(tmp_path):
     styles = {ln.get_label(): ln.get_linestyle() for ln in ax.get_lines()}
     assert styles["gtopk (approximate)"] == ":" and styles["sparse-ring"] == "-"
     plt.close(fig)
+
+
+# -- placement auto, one source of defaults ----------------------------------------------------------
+
+def test_placement_auto_uses_the_graphs_rank_order(capsys):
+    times = {}
+    for placement in ("auto", "study", "linear"):
+        code, out, err = run_cli(capsys, "run", "--topology", "dgx1", "--algorithm", "ring", "--elements", "16M",
+                                 "--placement", placement, "--json", "-")
+        assert code == 0, err
+        times[placement] = json.loads(out)["time_s"]
+    assert times["auto"] == times["study"]
+    assert times["linear"] == pytest.approx(2 * times["auto"], rel=1e-9)   # single NVLinks: half the speed
+    code, out, err = run_cli(capsys, "run", "--topology", "dgx1", "--algorithm", "ring", "--elements", "16M")
+    assert "placement    auto: the graph's rank order 0,3,2,1,5,6,7,4" in out
+    assert times["auto"] == pytest.approx(float(re.search(r"\(([0-9.e-]+) s\)", out).group(1)), rel=1e-8)
+    code, out, err = run_cli(capsys, *RING)
+    assert "placement    auto: linear (the graph declares no rank order)" in out
+
+
+def test_defaults_have_one_source():
+    from simcollective.cli import build_parser, config_from_args
+    from simcollective.simulate import RunConfig, run_defaults
+    from simcollective.sweep import DEFAULTS
+
+    d = run_defaults()
+    for key, value in DEFAULTS.items():
+        if key in d and key not in ("topology_opts", "algorithm", "elements"):
+            assert value == d[key], key
+    args = build_parser().parse_args(["run", "--algorithm", "ring", "--elements", "1M"])
+    assert config_from_args(args) == RunConfig(algorithm="ring", elements=2**20)
