@@ -343,3 +343,27 @@ def test_defaults_have_one_source():
             assert value == d[key], key
     args = build_parser().parse_args(["run", "--algorithm", "ring", "--elements", "1M"])
     assert config_from_args(args) == RunConfig(algorithm="ring", elements=2**20)
+
+
+# -- Perfetto traces ------------------------------------------------------------------------------------
+
+def test_trace_has_flow_arrows_and_named_processes():
+    from simcollective.simulate import RunConfig, run_allreduce
+    from simcollective.trace import LINKS_PID, _LANE_TID, trace_events
+
+    rep = run_allreduce(RunConfig(topology="abci", nodes=2, algorithm="ring-ring", elements=2**14, trace=True))
+    doc = trace_events(rep)
+    evs = doc["traceEvents"]
+    starts = {e["id"]: e for e in evs if e["ph"] == "s"}
+    ends = {e["id"]: e for e in evs if e["ph"] == "f"}
+    assert len(starts) == len(ends) == rep["messages"]
+    for i, s in starts.items():
+        f = ends[i]
+        assert (s["tid"] - _LANE_TID) // 1000 == s["args"]["from"]     # on the sender's p2p track
+        assert (f["tid"] - _LANE_TID) // 1000 == f["args"]["to"]       # on the receiver's
+        assert s["ts"] <= f["ts"] and f["bp"] == "e"
+    names = {e["pid"]: e["args"]["name"] for e in evs if e["ph"] == "M" and e["name"] == "process_name"}
+    assert names[0].startswith("ring-ring allreduce") and names[LINKS_PID].startswith("links")
+    assert all(e["pid"] == LINKS_PID for e in evs if e["ph"] == "C")
+    threads = [e["args"]["name"] for e in evs if e["ph"] == "M" and e["name"] == "thread_name"]
+    assert sum(t.startswith("rank ") and "p2p" not in t for t in threads) == 8
