@@ -16,7 +16,7 @@ import sys
 import time
 
 from . import __version__
-from .errors import DeadlockError, SimCollectiveError, UserInputError, VerificationError
+from .errors import DeadlockError, SimCollectiveError, TopologyError, UserInputError, VerificationError
 from .parsing import (check_output_path, format_bytes, format_rate, format_time, parse_fraction, parse_int,
                       parse_overlap, parse_seed, parse_size, parse_topology_opts)
 
@@ -24,12 +24,6 @@ __all__ = ["main", "build_parser", "add_topology_arguments", "config_from_args"]
 
 # optional subcommand modules, each with ``add_parser(subparsers)``
 _EXTRA_COMMANDS = ("simcollective.sweep", "simcollective.plot", "simcollective.draw")
-
-
-def _topology_error_types():
-    from topologies import TopologyError
-
-    return TopologyError
 
 
 def add_topology_arguments(p: argparse.ArgumentParser, network: bool = True) -> None:
@@ -143,13 +137,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=cmd_topologies)
 
     for modname in _EXTRA_COMMANDS:
-        try:
-            mod = importlib.import_module(modname)
-        except ModuleNotFoundError as exc:
-            if exc.name != modname:
-                raise
-            continue
-        mod.add_parser(sub)
+        importlib.import_module(modname).add_parser(sub)
     return parser
 
 
@@ -394,13 +382,12 @@ def cmd_topologies(args) -> int:
             print(f"  {k:<20} {v}")
         return 0
     for name, preset in topologies.PRESETS.items():
-        desc = preset[1] if isinstance(preset, tuple) else getattr(preset, "description", "")
+        desc = preset[1]
         print(f"  {name:<10} {desc}")
     return 0
 
 
 def main(argv=None) -> int:
-    TopologyError = _topology_error_types()
     try:
         parser = build_parser()
         args = parser.parse_args(argv)

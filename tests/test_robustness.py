@@ -367,3 +367,56 @@ def test_trace_has_flow_arrows_and_named_processes():
     assert all(e["pid"] == LINKS_PID for e in evs if e["ph"] == "C")
     threads = [e["args"]["name"] for e in evs if e["ph"] == "M" and e["name"] == "thread_name"]
     assert sum(t.startswith("rank ") and "p2p" not in t for t in threads) == 8
+
+
+# -- a wrong result fails loudly, end to end --------------------------------------------------------
+
+def test_a_wrong_result_fails_verification(capsys, monkeypatch):
+    """The one test of the failing path: an algorithm that drops one rank's contribution."""
+    import dataclasses
+
+    from simcollective.algorithms import load_all
+    from simcollective.algorithms.registry import ALGORITHMS
+
+    load_all()
+    ring = ALGORITHMS["ring"]
+
+    def wrong(comm, x, **kw):
+        out = yield from ring.func(comm, x, **kw)
+        return x if comm.rank == 1 else out        # rank 1 keeps its own input
+
+    monkeypatch.setitem(ALGORITHMS, "ring", dataclasses.replace(ring, func=wrong))
+    code, out, err = run_cli(capsys, "run", "--algorithm", "ring", "--elements", "4K", "--dtype", "int32")
+    assert code == 3
+    assert err.startswith("simcollective: verification FAILED: rank 1:") and "element 0" in err
+
+
+# -- code health ----------------------------------------------------------------------------------------
+
+def test_no_module_imports_another_modules_private_names():
+    """Front ends share parsing/formatting through the public simcollective.parsing, not
+    cli._int / plot._fmt_* (issue 18). Within one package, private helper modules (``_common``)
+    are fine; a private *name* taken from another module is not."""
+    import ast
+
+    root = Path(__file__).resolve().parents[1]
+    offenders = []
+    for path in [*(root / "simcollective").rglob("*.py"), *(root / "experiments").glob("*.py")]:
+        tree = ast.parse(path.read_text())
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ImportFrom):
+                for alias in node.names:
+                    if alias.name.startswith("_") and not alias.name.startswith("__"):
+                        offenders.append(f"{path.relative_to(root)}: from {node.module} import {alias.name}")
+    # algorithm files share the algorithms package's private helpers module by design
+    offenders = [o for o in offenders if "algorithms/" not in o and "from _common import" not in o]
+    assert not offenders, offenders
+
+
+def test_one_topology_error():
+    import topologies
+
+    import simcollective
+    from simcollective import errors
+
+    assert errors.TopologyError is topologies.TopologyError is simcollective.TopologyError

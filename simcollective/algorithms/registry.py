@@ -55,9 +55,6 @@ class Algorithm:
     check: Callable | None = None  # check(nranks, **options) raises UserInputError
     params: tuple = field(default=())
 
-    def accepts(self, name: str) -> bool:
-        return name in self.params
-
 
 ALGORITHMS: dict[str, Algorithm] = {}
 
