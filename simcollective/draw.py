@@ -98,8 +98,13 @@ def layered_layout(graph) -> dict:
         rows = by_server[s]
         width = max(len(v) for v in rows.values())
         gpus = sorted(rows.get("gpu", []), key=lambda n: graph.nodes[n].get("local", 0))
+        grid = _cube_mesh_grid(graph, gpus)
         for i, n in enumerate(gpus):
-            pos[n] = (x0 + (i + 0.5) * width / max(1, len(gpus)), y_of["gpu"])
+            if grid is not None:        # DGX-1: its 2 x 4 hybrid cube-mesh, two quads side by side
+                col, row = grid[n]
+                pos[n] = (x0 + (col + 0.5) * width / 4, y_of["gpu"] - CUBE_ROW_GAP * row)
+            else:
+                pos[n] = (x0 + (i + 0.5) * width / max(1, len(gpus)), y_of["gpu"])
         for rname in sorted(rows, key=lambda r: y_of.get(r, 0)):
             if rname == "gpu":
                 continue
@@ -119,6 +124,28 @@ def layered_layout(graph) -> dict:
         for i, n in enumerate(nodes):
             pos[n] = ((i + 0.5) * total / len(nodes), y_of[rname])
     return pos
+
+
+#: vertical distance of the two GPU rows of a cube-mesh server
+CUBE_ROW_GAP = 0.75
+# local GPU -> (column, row) of the hybrid cube-mesh: quad 0-3 on the left, quad 4-7 on the
+# right, so every link but 0-4 and 3-7 (drawn as arcs around) joins neighbours
+_CUBE_MESH = {0: (0, 0), 1: (1, 0), 2: (1, 1), 3: (0, 1), 5: (2, 0), 4: (3, 0), 7: (3, 1), 6: (2, 1)}
+_CUBE_MESH_EDGES = {frozenset(e) for e in [(0, 1), (0, 2), (0, 3), (1, 2), (1, 3), (2, 3), (4, 5), (4, 6), (4, 7),
+                                           (5, 6), (5, 7), (6, 7), (0, 4), (1, 5), (2, 6), (3, 7)]}
+
+
+def _cube_mesh_grid(graph, gpus):
+    """GPU -> (column, row) when a server's GPUs are wired as DGX-1's hybrid cube-mesh, else None."""
+    if len(gpus) != 8:
+        return None
+    local = {n: graph.nodes[n].get("local") for n in gpus}
+    if sorted(local.values()) != list(range(8)):
+        return None
+    edges = {frozenset((local[u], local[v])) for u in gpus for v in graph.successors(u) if v in local}
+    if edges != _CUBE_MESH_EDGES:
+        return None
+    return {n: _CUBE_MESH[local[n]] for n in gpus}
 
 
 def _natural(n) -> tuple:
@@ -216,7 +243,7 @@ def draw_topology(graph, out=None, utilization=None, title: str | None = None, l
         util_edges, util_nodes, note = link_utilization(utilization)
         _check_same_machine(graph, util_edges, util_nodes, utilization)
         cmap = matplotlib.colors.LinearSegmentedColormap.from_list(
-            "util", plt.get_cmap("plasma")(np.linspace(0.0, 0.82, 256)))      # no pale yellow on white
+            "util", plt.get_cmap("inferno_r")(np.linspace(0.12, 1.0, 256)))   # idle pale, busiest darkest
         vmax = max([*util_edges.values(), *util_nodes.values(), 1e-9])
         norm = matplotlib.colors.Normalize(vmin=0.0, vmax=max(vmax, 0.01))
 
@@ -235,6 +262,20 @@ def draw_topology(graph, out=None, utilization=None, title: str | None = None, l
                     fontsize=7 if wide else 5, color="#636363", va="bottom", ha="left" if wide else "center",
                     zorder=1)
 
+    # GPUs of cube-mesh servers: node -> (row, column spacing, single NVLink bandwidth)
+    cube_rows = {}
+    for srv in set(server.values()):
+        gs = [n for n in graph.nodes if server.get(n) == srv and graph.nodes[n].get("kind") == "gpu"]
+        gs.sort(key=lambda n: graph.nodes[n].get("local", 0))
+        grid = _cube_mesh_grid(graph, gs)
+        if grid is None:
+            continue
+        xs_ = sorted({pos[n][0] for n in gs})
+        spacing = min(b - a for a, b in zip(xs_, xs_[1:])) if len(xs_) > 1 else 1.0
+        single = min(float(a.get("bandwidth", 0)) for u, v, a in graph.edges(gs, data=True) if v in gs)
+        for n in gs:
+            cube_rows[n] = (grid[n][1], spacing, single)
+
     # links (one per cable / pair of directions)
     done = set()
     types_seen = set()
@@ -249,21 +290,40 @@ def draw_topology(graph, out=None, utilization=None, title: str | None = None, l
         if graph.has_edge(v, u) and a.get("duplex") == "full":
             bw = max(bw, float(graph.edges[v, u].get("bandwidth", bw)))
         color, alpha, z = LINK_COLORS.get(lt, "#7f7f7f"), 0.85, 2
-        if utilization is not None:
+        lw = _edge_width(bw)
+        if utilization is not None:         # busiest: thickest, darkest, on top
             if k in util_edges:
-                color, alpha, z = cmap(norm(util_edges[k])), 1.0, 3
+                frac = norm(util_edges[k])
+                color, alpha, z, lw = cmap(frac), 1.0, 3 + frac, 0.8 + 3.2 * frac
             else:
-                color, alpha = "#cfcfcf", 0.9
+                color, alpha, lw = "#e3e3e3", 0.9, 0.6
         (x1, y1), (x2, y2) = pos[u], pos[v]
-        if abs(y1 - y2) < 1e-9:     # same row (e.g. NVLink between GPUs): an arc under the row
+        gid = f"link:{min(u, v)}|{max(u, v)}"      # tests and SVG readers find a link's artists by it
+        in_grid = u in cube_rows and v in cube_rows
+        neighbours = in_grid and abs(x2 - x1) <= 1.01 * cube_rows[u][1] and abs(y2 - y1) <= CUBE_ROW_GAP + 1e-9
+        double = in_grid and bw >= 1.5 * cube_rows[u][2]
+        if in_grid and utilization is None:
+            lw = 1.3                         # single and double links told apart by the number of lines
+        if abs(y1 - y2) < 1e-9 and not neighbours:   # same row, not neighbours: an arc around the row
             dx = abs(x2 - x1)
-            cy = y1 - min(0.62, 0.2 + 0.08 * dx)     # the curve dips half as deep: inside the box
-            path = MPath([(x1, y1), ((x1 + x2) / 2, cy), (x2, y2)], [MPath.MOVETO, MPath.CURVE3, MPath.CURVE3])
-            ax.add_patch(PathPatch(path, facecolor="none", edgecolor=color, linewidth=_edge_width(bw),
-                                   alpha=alpha, zorder=z))
+            depth = min(0.62, 0.2 + 0.08 * dx) if not in_grid else 0.32
+            up = in_grid and cube_rows[u][0] == 0          # a cube-mesh's top row arcs upwards
+            for extra in ((-0.03, 0.03) if double else (0.0,)):
+                cy = y1 + depth + extra if up else y1 - depth - extra
+                path = MPath([(x1, y1), ((x1 + x2) / 2, cy), (x2, y2)],
+                             [MPath.MOVETO, MPath.CURVE3, MPath.CURVE3])
+                ax.add_patch(PathPatch(path, facecolor="none", edgecolor=color, gid=gid,
+                                       linewidth=max(0.8, lw * 0.6) if double else lw, alpha=alpha, zorder=z))
+        elif double:                         # a double NVLink: two parallel lines
+            length = math.hypot(x2 - x1, y2 - y1) or 1.0
+            ox, oy = -(y2 - y1) / length * 0.045, (x2 - x1) / length * 0.045
+            for sgn in (1, -1):
+                ax.plot([x1 + sgn * ox, x2 + sgn * ox], [y1 + sgn * oy, y2 + sgn * oy], color=color,
+                        linewidth=lw if utilization is None else max(0.8, lw * 0.6), alpha=alpha, zorder=z,
+                        solid_capstyle="round", gid=gid)
         else:
-            ax.plot([x1, x2], [y1, y2], color=color, linewidth=_edge_width(bw), alpha=alpha, zorder=z,
-                    solid_capstyle="round")
+            ax.plot([x1, x2], [y1, y2], color=color, linewidth=lw, alpha=alpha, zorder=z, solid_capstyle="round",
+                    gid=gid)
 
     # nodes
     by_kind = defaultdict(list)
@@ -293,6 +353,9 @@ def draw_topology(graph, out=None, utilization=None, title: str | None = None, l
         for lt in [t for t in LINK_COLORS if t in types_seen] + sorted(t for t in types_seen if t not in LINK_COLORS):
             handles.append(Line2D([], [], color=LINK_COLORS.get(lt, "#7f7f7f"), linewidth=2.2,
                                   label=_LINK_LABELS.get(lt, lt)))
+        if cube_rows:
+            handles.append(Line2D([], [], color="none", label="NVLink in a cube-mesh: one line = single link,\n"
+                                                               "two lines = double link"))
     for kind in [k for k in _NODE_STYLE if k in by_kind]:
         st = _NODE_STYLE[kind]
         handles.append(Line2D([], [], linestyle="none", marker=st["marker"], markersize=7, markerfacecolor=st["color"],

@@ -420,3 +420,69 @@ def test_one_topology_error():
     from simcollective import errors
 
     assert errors.TopologyError is topologies.TopologyError is simcollective.TopologyError
+
+
+# -- draw-topology ------------------------------------------------------------------------------------
+
+def _link_artists(fig):
+    out = {}
+    for ax in fig.axes:
+        for art in [*ax.lines, *ax.patches]:
+            gid = art.get_gid()
+            if gid and gid.startswith("link:"):
+                out.setdefault(gid[5:], []).append(art)
+    return out
+
+
+def test_dgx1_drawn_as_its_cube_mesh():
+    import matplotlib.pyplot as plt
+    import topologies
+
+    from simcollective.draw import CUBE_ROW_GAP, draw_topology, layered_layout
+
+    g = topologies.build("dgx1", 1)
+    pos = layered_layout(g)
+    xy = {int(n.rsplit("gpu", 1)[1]): pos[n] for n in g if g.nodes[n].get("kind") == "gpu"}
+    rows = sorted({round(y, 6) for _, y in xy.values()})
+    assert len(rows) == 2 and rows[1] - rows[0] == pytest.approx(CUBE_ROW_GAP)
+    top = [i for i in xy if round(xy[i][1], 6) == rows[1]]
+    assert sorted(top) == [0, 1, 4, 5] and sorted(xy, key=lambda i: (-xy[i][1], xy[i][0]))[:4] == [0, 1, 5, 4]
+    fig = draw_topology(g)
+    arts = _link_artists(fig)
+    for u, v, a in g.edges(data=True):
+        if a["link_type"] == "nvlink" and u < v:
+            double = a["bandwidth"] == 100e9
+            assert len(arts[f"{u}|{v}"]) == (2 if double else 1), (u, v)
+    plt.close(fig)
+
+
+def test_utilization_busiest_is_thickest_and_darkest():
+    import matplotlib.pyplot as plt
+    import numpy as np
+    import topologies
+
+    import simcollective as sc
+    from simcollective.draw import draw_topology
+
+    r = sc.run(topology="abci", nodes=2, algorithm="ring", elements="1M")
+    util = {}
+    for ln in r.to_dict()["links"]:
+        if "<->" in ln["link"]:
+            a, b = ln["link"].split("<->")
+            util[f"{min(a, b)}|{max(a, b)}"] = max(util.get(f"{min(a, b)}|{max(a, b)}", 0), ln["utilization"])
+    fig = draw_topology(topologies.build("abci", 2), utilization=r.to_dict())
+    arts = _link_artists(fig)
+    import matplotlib.colors as mc
+
+    def colour(art):
+        c = art.get_color() if hasattr(art, "get_color") and not hasattr(art, "get_edgecolor") else art.get_edgecolor()
+        return float(np.mean(mc.to_rgb(c)))
+
+    drawn = [(util[k], arts[k][0].get_linewidth(), colour(arts[k][0])) for k in util if k in arts]
+    drawn.sort()
+    widths = [w for _, w, _ in drawn]
+    lightness = [c for _, _, c in drawn]
+    assert widths == sorted(widths) and widths[-1] > widths[0]
+    assert lightness == sorted(lightness, reverse=True) and lightness[-1] < lightness[0]
+    assert len(fig.axes) == 2                      # the drawing and its colour bar
+    plt.close(fig)
