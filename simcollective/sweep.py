@@ -827,7 +827,9 @@ def _execute_dask(groups, base, scheduler, on_rows):
         from dask.distributed import Client, as_completed
     except ImportError:  # pragma: no cover - dask is a dependency
         raise UserInputError("--scheduler needs dask.distributed (pip install 'dask[distributed]')") from None
-    quiet = {name: logging.getLogger(name).level for name in ("distributed", "tornado", "asyncio")}
+    names = ["distributed", "tornado", "asyncio",
+             *(n for n in logging.root.manager.loggerDict if n.startswith(("distributed.", "tornado.")))]
+    quiet = {name: logging.getLogger(name).level for name in names}
     for name in quiet:                        # no third-party tracebacks when the cluster fails
         logging.getLogger(name).setLevel(logging.CRITICAL)
     try:
@@ -1077,7 +1079,7 @@ def cmd_sweep(args) -> int:
     if s["left"] - s["lost"]:
         line += f", {s['left'] - s['lost']} left for a re-run"
     if s["lost"]:
-        line += f", {s['lost']} lost (worker died)"
+        line += f", {s['lost']} lost (worker lost)"
     print(line + f"; {s['seconds']:.1f} s")
     failed = df[~df["ok"].astype(bool)] if "ok" in df.columns else df.iloc[:0]
     if len(failed):
@@ -1086,9 +1088,10 @@ def cmd_sweep(args) -> int:
             print(f"    {r['algorithm']} on {r['topology']}: {r['error']}")
     print(f"  results: {out}")
     if s["lost"]:
-        print(f"simcollective: error: {s['lost']} point(s) could not be finished: their worker was lost "
-              f"{MAX_ATTEMPTS} times (killed or out of memory); they are not in {out}: run the same command "
-              "again to retry them", file=sys.stderr)
+        who = "Dask worker or scheduler" if args.scheduler else "worker process"
+        print(f"simcollective: error: {s['lost']} point(s) could not be finished: their {who} was lost "
+              f"(killed, out of memory, unreachable; tried up to {MAX_ATTEMPTS} times); they are not in {out}: "
+              "run the same command again to retry them", file=sys.stderr)
         return 5
     return 0
 

@@ -62,7 +62,7 @@ def test_points_that_keep_killing_workers_are_counted_and_exit_nonzero(tmp_path,
     captured = capsys.readouterr()
     assert code == 5
     err = [ln for ln in captured.err.splitlines() if ln.strip()]
-    assert len(err) == 1 and "2 point(s) could not be finished" in err[0] and "Traceback" not in captured.err
+    assert len(err) == 1 and "2 point(s) could not be finished: their worker process was lost" in err[0] and "Traceback" not in captured.err
     # the first round may lose one of them before the other starts; later rounds isolate each
     assert 2 * sweep_mod.MAX_ATTEMPTS - 1 <= len(list(tmp_path.glob("died-*"))) <= 2 * sweep_mod.MAX_ATTEMPTS
     df = read_results(out)
