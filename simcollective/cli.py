@@ -375,7 +375,9 @@ def cmd_topologies(args) -> int:
     import topologies
 
     if args.show:
-        g = topologies.build(args.show, parse_int(args.nodes, "--nodes", 1))
+        from .simulate import RunConfig, build_graph
+
+        g = build_graph(RunConfig(topology=args.show, nodes=parse_int(args.nodes, "--nodes", 1)))   # guarded size
         d = topologies.describe(g)
         print(f"{args.show} with {args.nodes} nodes: {g.graph.get('description', '')}")
         for k, v in d.items():
