@@ -148,6 +148,19 @@ def _cube_mesh_grid(graph, gpus):
     return {n: _CUBE_MESH[local[n]] for n in gpus}
 
 
+def _racks(graph, server: dict) -> list:
+    """[(leaf switches, [servers])]: servers grouped by the switches their devices attach to."""
+    leaves_of = defaultdict(set)
+    for n, srv in server.items():
+        for m in graph.successors(n):
+            if graph.nodes[m].get("kind") == "switch":
+                leaves_of[srv].add(m)
+    groups: dict = {}
+    for srv in sorted(leaves_of):
+        groups.setdefault(frozenset(leaves_of[srv]), []).append(srv)
+    return [(k, v) for k, v in groups.items() if k]
+
+
 def _natural(n) -> tuple:
     """Sort key: "spine2" before "spine10"."""
     return tuple(int(t) if t.isdigit() else t for t in re.split(r"(\d+)", str(n)))
@@ -261,6 +274,20 @@ def draw_topology(graph, out=None, utilization=None, title: str | None = None, l
             ax.text(x_lo + 0.05 if wide else (x_lo + x_hi) / 2, y_lo + 0.04, f"server {s}" if wide else str(s),
                     fontsize=7 if wide else 5, color="#636363", va="bottom", ha="left" if wide else "center",
                     zorder=1)
+
+    # racks: servers attached to the same leaf switches, boxed together (fabrics of several racks)
+    racks = _racks(graph, server)
+    if len(racks) > 1:
+        for i, (leaves, servers_) in enumerate(racks):
+            pts = [p for srv in servers_ for p in members[srv]]
+            x_lo, x_hi = min(p[0] for p in pts) - 0.6, max(p[0] for p in pts) + 0.6
+            y_lo, y_hi = min(p[1] for p in pts) - 0.55, max(p[1] for p in pts) + 0.45
+            ax.add_patch(FancyBboxPatch((x_lo, y_lo), x_hi - x_lo, y_hi - y_lo, boxstyle="round,pad=0.02",
+                                        facecolor="none", edgecolor="#8c8c8c", linewidth=1.0, linestyle="--",
+                                        zorder=0, gid=f"rack:{i}"))
+            names = ", ".join(sorted((str(n).rsplit("/", 1)[-1] for n in leaves), key=_natural))
+            ax.text((x_lo + x_hi) / 2, y_lo + 0.02, f"rack {i} ({len(servers_)} servers; {names})", fontsize=7,
+                    color="#525252", ha="center", va="bottom", zorder=1)
 
     # GPUs of cube-mesh servers: node -> (row, column spacing, single NVLink bandwidth)
     cube_rows = {}
@@ -379,7 +406,7 @@ def draw_topology(graph, out=None, utilization=None, title: str | None = None, l
                       else f" (coloured: {note}; grey: not reported)")
     ax.set_title(title, fontsize=10)
     ax.set_xlim(min(xs) - 0.8, max(xs) + 0.8)
-    ax.set_ylim(min(ys) - 0.45, max(ys) + 0.45)
+    ax.set_ylim(min(ys) - (0.8 if len(racks) > 1 else 0.45), max(ys) + 0.45)
     ax.set_axis_off()
     fig.tight_layout()
     if out is not None:

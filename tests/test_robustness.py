@@ -486,3 +486,22 @@ def test_utilization_busiest_is_thickest_and_darkest():
     assert lightness == sorted(lightness, reverse=True) and lightness[-1] < lightness[0]
     assert len(fig.axes) == 2                      # the drawing and its colour bar
     plt.close(fig)
+
+
+def test_fabrics_are_drawn_in_racks():
+    import matplotlib.pyplot as plt
+    import topologies
+
+    from simcollective.draw import draw_topology
+
+    def racks(fig):
+        return sorted(p.get_gid() for ax in fig.axes for p in ax.patches if (p.get_gid() or "").startswith("rack:"))
+
+    fig = draw_topology(topologies.build("fat-tree", 16, {"hosts_per_leaf": "4"}))
+    assert racks(fig) == ["rack:0", "rack:1", "rack:2", "rack:3"]
+    texts = [t.get_text() for t in fig.axes[0].texts if t.get_text().startswith("rack ")]
+    assert texts[0] == "rack 0 (4 servers; leaf0)"
+    plt.close(fig)
+    fig = draw_topology(topologies.build("dgx1", 1))
+    assert racks(fig) == []                         # one rack: no box
+    plt.close(fig)
