@@ -65,7 +65,8 @@ def check_topology_conflicts(args) -> None:
 def build_parser() -> argparse.ArgumentParser:
     from .algorithms import load_all
     from .algorithms.registry import ALGORITHMS
-    from .simulate import run_defaults
+    from .placement import PLACEMENTS
+    from .simulate import VERIFY_MODES, run_defaults
 
     load_all()
     D = run_defaults()
@@ -88,7 +89,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--elements", required=True, metavar="N", help="vector length, e.g. 32M = 33554432")
     p.add_argument("--gpus", metavar="P", help="use the first P GPUs in placement order (default: all)")
     p.add_argument("--dtype", default=D["dtype"], help=f"float32, float16, float64, int32 (default: {D['dtype']})")
-    p.add_argument("--placement", default=D["placement"], metavar="auto|linear|study|PATH",
+    p.add_argument("--placement", default=D["placement"], metavar="|".join(PLACEMENTS) + "|PATH",
                    help="rank order: auto (the graph's rank order if it has one, else linear), "
                         f"linear, the study's order, or a file of GPU ids (default: {D['placement']})")
     p.add_argument("--seed", default=str(D["seed"]), help=f"seed of the inputs (default: {D['seed']})")
@@ -109,7 +110,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help="topk workload: fraction of heavy indices shared by all ranks")
     s.add_argument("--inputs", metavar="DIR", help="npy workload: directory of rank{r}.npy files")
     o = p.add_argument_group("output")
-    o.add_argument("--verify", default=D["verify"], choices=("auto", "full", "symbolic"),
+    o.add_argument("--verify", default=D["verify"], choices=VERIFY_MODES,
                    help="full data, size-only symbolic, or auto by --memory-budget (default: auto)")
     o.add_argument("--memory-budget", default=str(D["memory_budget"]), metavar="BYTES",
                    help="dense runs above P*N*itemsize of this switch to size-only mode (default: 1G)")

@@ -41,6 +41,8 @@ JSON_KEYS = (
 )
 
 DEFAULT_MEMORY_BUDGET = 2**30
+#: values of ``verify`` (``--verify``)
+VERIFY_MODES = ("auto", "full", "symbolic")
 
 
 @dataclass
@@ -195,8 +197,8 @@ def run_allreduce(config: RunConfig, graph=None, progress=None) -> Report:
             raise UserInputError(f"--group-size {L} does not divide the {P} ranks")
     if algo.check is not None:
         algo.check(P, **options)
-    if config.verify not in ("auto", "full", "symbolic"):
-        raise UserInputError(f"--verify {config.verify!r} must be auto, full or symbolic")
+    if config.verify not in VERIFY_MODES:
+        raise UserInputError(f"--verify {config.verify!r} must be one of {', '.join(VERIFY_MODES)}")
     _check_inputs(config, algo, dtype, options)
 
     ctx = {"n": n, "dtype": dtype}
