@@ -303,6 +303,15 @@ def draw_topology(graph, out=None, utilization=None, title: str | None = None, l
         for n in gs:
             cube_rows[n] = (grid[n][1], spacing, single)
 
+    # an NVSwitch that is its server's switch plane: drawn as a bar under the GPUs it joins,
+    # each GPU's port a vertical line down to it (not a fan of crossing lines)
+    planes = {}
+    for n, a in graph.nodes(data=True):
+        if a.get("kind") == "nvswitch":
+            gs = [m for m in graph.successors(n) if graph.nodes[m].get("kind") == "gpu"]
+            if len(gs) >= 2:
+                planes[n] = (min(pos[m][0] for m in gs) - 0.3, max(pos[m][0] for m in gs) + 0.3)
+
     # links (one per cable / pair of directions)
     done = set()
     types_seen = set()
@@ -325,6 +334,10 @@ def draw_topology(graph, out=None, utilization=None, title: str | None = None, l
             else:
                 color, alpha, lw = "#e3e3e3", 0.9, 0.6
         (x1, y1), (x2, y2) = pos[u], pos[v]
+        if v in planes:
+            x2 = x1
+        elif u in planes:
+            x1 = x2
         gid = f"link:{min(u, v)}|{max(u, v)}"      # tests and SVG readers find a link's artists by it
         in_grid = u in cube_rows and v in cube_rows
         neighbours = in_grid and abs(x2 - x1) <= 1.01 * cube_rows[u][1] and abs(y2 - y1) <= CUBE_ROW_GAP + 1e-9
@@ -356,7 +369,19 @@ def draw_topology(graph, out=None, utilization=None, title: str | None = None, l
     by_kind = defaultdict(list)
     for n, a in graph.nodes(data=True):
         by_kind[a.get("kind", "switch")].append(n)
+    for n, (x_lo, x_hi) in planes.items():
+        st = _NODE_STYLE["nvswitch"]
+        face = cmap(norm(util_nodes[n])) if utilization is not None and n in util_nodes else st["color"]
+        ax.add_patch(FancyBboxPatch((x_lo, pos[n][1] - 0.09), x_hi - x_lo, 0.18, boxstyle="round,pad=0.01",
+                                    facecolor=face, edgecolor=st["edgecolor"], linewidth=0.8, zorder=4,
+                                    gid=f"plane:{n}"))
+        if labels:
+            ax.text((x_lo + x_hi) / 2, pos[n][1], f"{str(n).rsplit('/', 1)[-1]} (switch plane)", fontsize=6,
+                    ha="center", va="center", zorder=5, color="#00441b")
     for kind, nodes in by_kind.items():
+        nodes = [n for n in nodes if n not in planes]
+        if not nodes:
+            continue
         style = dict(_NODE_STYLE.get(kind, _NODE_STYLE["switch"]))
         face = [style["color"]] * len(nodes)
         if utilization is not None:

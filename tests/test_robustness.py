@@ -505,3 +505,22 @@ def test_fabrics_are_drawn_in_racks():
     fig = draw_topology(topologies.build("dgx1", 1))
     assert racks(fig) == []                         # one rack: no box
     plt.close(fig)
+
+
+@pytest.mark.parametrize("name", ["dgx2", "dgx-h100"])
+def test_nvswitch_drawn_as_a_plane_under_vertical_ports(name):
+    import matplotlib.pyplot as plt
+    import topologies
+
+    from simcollective.draw import draw_topology
+
+    g = topologies.build(name, 1)
+    fig = draw_topology(g)
+    ax = fig.axes[0]
+    planes = [p for p in ax.patches if (p.get_gid() or "").startswith("plane:")]
+    assert len(planes) == 1
+    for gid, arts in _link_artists(fig).items():
+        if "nvswitch" in gid:
+            xs = arts[0].get_xdata()
+            assert xs[0] == xs[1]                # vertical port line
+    plt.close(fig)
