@@ -116,10 +116,13 @@ def _factor_table(entries, key, where):
         raise UserInputError(f"{where}: '{key}' must be a non-empty list of [threshold, factor] pairs")
     thresholds, factors = [], []
     for e in entries:
-        if not (isinstance(e, list) and len(e) == 2 and all(isinstance(v, (int, float)) for v in e)):
+        if not (isinstance(e, list) and len(e) == 2
+                and all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in e)):
             raise UserInputError(f"{where}: '{key}' entry {e!r} is not a [threshold, factor] pair")
-        if e[1] <= 0:
-            raise UserInputError(f"{where}: '{key}' factor {e[1]!r} must be > 0")
+        if not (math.isfinite(e[0]) and e[0] >= 0):
+            raise UserInputError(f"{where}: '{key}' threshold {e[0]!r} must be a finite number >= 0 (bytes)")
+        if not (math.isfinite(e[1]) and e[1] > 0):
+            raise UserInputError(f"{where}: '{key}' factor {e[1]!r} must be a finite number > 0")
         thresholds.append(float(e[0]))
         factors.append(float(e[1]))
     if thresholds != sorted(thresholds) or len(set(thresholds)) != len(thresholds):
@@ -224,10 +227,13 @@ def _parse(data: dict, where: str, name_default: str) -> Profile:
     if sharing not in ("equal", "penalty"):
         raise UserInputError(f"{where}: network.sharing {sharing!r} must be 'equal' or 'penalty'")
 
-    def num(table, key, default, minimum=0.0):
+    def num(table, key, default, minimum=0.0, maximum=math.inf):
         v = table.get(key, default)
-        if isinstance(v, bool) or not isinstance(v, (int, float)) or math.isnan(v) or v < minimum:
-            raise UserInputError(f"{where}: '{key}' = {v!r} must be a number >= {minimum}")
+        section = "network" if table is net else "compute"
+        if (isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v)
+                or not minimum <= v <= maximum):
+            upper = "" if maximum == math.inf else f" and <= {maximum}"
+            raise UserInputError(f"{where}: '{section}.{key}' = {v!r} must be a finite number >= {minimum}{upper}")
         return float(v)
 
     bound = net.get("bound_by_route_capacity", True)
@@ -242,7 +248,7 @@ def _parse(data: dict, where: str, name_default: str) -> Profile:
         weight_s=num(net, "weight_s", 0.0),
         bound_by_route_capacity=bound,
         tcp_gamma=num(net, "tcp_gamma", 0.0),
-        cross_traffic=num(net, "cross_traffic", 0.0),
+        cross_traffic=num(net, "cross_traffic", 0.0, 0.0, 1.0),
         bw_thresholds=bw_t, bw_factors=bw_f, lat_thresholds=lat_t, lat_factors=lat_f,
         eager_threshold=int(num(net, "eager_threshold", 65536)),
         dense_bytes_per_second=num(comp, "dense_bytes_per_second", 0.0),
@@ -270,7 +276,9 @@ def load_profile(spec: str | Path | Profile | None = None) -> Profile:
             raise UserInputError(
                 f"profile {spec!r} is neither a built-in ({', '.join(BUILTIN_PROFILES)}) nor an existing TOML file"
             )
-        text = path.read_text()
+        from .parsing import read_text
+
+        text = read_text(path, "profile file")
         where = f"profile file {spec}"
     try:
         data = tomllib.loads(text)

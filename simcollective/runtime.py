@@ -320,9 +320,6 @@ class Comm:
             ev._ok, ev._value, ev.callbacks = True, rop.value, None
         return ev
 
-    def wait(self, req):
-        return req
-
     def waitall(self, reqs, value_index=None):
         """An event that fires when all ``reqs`` are done; value: list of their values
         (or only the value of ``reqs[value_index]``)."""

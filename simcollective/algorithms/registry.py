@@ -114,9 +114,6 @@ class Algorithm:
     params: tuple = field(default=())
     collective: str = "allreduce"
 
-    def accepts(self, name: str) -> bool:
-        return name in self.params
-
     def check(self, nranks: int, **options) -> None:
         """Validate the options set (by name, see :data:`OPTION_CHECKS`) and the
         algorithm's own requirements on the rank count; raise UserInputError."""
