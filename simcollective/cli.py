@@ -45,8 +45,9 @@ def add_topology_arguments(p: argparse.ArgumentParser) -> None:
     g.add_argument("--topology-file", metavar="PATH", help="a user graph (.graphml or node-link .json)")
     g.add_argument("--profile", default="ideal", metavar="NAME|PATH",
                    help="network profile: ideal, cm02, smpi or a TOML file (default: ideal)")
-    g.add_argument("--routing", default="first", choices=("first", "hash"),
-                   help="equal-cost path choice: first (static) or hash (ECMP) (default: first)")
+    g.add_argument("--routing", default="first", choices=("first", "hash", "study"),
+                   help="equal-cost path choice: first (static) or hash (ECMP), or study: SimGrid's "
+                        "Floyd routes over the study's platform files (abci, dgx1, dgx2) (default: first)")
 
 
 def _topology_opts(items) -> dict:

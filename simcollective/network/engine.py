@@ -579,10 +579,20 @@ class Network:
             return p
         prof = self.profile
         route = self.router.route(src, dst)
-        res = list(route.resources)
-        coef = [1.0] * len(res)
+        # a route that lists a resource more than once (study routing on DGX-2) uses it
+        # once per traversal: one entry with coefficient = multiplicity
+        res = []
+        coef = []
+        pos = {}
+        for r in route.resources:
+            i = pos.get(r)
+            if i is None:
+                pos[r] = len(res)
+                res.append(r)
+                coef.append(1.0)
+            else:
+                coef[i] += 1.0
         if prof.cross_traffic > 0 and res:
-            pos = {r: i for i, r in enumerate(res)}
             for r in self.router.route(dst, src).resources:
                 i = pos.get(r)
                 if i is None:
