@@ -25,10 +25,14 @@ from .errors import UserInputError
 __all__ = ["Profile", "load_profile", "BUILTIN_PROFILES"]
 
 BUILTIN_PROFILES = ("ideal", "cm02", "smpi")
+#: ``network.small_messages``: "eager" (sends <= eager_threshold flow at once and complete
+#: at post) or "smpi" (SimGrid SMPI: sends < eager_threshold complete at post, and every
+#: flow starts only when its message is matched; study-quirks.md section 4)
+SMALL_MESSAGES = ("eager", "smpi")
 
 _NETWORK_KEYS = {
     "sharing", "weight_s", "bound_by_route_capacity", "tcp_gamma", "cross_traffic",
-    "bandwidth_factors", "latency_factors", "eager_threshold",
+    "bandwidth_factors", "latency_factors", "eager_threshold", "small_messages",
 }
 _COMPUTE_KEYS = {"dense_bytes_per_second", "sparse_elements_per_second"}
 
@@ -65,6 +69,7 @@ class Profile:
     lat_thresholds: tuple = (0.0,)
     lat_factors: tuple = (1.0,)
     eager_threshold: int = 65536
+    small_messages: str = "eager"
     dense_bytes_per_second: float = 0.0
     sparse_elements_per_second: float = 0.0
     source: str = field(default="", compare=False)
@@ -127,6 +132,9 @@ def _parse(data: dict, where: str, name_default: str) -> Profile:
             raise UserInputError(f"{where}: '{key}' = {v!r} must be a number >= {minimum}")
         return float(v)
 
+    small = net.get("small_messages", "eager")
+    if small not in SMALL_MESSAGES:
+        raise UserInputError(f"{where}: network.small_messages {small!r} must be one of: {', '.join(SMALL_MESSAGES)}")
     bound = net.get("bound_by_route_capacity", True)
     if not isinstance(bound, bool):
         raise UserInputError(f"{where}: 'bound_by_route_capacity' must be true or false")
@@ -142,6 +150,7 @@ def _parse(data: dict, where: str, name_default: str) -> Profile:
         cross_traffic=num(net, "cross_traffic", 0.0),
         bw_thresholds=bw_t, bw_factors=bw_f, lat_thresholds=lat_t, lat_factors=lat_f,
         eager_threshold=int(num(net, "eager_threshold", 65536)),
+        small_messages=small,
         dense_bytes_per_second=num(comp, "dense_bytes_per_second", 0.0),
         sparse_elements_per_second=num(comp, "sparse_elements_per_second", 0.0),
         source=where,

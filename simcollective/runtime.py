@@ -9,10 +9,15 @@ yields the events returned by the communicator's primitives and returns its outp
         return (yield comm.add(x, got))               # reduction, with its compute cost
 
 Point-to-point semantics follow MPI and SimGrid's SMPI: messages are matched by (source,
-tag, communicator) in posting order; a send of at most ``profile.eager_threshold`` bytes is
-eager (its flow starts at once and the send completes immediately), a larger one is a
-rendezvous (its flow starts when the matching receive is posted, and the send completes
-when the data has arrived). Message sizes come from the payloads (``wire_bytes`` if the
+tag, communicator) in posting order. With the profile's ``small_messages = "eager"`` (the
+``ideal`` profile) a send of at most ``profile.eager_threshold`` bytes is eager (its flow
+starts at once and the send completes immediately), a larger one is a rendezvous (its flow
+starts when the matching receive is posted, and the send completes when the data has
+arrived). With ``small_messages = "smpi"`` (the ``cm02`` and ``smpi`` profiles: SimGrid
+SMPI's own behaviour, study-quirks.md section 4) a send of strictly fewer than
+``eager_threshold`` bytes is *detached* (it completes when posted), and the flow of every
+message, small or large, starts only once it is matched, at max(send posted, receive
+posted). Message sizes come from the payloads (``wire_bytes`` if the
 payload has it, else ``nbytes``); payloads are shared by reference, never copied.
 
 Time accounting: each rank's timeline is split into the named phases the algorithm opens
@@ -127,6 +132,9 @@ class World:
         self._comm_ids: dict[tuple, int] = {}
         self._comm_names: list[str] = []
         self._eager = profile.eager_threshold
+        # SMPI: small sends are detached (complete at post) when < threshold, and no flow
+        # starts before its message is matched
+        self._smpi = getattr(profile, "small_messages", "eager") == "smpi"
         # whether reductions take no simulated time (no compute rates in the profile)
         self.free_sums = profile.dense_bytes_per_second <= 0 and profile.sparse_elements_per_second <= 0
         self.messages = 0
@@ -161,7 +169,10 @@ class World:
         m = _Message()
         m.src, m.dst, m.tag, m.cid, m.payload, m.nbytes, m.sop = src, dst, tag, cid, payload, nbytes, sop
         m.rop, m.flow, m.arrived = None, None, False
-        m.eager = eager = nbytes <= self._eager
+        if self._smpi:
+            m.eager = eager = nbytes < self._eager  # detached: completes at post
+        else:
+            m.eager = eager = nbytes <= self._eager
         self.messages += 1
         self.message_bytes += nbytes
         key = (src, tag, cid)
@@ -175,7 +186,7 @@ class World:
             self._start(m)
         else:
             self._unexpected[dst][key].append(m)
-            if eager:
+            if eager and not self._smpi:
                 self._start(m)
         if eager:
             self._complete(sop)
