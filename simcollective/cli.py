@@ -97,13 +97,21 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--placement", default="linear", metavar="linear|study|PATH",
                    help="rank order: linear, the study's order, or a file of GPU ids")
     p.add_argument("--seed", default="1", help="seed of the inputs (default: 1)")
+    st = p.add_argument_group("the study's simulator (artefacts of its setup, not of the hardware)")
+    st.add_argument("--timing", default="simultaneous", choices=("simultaneous", "study"),
+                    help="study: ranks start at their barrier-exit offsets and the time is the "
+                         "largest (finish - own start) (default: simultaneous)")
+    st.add_argument("--study", action="store_true",
+                    help="all of the study's behaviours: --routing study --timing study "
+                         "--densify study (where the algorithm has a study sizing rule)")
     a = p.add_argument_group("algorithm options (an option the algorithm does not use is an error)")
     a.add_argument("--group-size", metavar="L", help="ranks per group for two-level algorithms (default: the topology's)")
     a.add_argument("--chunk-size", metavar="BYTES", help="pipelining chunk size, e.g. 1M")
     a.add_argument("--allgather", choices=("direct", "ring", "recursive-doubling"),
                    help="allgather variant of dsar-split-allgather / topk-allgather")
-    a.add_argument("--densify", choices=("exact", "upper-bound"),
-                   help="when merged sparse streams turn dense: exact union size or n1+n2 (the study's code)")
+    a.add_argument("--densify", choices=("exact", "upper-bound", "study"),
+                   help="when merged sparse streams turn dense: exact union size or n1+n2; study: "
+                        "the study's message sizing (ssar/dsar-split-allgather, sparse rings)")
     a.add_argument("--resparsify", action="store_true", default=None,
                    help="sparse-ring-ring: keep only the top-k after the intra-group phase")
     s = p.add_argument_group("sparse workload")
@@ -188,6 +196,8 @@ def config_from_args(args):
         verify=args.verify,
         memory_budget=parse_size(args.memory_budget, "--memory-budget"),
         trace=bool(args.trace),
+        timing=args.timing,
+        study=bool(args.study),
     )
 
 

@@ -108,6 +108,7 @@ class _Message:
 @dataclass
 class _RankState:
     gpu: object
+    start: float = 0.0
     stack: list = field(default_factory=list)
     mark: float = 0.0
     acc: dict = field(default_factory=lambda: defaultdict(float))
@@ -228,6 +229,9 @@ class World:
     def _rank_body(self, rank: int, main, args):
         st = self.ranks[rank]
         comm = Comm(self, tuple(range(self.size)), rank, "world")
+        if st.start > 0:  # --timing study: the rank leaves the barrier this much later
+            yield self.env.timeout(st.start)
+            st.mark = self.env.now
         st.output = yield from main(comm, *args)
         now = self.env.now
         self._attribute(st, now)
@@ -491,6 +495,7 @@ class RunResult:
     spans: list | None = None
     placement: list | None = None
     link_series: dict | None = None  # traces: {link name: [(t, bytes/s), ...]}
+    starts: list | None = None       # each rank's start (0 unless timing="study")
 
 
 def _run(env, net, world, progress) -> None:
@@ -509,9 +514,25 @@ def _run(env, net, world, progress) -> None:
             progress(env.now, net.flows_completed, world.messages)
 
 
+#: ``timing`` of :func:`run_ranks`: "simultaneous" (every rank starts at 0) or "study"
+TIMINGS = ("simultaneous", "study")
+
+
+def barrier_offsets(net: Network, placement, profile) -> list:
+    """The study's start offsets (study-quirks.md section 5): after SMPI's linear barrier
+    rank r leaves route latency(rank 0 -> r) x the latency factor at 0 bytes after rank
+    0 (no bandwidth term)."""
+    k = profile.latency_factor(0)
+    return [net.route(placement[0], g).latency * k if g != placement[0] else 0.0 for g in placement]
+
+
 def run_ranks(graph, placement, main, args_for_rank, profile, routing: str = "first", trace: bool = False,
-              progress=None, network: Network | None = None) -> RunResult:
+              progress=None, network: Network | None = None, timing: str = "simultaneous") -> RunResult:
     """Run ``main(comm, *args_for_rank(rank))`` on every rank; return the measurements.
+
+    ``timing="study"``: rank r starts at its barrier-exit offset (:func:`barrier_offsets`),
+    the reported time (``makespan``) is the largest (finish - own start) over ranks, and
+    phases are measured from each rank's start (``finish`` stays absolute).
 
     Raises :class:`~simcollective.errors.DeadlockError` naming the blocked ranks if some
     rank never finishes, and :class:`~simcollective.errors.SimCollectiveError` if a
@@ -522,6 +543,11 @@ def run_ranks(graph, placement, main, args_for_rank, profile, routing: str = "fi
     net = network if network is not None else Network(env, graph, profile, routing)
     net.env = env
     world = World(env, net, placement, profile, trace)
+    if timing not in TIMINGS:
+        raise SimCollectiveError(f"timing {timing!r} is not one of: {', '.join(TIMINGS)}")
+    starts = barrier_offsets(net, world.placement, profile) if timing == "study" else [0.0] * world.size
+    for st, t in zip(world.ranks, starts):
+        st.start = st.mark = t
     if trace:
         net.series = {}
     for r in range(world.size):
@@ -546,8 +572,9 @@ def run_ranks(graph, placement, main, args_for_rank, profile, routing: str = "fi
             f"{len(leftovers)} message queue(s) never received, e.g. rank {src} -> rank {r} "
             f"(tag {tag}, {world._comm_names[cid]})")
     finish = [st.finish for st in world.ranks]
-    makespan = max(finish) if finish else 0.0
-    last = max(range(world.size), key=lambda r: (finish[r], -r))
+    elapsed = [f - t for f, t in zip(finish, starts)]
+    makespan = max(elapsed) if elapsed else 0.0
+    last = max(range(world.size), key=lambda r: (elapsed[r], -r))
     phases = dict(world.ranks[last].acc)
     phases_max: dict = {}
     for st in world.ranks:
@@ -563,5 +590,5 @@ def run_ranks(graph, placement, main, args_for_rank, profile, routing: str = "fi
         phases_max=phases_max, messages=world.messages, message_bytes=world.message_bytes, links=links,
         bytes_by_link_type=dict(by_type), wall_s=time.perf_counter() - t0, events=next(env._eid),
         flows=net.flows_started, recomputations=net.recomputations, spans=spans, placement=list(placement),
-        link_series=net.link_series() if trace else None,
+        link_series=net.link_series() if trace else None, starts=starts,
     )

@@ -7,7 +7,7 @@ documented keys:
 ``algorithm, topology, nodes, ranks, elements, dtype, bytes, time_s, algbw, busbw,
 verified, verification, phases, messages, wall_s`` and further ``profile, placement,
 message_bytes, bytes_by_link_type, top_links, events, flows, kind, density, k,
-result_density, dense_parts, options, seed, mode``.
+result_density, dense_parts, options, seed, routing, timing, study, mode``.
 
 ``bytes`` = elements x itemsize (the dense size of the vector, as nccl-tests counts it,
 also for sparse algorithms); ``algbw = bytes / time_s``; ``busbw = algbw * 2 (P-1) / P``
@@ -31,7 +31,7 @@ from .placement import resolve_placement
 from .profile import load_profile
 from .runtime import run_ranks
 
-__all__ = ["RunConfig", "Report", "run_allreduce", "build_graph", "JSON_KEYS"]
+__all__ = ["RunConfig", "Report", "run_allreduce", "build_graph", "JSON_KEYS", "resolve_study"]
 
 JSON_KEYS = (
     "algorithm", "topology", "nodes", "ranks", "elements", "dtype", "bytes", "time_s", "algbw", "busbw",
@@ -66,6 +66,39 @@ class RunConfig:
     verify: str = "auto"                            # auto | full | symbolic
     memory_budget: int = DEFAULT_MEMORY_BUDGET
     trace: bool = False
+    timing: str = "simultaneous"                    # simultaneous | study (barrier-exit offsets)
+    study: bool = False                             # every behaviour of the study's simulator
+
+
+def resolve_study(config: RunConfig, algo) -> tuple:
+    """``(routing, timing, options)`` of a configuration once ``study`` is applied.
+
+    ``study=True`` (``--study``) is ``--routing study --timing study`` plus
+    ``--densify study`` for the algorithms that have a study sizing rule (the others
+    already size messages as the study did, or were not in the study); a part set
+    explicitly to something else is an error, never silently overridden.
+    """
+    from .algorithms._sparse_common import STUDY_SIZING
+    from .runtime import TIMINGS
+
+    routing, timing = config.routing, config.timing
+    options = dict(config.options or {})
+    if timing not in TIMINGS:
+        raise UserInputError(f"--timing {timing!r} must be one of: {', '.join(TIMINGS)}")
+    if not isinstance(config.study, bool):
+        raise UserInputError(f"study {config.study!r} must be true or false")
+    if not config.study:
+        return routing, timing, options
+    if routing not in ("first", "study"):
+        raise UserInputError(f"--study sets --routing study; --routing {routing} contradicts it")
+    if timing != "study" and timing != "simultaneous":
+        raise UserInputError(f"--study sets --timing study; --timing {timing} contradicts it")
+    densify = options.get("densify")
+    if algo.name in STUDY_SIZING:
+        if densify not in (None, "study"):
+            raise UserInputError(f"--study sets --densify study; --densify {densify} contradicts it")
+        options["densify"] = "study"
+    return "study", "study", options
 
 
 @dataclass
@@ -120,7 +153,8 @@ def run_allreduce(config: RunConfig, graph=None, progress=None) -> Report:
     placement = resolve_placement(graph, config.placement, config.gpus)
     P = len(placement)
     n = config.elements
-    options = _check_options(algo, config.options)
+    routing, timing, study_options = resolve_study(config, algo)
+    options = _check_options(algo, study_options)
     if "group_size" in algo.options and "group_size" not in options:
         L = int(graph.graph.get("default_group_size", graph.graph.get("gpus_per_node", 1)) or 1)
         options["group_size"] = L if P % L == 0 else 1 if P < L else L
@@ -164,8 +198,8 @@ def run_allreduce(config: RunConfig, graph=None, progress=None) -> Report:
     # the algorithm itself is each rank's generator (no wrapper frame on every resume)
     main = functools.partial(algo.func, **kwargs)
 
-    result = run_ranks(graph, placement, main, lambda r: (inputs(r),), profile, config.routing,
-                       trace=config.trace, progress=progress)
+    result = run_ranks(graph, placement, main, lambda r: (inputs(r),), profile, routing,
+                       trace=config.trace, progress=progress, timing=timing)
 
     # -- verification: every rank, every element ------------------------------------------
     if algo.kind == "sparse":
@@ -235,6 +269,9 @@ def run_allreduce(config: RunConfig, graph=None, progress=None) -> Report:
         "placement": config.placement if isinstance(config.placement, str) else "list",
         "options": options,
         "seed": config.seed,
+        "routing": routing,
+        "timing": timing,
+        "study": bool(config.study),
         "events": result.events,
         "flows": result.flows,
         "wall_s": time.perf_counter() - t_start,  # build, inputs, simulation, verification

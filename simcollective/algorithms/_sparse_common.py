@@ -33,7 +33,7 @@ __all__ = [
     "pof2_floor", "real_rank", "unfold", "fold", "is_pof2",
     "check_densify", "check_allgather", "check_group_size", "check_bool",
     "merge_op", "shared_merge_op", "split_stream", "ring_pass", "allgather",
-    "selection_time", "sum_streams", "shared_sum", "ALLGATHERS",
+    "selection_time", "sum_streams", "shared_sum", "ALLGATHERS", "STUDY_SIZING",
 ]
 
 #: allgather variants accepted by the ``allgather`` option
@@ -41,9 +41,22 @@ ALLGATHERS = ("direct", "ring", "recursive-doubling")
 
 
 # -- option checks (registry ``check=`` hooks are built from these) ---------------------------
-def check_densify(densify) -> None:
+#: ``--densify study`` (the study's message sizing, study-quirks.md section 3) exists for these
+STUDY_SIZING = ("dsar-split-allgather", "ssar-split-allgather", "sparse-ring", "sparse-ring-ring")
+
+
+def check_densify(densify, algorithm: str | None = None) -> None:
+    """``densify`` must be a merge policy, or ``"study"`` for an algorithm of
+    :data:`STUDY_SIZING` (``algorithm=None``: no study rule)."""
+    if densify == "study":
+        if algorithm not in STUDY_SIZING:
+            raise UserInputError(
+                f"--densify study: algorithm '{algorithm}' has no study sizing rule "
+                f"(it exists for: {', '.join(STUDY_SIZING)})")
+        return
     if densify is not None and densify not in DENSIFY_POLICIES:
-        raise UserInputError(f"--densify {densify!r} must be one of: {', '.join(DENSIFY_POLICIES)}")
+        allowed = (*DENSIFY_POLICIES, "study") if algorithm in STUDY_SIZING else DENSIFY_POLICIES
+        raise UserInputError(f"--densify {densify!r} must be one of: {', '.join(allowed)}")
 
 
 def check_allgather(allgather) -> None:
@@ -72,7 +85,7 @@ def is_pof2(p: int) -> bool:
 # -- reductions ----------------------------------------------------------------------------------
 def merge_op(densify: str = "exact"):
     """The ``op`` for ``comm.add`` that merges two streams with the ``densify`` policy."""
-    if densify == "exact":
+    if densify in ("exact", "study"):  # the study's merges follow the exact dense rule
         return merge
     return lambda a, b: merge(a, b, densify)
 

@@ -8,7 +8,7 @@ from .registry import register
 
 
 def _check(nranks: int, densify=None, **_ignored) -> None:
-    check_densify(densify)
+    check_densify(densify, "sparse-ring")
 
 
 @register("sparse-ring", kind="sparse", options=("densify",), check=_check)

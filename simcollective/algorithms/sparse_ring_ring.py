@@ -15,7 +15,7 @@ from .registry import register
 
 def _check(nranks: int, group_size=None, densify=None, resparsify=None, **_ignored) -> None:
     check_group_size(nranks, group_size)
-    check_densify(densify)
+    check_densify(densify, "sparse-ring-ring")
     check_bool("resparsify", resparsify)
 
 

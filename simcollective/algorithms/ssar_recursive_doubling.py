@@ -7,7 +7,7 @@ from .registry import register
 
 
 def _check(nranks: int, densify=None, **_ignored) -> None:
-    check_densify(densify)
+    check_densify(densify, "ssar-recursive-doubling")
 
 
 @register("ssar-recursive-doubling", kind="sparse", options=("densify",), check=_check)
