@@ -34,7 +34,9 @@ column, ``ok``, ``error``, ``ignored``, then every key of ``run --json``: ``phas
 flattened into ``phase_<name>`` columns, ``bytes_by_link_type`` into ``bytes_<type>``,
 ``options`` and ``top_links`` are JSON strings; run keys that repeat an input are not
 repeated (``algorithm, topology, nodes, elements, seed, workload, placement``) except
-those the run resolves, which become ``out_density, out_k, out_dtype, out_profile``.
+those the run resolves, which become ``out_density, out_k, out_dtype, out_profile``,
+``out_routing, out_timing, out_study`` (``study = true`` resolves routing and timing to
+``study``). ``timing`` and ``study`` left unset keep the point keys of older tables.
 ``wall_s`` (host seconds) is the only column that depends on the machine or executor.
 """
 
@@ -71,6 +73,7 @@ INPUT_KEYS = (
     "topology", "topology_opts", "topology_file", "nodes", "gpus", "algorithm", "elements", "dtype",
     "density", "k", "workload", "overlap", "inputs", "profile", "placement", "routing", "seed",
     "group_size", "chunk_size", "allgather", "densify", "resparsify", "verify", "memory_budget",
+    "timing", "study",
 )
 #: Values of the inputs a configuration does not set (those of ``simcollective run``).
 DEFAULTS = {
@@ -79,6 +82,8 @@ DEFAULTS = {
     "workload": "uniform", "overlap": 0.0, "inputs": None, "profile": "ideal", "placement": "linear",
     "routing": "first", "seed": 1, "group_size": None, "chunk_size": None, "allgather": None,
     "densify": None, "resparsify": None, "verify": "auto", "memory_budget": DEFAULT_MEMORY_BUDGET,
+    # None = the run's default (simultaneous / false), and keeps the keys of older tables
+    "timing": None, "study": None,
 }
 REQUIRED = ("algorithm", "elements")
 SPARSE_ONLY = ("density", "k", "workload", "overlap", "inputs")
@@ -87,7 +92,7 @@ TOP_LEVEL = ("name", "description", "fixed", "grid")
 #: ``run --json`` keys that only repeat an input: not repeated in the table
 ECHO_KEYS = ("algorithm", "topology", "nodes", "elements", "seed", "workload", "placement")
 #: ``run --json`` keys that share an input's name but are resolved by the run
-RESOLVED_KEYS = ("density", "k", "dtype", "profile")
+RESOLVED_KEYS = ("density", "k", "dtype", "profile", "routing", "timing", "study")
 STATUS_COLUMNS = ("ok", "error", "ignored")
 
 EPILOG = """\
@@ -209,7 +214,7 @@ def _parse_value(key: str, value, where: str):
         if v > 1:
             raise UserInputError(f"{where}: {value!r} must be in [0, 1]")
         return v
-    if key == "resparsify":
+    if key in ("resparsify", "study"):
         return _bool_value(value, where)
     return _str_value(value, where)
 
@@ -385,6 +390,10 @@ def _effective(point: dict, base: str):
         "verify": point["verify"],
         "memory_budget": point["memory_budget"],
     }
+    if point.get("timing") is not None:
+        kw["timing"] = point["timing"]
+    if point.get("study") is not None:
+        kw["study"] = point["study"]
     if kw["placement"] not in ("linear", "study"):
         kw["placement"] = _resolve_path(kw["placement"], base)
     dense = algo is not None and algo.kind == "dense"

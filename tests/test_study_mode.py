@@ -125,3 +125,17 @@ def test_cli_study_end_to_end():
     out = cli("run", "--topology", "fat-tree", "--nodes", "4", "--algorithm", "ring", "--elements", "1M",
               "--study", "--quiet")
     assert out.returncode == 2 and "--routing study" in out.stderr
+
+
+def test_sweep_key_study(tmp_path):
+    cfg = tmp_path / "s.toml"
+    cfg.write_text('[fixed]\ntopology = "abci"\nnodes = 2\nelements = "64K"\ndtype = "int32"\n'
+                   'profile = "cm02"\nalgorithm = "ring"\n[grid]\nstudy = [true, false]\n')
+    out = cli("sweep", str(cfg), "--out", str(tmp_path / "s.csv"), "--quiet")
+    assert out.returncode == 0, out.stderr
+    import csv
+
+    rows = {r["study"]: r for r in csv.DictReader(open(tmp_path / "s.csv"))}
+    assert rows["True"]["out_routing"] == "study" and rows["True"]["out_timing"] == "study"
+    assert rows["False"]["out_routing"] == "first"
+    assert float(rows["True"]["time_s"]) > float(rows["False"]["time_s"])
