@@ -16,7 +16,7 @@ from __future__ import annotations
 import bisect
 import math
 import tomllib
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from importlib import resources
 from pathlib import Path
 
@@ -34,7 +34,8 @@ _NETWORK_KEYS = {
     "sharing", "weight_s", "bound_by_route_capacity", "tcp_gamma", "cross_traffic",
     "bandwidth_factors", "latency_factors", "eager_threshold", "small_messages",
 }
-_COMPUTE_KEYS = {"dense_bytes_per_second", "sparse_elements_per_second"}
+_COMPUTE_KEYS = {"dense_bytes_per_second", "sparse_elements_per_second", "split_elements_per_second",
+                 "assembly_elements_per_second"}
 
 
 def _factor_table(entries, key, where):
@@ -72,6 +73,11 @@ class Profile:
     small_messages: str = "eager"
     dense_bytes_per_second: float = 0.0
     sparse_elements_per_second: float = 0.0
+    split_elements_per_second: float = 0.0
+    assembly_elements_per_second: float = 0.0
+    # the ``[study_compute]`` table: compute rates that replace ``[compute]`` under --study
+    # (the computation inside the study's SMPI-model figures), as (key, value) pairs
+    study_compute: tuple = ()
     source: str = field(default="", compare=False)
 
     @staticmethod
@@ -105,12 +111,31 @@ class Profile:
             return 0.0
         return elements / self.sparse_elements_per_second
 
+    def split_time(self, elements: float) -> float:
+        """Time of cutting a sparse stream of ``elements`` entries into parts."""
+        if self.split_elements_per_second <= 0:
+            return 0.0
+        return elements / self.split_elements_per_second
+
+    def assembly_time(self, elements: float) -> float:
+        """Time of assembling a sparse result of ``elements`` entries into the output."""
+        if self.assembly_elements_per_second <= 0:
+            return 0.0
+        return elements / self.assembly_elements_per_second
+
+    def with_study_compute(self) -> "Profile":
+        """This profile with its ``[study_compute]`` rates as the compute rates (itself
+        if it has no such table)."""
+        if not self.study_compute:
+            return self
+        return replace(self, **dict(self.study_compute))
+
     def summary(self) -> str:
         return f"{self.name}: {self.description}"
 
 
 def _parse(data: dict, where: str, name_default: str) -> Profile:
-    allowed_top = {"name", "description", "network", "compute"}
+    allowed_top = {"name", "description", "network", "compute", "study_compute"}
     for key in data:
         if key not in allowed_top:
             raise UserInputError(f"{where}: unknown key '{key}'; allowed: {', '.join(sorted(allowed_top))}")
@@ -122,6 +147,12 @@ def _parse(data: dict, where: str, name_default: str) -> Profile:
     for key in comp:
         if key not in _COMPUTE_KEYS:
             raise UserInputError(f"{where}: unknown key 'compute.{key}'; allowed: {', '.join(sorted(_COMPUTE_KEYS))}")
+    study = data.get("study_compute", {})
+    if not isinstance(study, dict):
+        raise UserInputError(f"{where}: 'study_compute' must be a table")
+    for key in study:
+        if key not in _COMPUTE_KEYS:
+            raise UserInputError(f"{where}: unknown key 'study_compute.{key}'; allowed: {', '.join(sorted(_COMPUTE_KEYS))}")
     sharing = net.get("sharing", "equal")
     if sharing not in ("equal", "penalty"):
         raise UserInputError(f"{where}: network.sharing {sharing!r} must be 'equal' or 'penalty'")
@@ -153,6 +184,9 @@ def _parse(data: dict, where: str, name_default: str) -> Profile:
         small_messages=small,
         dense_bytes_per_second=num(comp, "dense_bytes_per_second", 0.0),
         sparse_elements_per_second=num(comp, "sparse_elements_per_second", 0.0),
+        split_elements_per_second=num(comp, "split_elements_per_second", 0.0),
+        assembly_elements_per_second=num(comp, "assembly_elements_per_second", 0.0),
+        study_compute=tuple((k, num(study, k, 0.0)) for k in sorted(study)),
         source=where,
     )
 

@@ -154,6 +154,8 @@ def run_allreduce(config: RunConfig, graph=None, progress=None) -> Report:
     P = len(placement)
     n = config.elements
     routing, timing, study_options = resolve_study(config, algo)
+    if config.study:  # the computation inside the study's SMPI-model figures, if the profile has it
+        profile = profile.with_study_compute()
     options = _check_options(algo, study_options)
     if "group_size" in algo.options and "group_size" not in options:
         L = int(graph.graph.get("default_group_size", graph.graph.get("gpus_per_node", 1)) or 1)

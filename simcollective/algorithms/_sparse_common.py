@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..data.blocks import sub_bounds
+from ..data.blocks import iter_parts, sub_bounds
 from ..data.parts import Parts
 from ..data.dense import positions, scatter_add
 from ..data.sparse import DENSIFY_POLICIES, SparseStream, merge, split_at, turns_dense
@@ -33,7 +33,7 @@ __all__ = [
     "pof2_floor", "real_rank", "unfold", "fold", "is_pof2",
     "check_densify", "check_allgather", "check_group_size", "check_bool",
     "merge_op", "shared_merge_op", "split_stream", "ring_pass", "allgather",
-    "selection_time", "sum_streams", "shared_sum", "ALLGATHERS", "STUDY_SIZING",
+    "selection_time", "split_time", "assembly_time", "sum_streams", "shared_sum", "ALLGATHERS", "STUDY_SIZING",
 ]
 
 #: allgather variants accepted by the ``allgather`` option
@@ -121,6 +121,21 @@ def shared_merge_op(comm, densify: str = "exact", users: int = 2):
         return entry[2]
 
     return shared
+
+
+def split_time(comm, x) -> float:
+    """Cost of cutting the stream ``x`` into parts: the profile's split rate per entry
+    (0 unless the profile sets it, e.g. the study compute table under --study)."""
+    return comm.profile.split_time(x.nnz)
+
+
+def assembly_time(comm, parts) -> float:
+    """Cost of assembling the output from ``parts`` (streams): the profile's assembly
+    rate per entry (0 unless the profile sets it)."""
+    prof = comm.profile
+    if prof.assembly_elements_per_second <= 0:
+        return 0.0
+    return prof.assembly_time(sum(p.nnz for p in iter_parts(parts)))
 
 
 def selection_time(comm, entries: int) -> float:

@@ -7,7 +7,7 @@ from ..data.dense import positions, scatter_add
 from ..data.parts import Parts
 from ..data.sparse import HEADER_BYTES, SparseStream
 from ..errors import UserInputError
-from ._sparse_common import check_allgather, split_stream
+from ._sparse_common import assembly_time, check_allgather, split_stream, split_time
 from ._sparse_common import allgather as gather_items
 from .registry import register
 
@@ -65,6 +65,7 @@ def dsar_split_allgather(comm, x, *, allgather="direct", densify=None):
     if P == 1:
         return Parts([x])
     parts = split_stream(x, P)
+    yield comm.compute(split_time(comm, x))
     with comm.phase("split"):
         sends = [comm.isend((r + i) % P, parts[(r + i) % P], tag="split") for i in range(1, P)]
         recvs = [comm.irecv((r - i) % P, tag="split") for i in range(1, P)]
@@ -82,5 +83,6 @@ def dsar_split_allgather(comm, x, *, allgather="direct", densify=None):
             items = [i.stream for i in items]
         else:
             items = yield from gather_items(comm, acc, allgather, pack=Parts)
+    yield comm.compute(assembly_time(comm, items))
     return Parts(items)
 

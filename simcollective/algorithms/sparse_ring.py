@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from ..data.parts import Parts
-from ._sparse_common import check_densify, ring_pass, split_stream
+from ._sparse_common import assembly_time, check_densify, ring_pass, split_stream, split_time
 from .registry import register
 
 
@@ -29,8 +29,10 @@ def sparse_ring(comm, x, *, densify="exact"):
     if P == 1:
         return Parts([x])
     parts = split_stream(x, P)
+    yield comm.compute(split_time(comm, x))
     with comm.phase("reduce-scatter"):
         yield from ring_pass(comm, parts, first=r, reduce=True, densify=densify)
     with comm.phase("allgather"):
         yield from ring_pass(comm, parts, first=(r + 1) % P, reduce=False)
+    yield comm.compute(assembly_time(comm, parts))
     return Parts(parts)

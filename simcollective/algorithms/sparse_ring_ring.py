@@ -8,7 +8,8 @@ import numpy as np
 from ..data.blocks import block_bounds
 from ..data.dense import Reference
 from ..data.parts import Parts
-from ._sparse_common import (check_bool, check_densify, check_group_size, ring_pass, selection_time,
+from ._sparse_common import (assembly_time, check_bool, check_densify, check_group_size, ring_pass, selection_time,
+                             split_time,
                              split_stream)
 from .registry import register
 
@@ -101,6 +102,7 @@ def sparse_ring_ring(comm, x, *, k=None, group_size=None, densify="exact", respa
     l, g = intra.rank, inter.rank
     M = inter.size
     parts = split_stream(x, L)
+    yield comm.compute(split_time(comm, x))
     with comm.phase("intra-reduce-scatter"):
         yield from ring_pass(intra, parts, first=l - 1, reduce=True, densify=densify)
     mine = parts[l]
@@ -109,6 +111,7 @@ def sparse_ring_ring(comm, x, *, k=None, group_size=None, densify="exact", respa
         yield comm.compute(selection_time(comm, mine.nnz))
         mine = mine.topk(kk)
     subs = split_stream(mine, M)
+    yield comm.compute(split_time(comm, mine))
     with comm.phase("inter-reduce-scatter"):
         yield from ring_pass(inter, subs, first=g - 1, reduce=True, densify=densify)
     with comm.phase("inter-allgather"):
@@ -116,4 +119,5 @@ def sparse_ring_ring(comm, x, *, k=None, group_size=None, densify="exact", respa
     parts[l] = Parts(subs)
     with comm.phase("intra-allgather"):
         yield from ring_pass(intra, parts, first=l, reduce=False)
+    yield comm.compute(assembly_time(comm, parts))
     return Parts(parts)

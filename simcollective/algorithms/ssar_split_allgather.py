@@ -7,8 +7,8 @@ import functools
 
 from ..data.parts import Parts
 from ..data.sparse import HEADER_BYTES
-from ._sparse_common import (allgather, check_densify, fold, merge_op, pof2_floor, real_rank, selection_time,
-                             split_stream, unfold)
+from ._sparse_common import (allgather, assembly_time, check_densify, fold, merge_op, pof2_floor, real_rank,
+                             selection_time, split_stream, split_time, unfold)
 from .registry import register
 
 
@@ -68,6 +68,7 @@ def ssar_split_allgather(comm, x, *, densify="exact"):
         vcomm = comm.sub([real_rank(u, rem) for u in range(p2)], "ssar virtual")
         with comm.phase("split"):
             parts = split_stream(x, p2)
+            yield comm.compute(split_time(comm, x))
             sends = [vcomm.isend((v + i) % p2, parts[(v + i) % p2], tag="split") for i in range(1, p2)]
             recvs = [vcomm.irecv((v - i) % p2, tag="split") for i in range(1, p2)]
             mine = parts[v]
@@ -83,4 +84,5 @@ def ssar_split_allgather(comm, x, *, densify="exact"):
         with comm.phase("allgather"):
             pack = Parts if densify != "study" else functools.partial(StudyPairs, full=x.stop - x.start)
             x = Parts((yield from allgather(vcomm, mine, "recursive-doubling", pack=pack)))
+        yield comm.compute(assembly_time(comm, x))
     return (yield from unfold(comm, x))
