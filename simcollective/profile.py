@@ -33,7 +33,13 @@ SMALL_MESSAGES = ("eager", "smpi")
 _NETWORK_KEYS = {
     "sharing", "weight_s", "bound_by_route_capacity", "tcp_gamma", "cross_traffic",
     "bandwidth_factors", "latency_factors", "eager_threshold", "small_messages",
+    "bandwidth_factor_mode", "study_bandwidth_factor_mode",
 }
+#: ``network.bandwidth_factor_mode``: "progress" (network-model.md item 4: data advances at
+#: rate x f_bw while the flow occupies its full rate) or "bound" (SimGrid SMPI's own
+#: convention: f_bw x the route's smallest capacity bounds the flow's rate, and data
+#: advances at the rate it occupies)
+BANDWIDTH_FACTOR_MODES = ("progress", "bound")
 _COMPUTE_KEYS = {"dense_bytes_per_second", "sparse_elements_per_second", "split_elements_per_second",
                  "assembly_elements_per_second"}
 
@@ -71,6 +77,8 @@ class Profile:
     lat_factors: tuple = (1.0,)
     eager_threshold: int = 65536
     small_messages: str = "eager"
+    bandwidth_factor_mode: str = "progress"
+    study_bandwidth_factor_mode: str | None = None
     dense_bytes_per_second: float = 0.0
     sparse_elements_per_second: float = 0.0
     split_elements_per_second: float = 0.0
@@ -124,11 +132,13 @@ class Profile:
         return elements / self.assembly_elements_per_second
 
     def with_study_compute(self) -> "Profile":
-        """This profile with its ``[study_compute]`` rates as the compute rates (itself
-        if it has no such table)."""
-        if not self.study_compute:
-            return self
-        return replace(self, **dict(self.study_compute))
+        """This profile as ``--study`` uses it: its ``[study_compute]`` rates as the
+        compute rates and its ``network.study_bandwidth_factor_mode`` (if set) as the
+        bandwidth factor mode (itself if it has neither)."""
+        changes = dict(self.study_compute)
+        if self.study_bandwidth_factor_mode is not None:
+            changes["bandwidth_factor_mode"] = self.study_bandwidth_factor_mode
+        return replace(self, **changes) if changes else self
 
     def summary(self) -> str:
         return f"{self.name}: {self.description}"
@@ -166,6 +176,12 @@ def _parse(data: dict, where: str, name_default: str) -> Profile:
     small = net.get("small_messages", "eager")
     if small not in SMALL_MESSAGES:
         raise UserInputError(f"{where}: network.small_messages {small!r} must be one of: {', '.join(SMALL_MESSAGES)}")
+    modes = {}
+    for key in ("bandwidth_factor_mode", "study_bandwidth_factor_mode"):
+        v = net.get(key)
+        if v is not None and v not in BANDWIDTH_FACTOR_MODES:
+            raise UserInputError(f"{where}: network.{key} {v!r} must be one of: {', '.join(BANDWIDTH_FACTOR_MODES)}")
+        modes[key] = v
     bound = net.get("bound_by_route_capacity", True)
     if not isinstance(bound, bool):
         raise UserInputError(f"{where}: 'bound_by_route_capacity' must be true or false")
@@ -182,6 +198,8 @@ def _parse(data: dict, where: str, name_default: str) -> Profile:
         bw_thresholds=bw_t, bw_factors=bw_f, lat_thresholds=lat_t, lat_factors=lat_f,
         eager_threshold=int(num(net, "eager_threshold", 65536)),
         small_messages=small,
+        bandwidth_factor_mode=modes["bandwidth_factor_mode"] or "progress",
+        study_bandwidth_factor_mode=modes["study_bandwidth_factor_mode"],
         dense_bytes_per_second=num(comp, "dense_bytes_per_second", 0.0),
         sparse_elements_per_second=num(comp, "sparse_elements_per_second", 0.0),
         split_elements_per_second=num(comp, "split_elements_per_second", 0.0),
