@@ -405,7 +405,8 @@ class Comm:
     def add(self, a, b, op=None):
         """Reduce two payloads (``a + b`` or ``op(a, b)``) and pay the profile's compute time:
         dense sums at ``dense_bytes_per_second`` (3 x bytes), sparse merges at
-        ``sparse_elements_per_second`` (a.nnz + b.nnz). Value: the result."""
+        ``sparse_elements_per_second`` (a.nnz + b.nnz; a scatter-add of a sparse stream
+        into a dense one: the sparse one's nnz). Value: the result."""
         result = a + b if op is None else op(a, b)
         if isinstance(result, np.ndarray):
             result.flags.writeable = False  # payloads are immutable: shared by reference
@@ -414,7 +415,10 @@ class Comm:
             return _done_event(world.env, result)
         prof = world.profile
         if hasattr(a, "nnz") and hasattr(b, "nnz"):
-            cost = prof.sparse_merge_time(a.nnz + b.nnz)
+            if a.is_dense != b.is_dense:  # scatter-add of the sparse one into the dense one
+                cost = prof.sparse_merge_time(b.nnz if a.is_dense else a.nnz)
+            else:
+                cost = prof.sparse_merge_time(a.nnz + b.nnz)
         else:
             cost = prof.dense_sum_time(payload_bytes(result))
         return self.compute(cost, result)

@@ -139,3 +139,76 @@ def test_sweep_key_study(tmp_path):
     assert rows["True"]["out_routing"] == "study" and rows["True"]["out_timing"] == "study"
     assert rows["False"]["out_routing"] == "first"
     assert float(rows["True"]["time_s"]) > float(rows["False"]["time_s"])
+
+
+def test_scatter_add_costs_the_sparse_entries_only():
+    # dense + sparse is a scatter-add: it costs the sparse stream's entries, not the
+    # dense part's length (DSAR's accumulator); sparse + sparse costs both
+    from dataclasses import replace
+
+    from simcollective.data.dense import scatter_add  # noqa: F401  (the operation modelled)
+    from simcollective.runtime import run_ranks
+
+    prof = replace(load_profile("ideal"), sparse_elements_per_second=1e6)
+    g = topologies.build("abci", 1, {})
+    dense = SparseStream(0, 1000, None, np.zeros(1000, dtype=np.int32))
+    sp = stream(1000, [1, 5, 9])
+    got = {}
+
+    def main(comm):
+        t = comm.now
+        yield comm.add(dense, sp)
+        got["dense+sparse"] = comm.now - t
+        t = comm.now
+        yield comm.add(sp, sp)
+        got["sparse+sparse"] = comm.now - t
+        return None
+
+    run_ranks(g, ["n0/gpu0"], main, lambda r: (), prof)
+    assert got["dense+sparse"] == pytest.approx(3 / 1e6, rel=1e-12)
+    assert got["sparse+sparse"] == pytest.approx(6 / 1e6, rel=1e-12)
+
+
+def test_smpi_study_uses_the_study_compute_table():
+    p = load_profile("smpi")
+    assert p.dense_bytes_per_second == 0
+    s = p.with_study_compute()
+    assert s.dense_bytes_per_second > 0 and s.sparse_elements_per_second > 0
+    f = run(topology="abci", nodes=2, algorithm="sparse-ring", elements=M, dtype="int32", density=1 / 128,
+            profile="smpi", study=True)
+    assert f["phases"].get("compute", 0) > 0
+    f = run(topology="abci", nodes=2, algorithm="sparse-ring", elements=M, dtype="int32", density=1 / 128,
+            profile="smpi")
+    assert f["phases"].get("compute", 0) == 0
+
+
+def test_study_table_script_config_and_report():
+    # the config expands to the 36 published cells; the report joins ours and published
+    import importlib.util
+    from pathlib import Path
+
+    import pandas as pd
+
+    from simcollective.sweep import expand_grid
+
+    root = Path(__file__).resolve().parents[1]
+    spec = importlib.util.spec_from_file_location("study_table", root / "experiments" / "study_table.py")
+    st = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(st)
+    pts = expand_grid(root / "experiments" / "configs" / "study_table.toml")
+    assert len(pts) == 36 and all(p["study"] is True and p["profile"] == "smpi" for p in pts)
+    cells = {(p["topology"], p["gpus"], p["elements"]) for p in pts}
+    assert cells == set(st.PUBLISHED)
+    # a fake result: every cell 10 % above published except one algorithm made fastest
+    rows = []
+    for (topo, gpus, n), pub in st.PUBLISHED.items():
+        for algo, p in zip(st.ALGORITHMS, pub):
+            t = 1e-5 if (topo == "dgx2" and algo == "ring") else p * 1.1e-3
+            rows.append({"ok": True, "topology": topo, "gpus": gpus, "elements": n, "algorithm": algo,
+                         "time_s": t})
+    cmp = st.compare(pd.DataFrame(rows))
+    assert len(cmp) == 36
+    assert cmp[cmp.algorithm == "ring-ring"]["error_pct"].round(6).eq(10.0).all()
+    md = st.markdown(cmp)
+    assert "same fastest algorithm in 5 of 6 rows" in md
+    assert "ring / sparse-ring-ring (DIFFERENT)" in md

@@ -88,7 +88,8 @@ def sparse_ring_ring(comm, x, *, k=None, group_size=None, densify="exact", respa
     (d) (N/L)(1-(1-d)^P); each capped at dense size, plus the 4-byte header.
 
     ``densify``: "exact" (default) or "upper-bound" (n1 + n2, the study's code) for the
-    merges. ``resparsify`` (default False): after (a) each rank keeps only the
+    merges; "study" (part of ``--study``) sizes every message as the study's ring code
+    does, 4 + 8 nnz or dense, whichever is smaller (the exact rule). ``resparsify`` (default False): after (a) each rank keeps only the
     ceil(k / L) entries of largest |value| of its part (ties: lower index first), so the
     group's reduced vector is brought back to ~k entries (the input density) before the
     slow inter-group phases; the result is then approximate and verified against
