@@ -128,3 +128,9 @@ def test_cm02_penalty_counts_each_traversal():
     assert done[1] == pytest.approx(t2, rel=1e-9)
     sent1 = (t2 - 20e-6) * C / 4
     assert done[0] == pytest.approx(t2 + (S - sent1) / (C / 2), rel=1e-9)
+
+
+def test_route_capacity_counts_traversals():
+    r = Router(topologies.build("dgx2", 1, {}), "study")
+    assert r.route("n0/gpu1", "n0/gpu2").capacity == 25e9
+    assert r.route("n0/gpu14", "n0/gpu15").capacity == 50e9

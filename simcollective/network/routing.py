@@ -31,9 +31,10 @@ ROUTING_POLICIES = ("first", "hash", "study")
 class Route:
     """A path between two nodes with its resources.
 
-    ``resources`` are resource indices in path order (links and switch crossings),
-    ``latency`` is the sum of link and crossing latencies in seconds, ``capacity`` the
-    smallest capacity on the route in bytes/s (inf for a route to oneself).
+    ``resources`` are resource indices in path order (links and switch crossings; a
+    resource crossed twice is listed twice), ``latency`` is the sum of link and crossing
+    latencies in seconds (per traversal), ``capacity`` the smallest capacity on the
+    route in bytes/s, divided by the number of traversals (inf for a route to oneself).
     """
 
     nodes: tuple
@@ -140,7 +141,9 @@ class Router:
             return r
         if self._study is not None:
             nodes, resources, latency = self._study.resources(src, dst)
-            r = Route(nodes, resources, latency, min(self.capacity[x] for x in resources))
+            # a resource crossed k times gives the route at most capacity / k
+            cap = min(self.capacity[x] / resources.count(x) for x in set(resources))
+            r = Route(nodes, resources, latency, cap)
             self._routes[key] = r
             return r
         dist = self._distances_to(dst, src)
