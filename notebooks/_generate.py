@@ -140,6 +140,63 @@ print(f"trace: {trace_path} ({trace_path.stat().st_size} bytes): open it in http
 ]
 
 
+WHICH = [
+    new_markdown_cell("""\
+# Which allgather / all-to-all on which machine
+
+Time against size (nccl-tests bytes) for every algorithm of a collective, one figure per
+collective, one panel per machine: `dgx-h100` with 1, 2, 4 and 8 nodes and `abci`. The data
+are the table of `python experiments/fig_f_collectives.py` (`experiments/results/
+fig_f_collectives.csv`); if it is not there (or `SMALL` is set) a small grid is run here with
+the same configuration (`--reduced`). Every point was verified on every rank."""),
+    new_code_cell(SETUP),
+    new_code_cell('''\
+import sys
+
+sys.path.insert(0, str(ROOT / "experiments"))
+import fig_f_collectives as exp
+from simcollective.sweep import read_results, run_sweep
+
+table = ROOT / "experiments" / "results" / "fig_f_collectives.csv"
+if table.exists() and not SMALL:
+    df = read_results(table)
+    print(f"loaded {len(df)} rows from {table.name}")
+else:
+    out = Path(tempfile.mkdtemp()) / "fig_f_small.csv"
+    df = run_sweep(exp.config(exp.MAIN, reduced=True), out, workers=1, progress=False)
+    print(df.attrs["summary"])
+ok = df[df["ok"].astype(bool)]
+ok[["collective", "algorithm", "topology", "nodes", "ranks", "bytes", "time_s", "busbw"]].head()'''),
+    new_code_cell('''\
+# one figure per collective: time vs size, one line per algorithm, one panel per machine
+outdir = Path(tempfile.mkdtemp())
+for path in exp.figures(ok, outdir):
+    if path.suffix == ".png":
+        from IPython.display import Image, display
+        display(Image(filename=str(path)))'''),
+    new_code_cell('''\
+# bus bandwidth (nccl-tests definition) against size on the largest machine of the table
+fig, axes = plt.subplots(1, 2, figsize=(9, 3.4), sharey=True)
+for ax, (coll, part) in zip(axes, ok.groupby("collective", sort=False)):
+    big = part[part["ranks"] == part["ranks"].max()]
+    for algo, rows in big.groupby("algorithm"):
+        rows = rows.sort_values("bytes")
+        ax.plot(rows["bytes"], rows["busbw"] / 1e9, marker="o", ms=3, label=algo)
+    ax.set_xscale("log", base=2)
+    ax.set_title(f"{coll}, {int(big['ranks'].iloc[0])} GPUs ({big['topology'].iloc[0]})", fontsize=9)
+    ax.set_xlabel("size (bytes)")
+    ax.grid(True, alpha=0.3)
+axes[0].set_ylabel("busbw (GB/s)")
+axes[-1].legend(fontsize=7)
+fig.tight_layout()
+plt.show()'''),
+    new_code_cell('''\
+# the fastest algorithm at each size and machine
+best = ok.loc[ok.groupby(["collective", "topology", "nodes", "bytes"])["time_s"].idxmin()]
+best.pivot_table(index=["collective", "topology", "nodes"], columns="bytes", values="algorithm", aggfunc="first")'''),
+]
+
+
 def _write(cells, name):
     nb = new_notebook(cells=cells)
     nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
@@ -151,4 +208,5 @@ def _write(cells, name):
 if __name__ == "__main__":
     _write(SCALING, "scaling_curves.ipynb")
     _write(EXPLORE, "explore_topology.ipynb")
-    print("wrote", HERE / "scaling_curves.ipynb", HERE / "explore_topology.ipynb")
+    _write(WHICH, "which_collective.ipynb")
+    print("wrote", HERE / "scaling_curves.ipynb", HERE / "explore_topology.ipynb", HERE / "which_collective.ipynb")

@@ -1,7 +1,8 @@
 """The ``simcollective`` command line.
 
-Subcommands: ``run`` (one allreduce), ``p2p`` (one message), ``algorithms``,
-``topologies``, and, from their own modules, ``sweep``, ``plot``, ``draw-topology``.
+Subcommands: ``run`` (one collective, allreduce by default), ``p2p`` (one message),
+``algorithms``, ``topologies``, and, from their own modules, ``sweep``, ``plot``,
+``draw-topology``, ``bench``.
 Every user error is one line on stderr (``simcollective: error: ...``) and a non-zero
 exit status: 2 for bad input, 3 for a result that fails verification, 4 for a deadlock.
 """
@@ -22,7 +23,7 @@ from .units import format_bytes, format_rate, format_time, parse_fraction, parse
 __all__ = ["main", "build_parser", "add_topology_arguments", "config_from_args"]
 
 # optional subcommand modules, each with ``add_parser(subparsers)``
-_EXTRA_COMMANDS = ("simcollective.sweep", "simcollective.plot", "simcollective.draw")
+_EXTRA_COMMANDS = ("simcollective.sweep", "simcollective.plot", "simcollective.draw", "simcollective.bench")
 
 
 def _topology_error_types():
@@ -89,9 +90,18 @@ def build_parser() -> argparse.ArgumentParser:
                        description="Simulate one allreduce on real data, verify every rank's result "
                                    "against NumPy, and print time, algbw/busbw, phases and busiest links.")
     add_topology_arguments(p)
+    p.add_argument("--collective", default="allreduce", metavar="NAME",
+                   help="allreduce (default), allgather, reduce-scatter, broadcast, reduce, alltoall")
     p.add_argument("--algorithm", required=True, metavar="NAME",
-                   help=f"dense: {', '.join(dense)}; sparse: {', '.join(sparse)}")
-    p.add_argument("--elements", required=True, metavar="N", help="vector length, e.g. 32M = 33554432")
+                   help=f"allreduce dense: {', '.join(dense)}; sparse: {', '.join(sparse)}; "
+                        "other collectives: see 'simcollective algorithms'")
+    p.add_argument("--elements", metavar="N",
+                   help="count as NCCL takes it: the vector length (allreduce, broadcast, reduce) or "
+                        "per-rank count (allgather: send, reduce-scatter: receive, alltoall: per peer), e.g. 32M")
+    p.add_argument("--bytes", metavar="BYTES",
+                   help="size as nccl-tests counts it instead of --elements (allgather: output buffer, "
+                        "alltoall: whole send buffer; per-rank shares rounded down to 16 bytes)")
+    p.add_argument("--root", metavar="R", help="root rank of broadcast and reduce (default: 0)")
     p.add_argument("--gpus", metavar="P", help="use the first P GPUs in placement order (default: all)")
     p.add_argument("--dtype", default="float32", help="float32 (default), float16, float64, int32")
     p.add_argument("--placement", default="linear", metavar="linear|study|PATH",
@@ -141,7 +151,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=cmd_p2p)
 
     # listings -------------------------------------------------------------------------------
-    p = sub.add_parser("algorithms", help="list the allreduce algorithms")
+    p = sub.add_parser("algorithms", help="list the algorithms of every collective")
+    p.add_argument("--collective", metavar="NAME", help="only this collective")
     p.set_defaults(func=cmd_algorithms)
     p = sub.add_parser("topologies", help="list the topology presets (or describe one)")
     p.add_argument("--show", metavar="NAME", help="describe this preset built with --nodes")
@@ -174,13 +185,18 @@ def config_from_args(args):
         raise UserInputError("--chunk-size 0 must be > 0")
     if args.density is not None and args.k is not None:
         raise UserInputError("give either --density or --k, not both")
+    if (args.elements is None) == (args.bytes is None):
+        raise UserInputError("give the size as --elements N or --bytes B (one of them)")
     return RunConfig(
         topology=args.topology,
         nodes=_int(args.nodes, "--nodes", 1),
         topology_opts=_topology_opts(args.topology_opt),
         topology_file=args.topology_file,
         algorithm=args.algorithm,
-        elements=parse_size(args.elements, "--elements"),
+        elements=parse_size(args.elements, "--elements") if args.elements is not None else 2**20,
+        bytes=parse_size(args.bytes, "--bytes") if args.bytes is not None else None,
+        collective=args.collective,
+        root=_int(args.root, "--root", 0) if args.root is not None else None,
         gpus=_int(args.gpus, "--gpus", 1) if args.gpus is not None else None,
         dtype=args.dtype,
         profile=args.profile,
@@ -277,8 +293,10 @@ def format_report(report) -> str:
     f = report.fields
     where = f["topology"] + (f" ({f['nodes']} nodes)" if f.get("nodes") else "")
     lines = [
-        f"{f['algorithm']} allreduce on {where}: {f['ranks']} ranks, {f['elements']} x {f['dtype']} "
-        f"({format_bytes(f['bytes'])}), profile {f['profile']}",
+        f"{f['algorithm']} {f.get('collective', 'allreduce')} on {where}: {f['ranks']} ranks, "
+        f"{f['elements']} x {f['dtype']}{'' if f.get('collective', 'allreduce') == 'allreduce' else ' (count)'} "
+        f"({format_bytes(f['bytes'])}){'' if f.get('root', -1) < 0 else ', root ' + str(f['root'])}, "
+        f"profile {f['profile']}",
     ]
     if f["kind"] == "sparse":
         lines.append(f"  workload     {f['workload']}, k = {f['k']} per rank (density {f['density']:.6g}); "
@@ -363,17 +381,21 @@ def cmd_p2p(args) -> int:
 
 
 def cmd_algorithms(args) -> int:
-    from .algorithms import load_all
-    from .algorithms.registry import OPTION_FLAGS
+    from .algorithms.registry import COLLECTIVES, OPTION_FLAGS, algorithms_for, check_collective
 
-    algos = load_all()
-    for kind in ("dense", "sparse"):
-        print(f"{kind}:")
-        for name in sorted(a for a in algos if algos[a].kind == kind):
-            a = algos[name]
-            opts = " ".join(OPTION_FLAGS[o] for o in a.options)
-            extra = "" if a.exact else " [approximate: verified against its own definition]"
-            print(f"  {name:<24} {a.summary}{extra}" + (f"  (options: {opts})" if opts else ""))
+    wanted = [check_collective(args.collective)] if args.collective else COLLECTIVES
+    for coll in wanted:
+        algos = algorithms_for(coll)
+        for kind in ("dense", "sparse"):
+            names = sorted(a for a in algos if algos[a].kind == kind)
+            if not names:
+                continue
+            print(f"{coll} ({kind}):")
+            for name in names:
+                a = algos[name]
+                opts = " ".join(OPTION_FLAGS[o] for o in a.options)
+                extra = "" if a.exact else " [approximate: verified against its own definition]"
+                print(f"  {name:<24} {a.summary}{extra}" + (f"  (options: {opts})" if opts else ""))
     return 0
 
 

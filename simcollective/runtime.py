@@ -141,6 +141,7 @@ class World:
         self.messages = 0
         self.message_bytes = 0
         self.servers = [network.router.graph.nodes[g].get("server") for g in self.placement]
+        self.shared: dict = {}   # per-simulation memo the algorithms may share (Comm.shared)
 
     def comm_id(self, members: tuple, name: str) -> int:
         cid = self._comm_ids.get(members)
@@ -437,6 +438,16 @@ class Comm:
             _, t0 = st.stack.pop()
             if world.trace:
                 st.spans.append((name, "phase", t0, world.env.now, {}))
+
+    @property
+    def shared(self) -> dict:
+        """A dict private to this simulation, the same for every rank and communicator
+        (for results several ranks compute identically; see ``_sparse_common``)."""
+        return self.world.shared
+
+    def server(self, rank: int | None = None):
+        """The server (physical node) id of ``rank`` of this communicator (default: this rank)."""
+        return self.world.servers[self.members[self.rank if rank is None else rank]]
 
     # -- sub-communicators ----------------------------------------------------------------
     def sub(self, ranks, name: str) -> "Comm":

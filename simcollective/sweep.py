@@ -21,7 +21,12 @@ each block combined with ``[fixed]``. Keys are the fields of one ``simcollective
 as in :data:`INPUT_KEYS` (``-`` and ``_`` are interchangeable); ``density`` accepts ``"1/128"``;
 ``topology_opts`` is a table (``{oversubscription = 3}``) or ``"key=value,..."``;
 ``nodes = "auto"`` means ``ceil(gpus / gpus_per_node)`` of the topology. An unknown key
-is an error that names it and lists the allowed ones.
+is an error that names it and lists the allowed ones. ``collective`` (default allreduce),
+``root`` and ``bytes`` (the nccl-tests size, instead of ``elements``) are those of
+``simcollective run``; in a grid, ``elements``, ``bytes`` and ``gpus`` also accept a range
+``{from = "8", to = "128M", factor = 2}`` (or ``step = N``), ``to`` included when reached.
+The ``bytes`` column of a row holds the size that was run (nccl-tests rounds per-rank
+shares down to 16 bytes).
 
 Inputs that do not apply to a point's algorithm are not passed to it (``density``, ``k``,
 ``workload``, ``overlap``, ``inputs`` for dense algorithms; ``group_size``, ``chunk_size``,
@@ -73,6 +78,7 @@ INPUT_KEYS = (
     "topology", "topology_opts", "topology_file", "nodes", "gpus", "algorithm", "elements", "dtype",
     "density", "k", "workload", "overlap", "inputs", "profile", "placement", "routing", "seed",
     "group_size", "chunk_size", "allgather", "densify", "resparsify", "verify", "memory_budget",
+    "collective", "root", "bytes",
     "timing", "study",
 )
 #: Values of the inputs a configuration does not set (those of ``simcollective run``).
@@ -82,17 +88,20 @@ DEFAULTS = {
     "workload": "uniform", "overlap": 0.0, "inputs": None, "profile": "ideal", "placement": "linear",
     "routing": "first", "seed": 1, "group_size": None, "chunk_size": None, "allgather": None,
     "densify": None, "resparsify": None, "verify": "auto", "memory_budget": DEFAULT_MEMORY_BUDGET,
+    "collective": None, "root": None, "bytes": None,   # None: allreduce, its root rule, size from elements
     # None = the run's default (simultaneous / false), and keeps the keys of older tables
     "timing": None, "study": None,
 }
+#: keys whose grid values may be a range ``{from = "8", to = "128M", factor = 2}`` (or ``step = N``)
+RANGE_KEYS = ("elements", "bytes", "gpus")
 REQUIRED = ("algorithm", "elements")
 SPARSE_ONLY = ("density", "k", "workload", "overlap", "inputs")
 ALGO_OPTIONS = ("group_size", "chunk_size", "allgather", "densify", "resparsify")
 TOP_LEVEL = ("name", "description", "fixed", "grid")
 #: ``run --json`` keys that only repeat an input: not repeated in the table
-ECHO_KEYS = ("algorithm", "topology", "nodes", "elements", "seed", "workload", "placement")
+ECHO_KEYS = ("algorithm", "topology", "nodes", "elements", "seed", "workload", "placement", "collective")
 #: ``run --json`` keys that share an input's name but are resolved by the run
-RESOLVED_KEYS = ("density", "k", "dtype", "profile", "routing", "timing", "study")
+RESOLVED_KEYS = ("density", "k", "dtype", "profile", "root", "routing", "timing", "study")
 STATUS_COLUMNS = ("ok", "error", "ignored")
 
 EPILOG = """\
@@ -111,6 +120,8 @@ configuration format (TOML; data only, never executed):
   Use [[grid]] blocks (array of tables) for a union of several products.
   keys: """ + ", ".join(INPUT_KEYS) + """
   nodes = "auto" uses ceil(gpus / GPUs per node of the topology).
+  collective = ["allgather"]; bytes = {from = "8", to = "128M", factor = 2} (ranges
+  also for elements and gpus; step = N adds instead of multiplying).
   topology_opts = {oversubscription = 3} (or a list of such tables in a grid).
   Relative topology_file/inputs/placement paths are relative to the config file.
   Inputs an algorithm does not use are not passed to it (column 'ignored').
@@ -198,13 +209,15 @@ def _parse_value(key: str, value, where: str):
         if isinstance(value, str) and value.strip().lower() == "auto":
             return "auto"
         return _int_value(value, where, 1)
+    if key == "root":
+        return _int_value(value, where, 0)
     if key in ("gpus", "group_size"):
         return _int_value(value, where, 1)
     if key == "seed":
         return _int_value(value, where)
-    if key in ("elements", "k", "chunk_size", "memory_budget"):
+    if key in ("elements", "k", "chunk_size", "memory_budget", "bytes"):
         v = parse_size(value, where)
-        if key in ("elements", "k", "chunk_size") and v < 1:
+        if key in ("elements", "k", "chunk_size", "bytes") and v < 1:
             raise UserInputError(f"{where}: {value!r} must be >= 1")
         return v
     if key == "density":
@@ -280,6 +293,8 @@ def load_config(config) -> dict:
         for key, values in _check_keys(g, where).items():
             if key in fixed:
                 raise UserInputError(f"{key!r} is set in both [fixed] and {where}; keep one")
+            if isinstance(values, dict) and key in RANGE_KEYS:
+                values = _range_values(values, f"{where} {key}")
             if not isinstance(values, list):
                 raise UserInputError(f"{where} {key} = {values!r} must be a list (e.g. {key} = [{values!r}]) "
                                      "or move it to [fixed]")
@@ -289,10 +304,39 @@ def load_config(config) -> dict:
         grids.append(grid)
     for grid in grids:
         for req in REQUIRED:
+            if req == "elements" and ("bytes" in fixed or "bytes" in grid):
+                continue
             if req not in fixed and req not in grid:
                 raise UserInputError(f"the sweep config sets no {req!r} (in [fixed] or [grid])")
     return {"name": name, "description": raw.get("description", ""), "fixed": fixed, "grids": grids,
             "base": str(base)}
+
+
+def _range_values(spec: dict, where: str) -> list:
+    """The values of a range ``{from, to, factor}`` (multiply) or ``{from, to, step}`` (add),
+    ``to`` included when reached; sizes accept K/M/G."""
+    keys = set(spec)
+    if not {"from", "to"} <= keys or len(keys & {"factor", "step"}) != 1 or keys - {"from", "to", "factor", "step"}:
+        raise UserInputError(f"{where} = {spec!r}: a range is {{from = A, to = B, factor = F}} or "
+                             "{from = A, to = B, step = S}")
+    lo, hi = parse_size(spec["from"], f"{where} from"), parse_size(spec["to"], f"{where} to")
+    if lo < 1 or hi < lo:
+        raise UserInputError(f"{where}: from {lo} and to {hi} must satisfy 1 <= from <= to")
+    if "factor" in spec:
+        f = _int_value(spec["factor"], f"{where} factor", 2)
+        step = lambda v: v * f  # noqa: E731
+    else:
+        d = parse_size(spec["step"], f"{where} step")
+        if d < 1:
+            raise UserInputError(f"{where} step {d} must be >= 1")
+        step = lambda v: v + d  # noqa: E731
+    values, v = [], lo
+    while v <= hi:
+        values.append(v)
+        v = step(v)
+        if len(values) > 10_000:
+            raise UserInputError(f"{where}: more than 10000 values")
+    return values
 
 
 def point_key(point: dict) -> str:
@@ -369,10 +413,10 @@ def _resolve_path(path, base: str):
 def _effective(point: dict, base: str):
     """(RunConfig keyword arguments, names of inputs not passed to the algorithm)."""
     from .algorithms import load_all
-    from .algorithms.registry import ALGORITHMS
+    from .algorithms.registry import REGISTRY
 
     load_all()
-    algo = ALGORITHMS.get(point["algorithm"])
+    algo = REGISTRY.get((point.get("collective") or "allreduce", point["algorithm"]))
     ignored = []
     kw = {
         "topology": point["topology"],
@@ -390,6 +434,11 @@ def _effective(point: dict, base: str):
         "verify": point["verify"],
         "memory_budget": point["memory_budget"],
     }
+    for key in ("collective", "root", "bytes"):   # set only when given (defaults: allreduce)
+        if point.get(key) is not None:
+            kw[key] = point[key]
+    if kw["elements"] is None:
+        del kw["elements"]
     if point.get("timing") is not None:
         kw["timing"] = point["timing"]
     if point.get("study") is not None:
@@ -454,6 +503,8 @@ def _run_config(kw: dict) -> dict:
             raise UserInputError("nodes = \"auto\": cannot tell GPUs per node of this topology")
         if kw.get("density") is not None and kw.get("k") is not None:
             raise UserInputError("give either density or k, not both")
+        if kw.get("bytes") is not None and kw.get("elements") is not None:
+            raise UserInputError("give either elements or bytes, not both")
         report = run_allreduce(RunConfig(**kw))
         out = {"ok": True, "error": None}
         out.update(_flatten_report(report.to_json()))

@@ -581,7 +581,8 @@ def test_io_bad_paths(tmp_path):
 
 # ------------------------------------------------------------------ registry
 def test_presets_names_and_descriptions():
-    assert list(PRESETS) == ["abci", "dgx1", "dgx2", "fat-tree", "dgx-h100"]
+    assert list(PRESETS) == ["abci", "dgx1", "dgx2", "fat-tree", "dgx-h100", "dgx1-v100",
+                             "dgx2-v100", "dgx-a100", "dgx-b200", "gb200-nvl72"]
     for name, (builder, desc) in PRESETS.items():
         assert callable(builder) and isinstance(desc, str) and "\n" not in desc
         G = build(name, 2)

@@ -1,4 +1,5 @@
-"""Allreduce algorithms, one module each, registered in :mod:`.registry`."""
+"""Collective algorithms (allreduce, allgather, reduce-scatter, broadcast, reduce, alltoall),
+one module each, registered in :mod:`.registry` under (collective, name)."""
 
 import importlib
 import pkgutil

@@ -7,13 +7,22 @@ from ..data.dense import positions, scatter_add
 from ..data.parts import Parts
 from ..data.sparse import HEADER_BYTES, SparseStream
 from ..errors import UserInputError
-from ._sparse_common import assembly_time, check_allgather, split_stream, split_time
+from ._sparse_common import assembly_time, split_stream, split_time
 from ._sparse_common import allgather as gather_items
 from .registry import register
 
 
-def _check(nranks: int, allgather=None, densify=None, **_ignored) -> None:
-    check_allgather(allgather)
+def _scatter_add_into(acc: SparseStream, got: SparseStream) -> SparseStream:
+    """Add ``got`` into the private dense accumulator ``acc`` (in place; see below)."""
+    buf = acc.values          # writable until the accumulation is over
+    if got.is_dense:
+        buf += got.values
+    else:
+        scatter_add(buf, positions(got.indices, acc.start), got.values)
+    return acc
+
+
+def _study_only(nranks: int, densify=None, **_ignored) -> None:
     if densify is not None and densify != "study":
         raise UserInputError(f"--densify {densify!r}: dsar-split-allgather accepts only 'study' "
                              "(its parts are dense by construction)")
@@ -30,17 +39,7 @@ class _Raw:
         self.nbytes = stream.nbytes - HEADER_BYTES
 
 
-def _scatter_add_into(acc: SparseStream, got: SparseStream) -> SparseStream:
-    """Add ``got`` into the private dense accumulator ``acc`` (in place; see below)."""
-    buf = acc.values          # writable until the accumulation is over
-    if got.is_dense:
-        buf += got.values
-    else:
-        scatter_add(buf, positions(got.indices, acc.start), got.values)
-    return acc
-
-
-@register("dsar-split-allgather", kind="sparse", options=("allgather", "densify"), check=_check)
+@register("dsar-split-allgather", kind="sparse", options=("allgather", "densify"), check=_study_only)
 def dsar_split_allgather(comm, x, *, allgather="direct", densify=None):
     """DSAR split-allgather: direct exchange of P part-streams into a dense own part, then an allgather of the dense parts.
 
@@ -60,7 +59,6 @@ def dsar_split_allgather(comm, x, *, allgather="direct", densify=None):
     then is it frozen and sent), so the scatter-adds update it in place instead of
     copying N/P values per received part.
     """
-    check_allgather(allgather)
     P, r = comm.size, comm.rank
     if P == 1:
         return Parts([x])

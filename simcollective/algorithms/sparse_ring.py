@@ -3,15 +3,11 @@
 from __future__ import annotations
 
 from ..data.parts import Parts
-from ._sparse_common import assembly_time, check_densify, ring_pass, split_stream, split_time
+from ._sparse_common import assembly_time, ring_allgather, ring_reduce_scatter, split_stream, split_time
 from .registry import register
 
 
-def _check(nranks: int, densify=None, **_ignored) -> None:
-    check_densify(densify, "sparse-ring")
-
-
-@register("sparse-ring", kind="sparse", options=("densify",), check=_check)
+@register("sparse-ring", kind="sparse", options=("densify",))
 def sparse_ring(comm, x, *, densify="exact"):
     """Sparse ring: the dense ring's reduce-scatter and allgather on part-streams.
 
@@ -33,8 +29,8 @@ def sparse_ring(comm, x, *, densify="exact"):
     parts = split_stream(x, P)
     yield comm.compute(split_time(comm, x))
     with comm.phase("reduce-scatter"):
-        yield from ring_pass(comm, parts, first=r, reduce=True, densify=densify)
+        yield from ring_reduce_scatter(comm, parts, owns=(r + 1) % P, densify=densify)
     with comm.phase("allgather"):
-        yield from ring_pass(comm, parts, first=(r + 1) % P, reduce=False)
+        yield from ring_allgather(comm, parts, owns=(r + 1) % P)
     yield comm.compute(assembly_time(comm, parts))
     return Parts(parts)

@@ -8,16 +8,9 @@ import numpy as np
 from ..data.blocks import block_bounds
 from ..data.dense import Reference
 from ..data.parts import Parts
-from ._sparse_common import (assembly_time, check_bool, check_densify, check_group_size, ring_pass, selection_time,
-                             split_time,
-                             split_stream)
+from ._sparse_common import (assembly_time, ring_allgather, ring_reduce_scatter, selection_time, split_stream,
+                             split_time)
 from .registry import register
-
-
-def _check(nranks: int, group_size=None, densify=None, resparsify=None, **_ignored) -> None:
-    check_group_size(nranks, group_size)
-    check_densify(densify, "sparse-ring-ring")
-    check_bool("resparsify", resparsify)
 
 
 def resparsify_k(k: int, L: int) -> int:
@@ -70,7 +63,7 @@ def resparsify_reference(workload, nranks: int, *, group_size=None, resparsify=F
 
 
 @register("sparse-ring-ring", kind="sparse", options=("group_size", "densify", "resparsify"),
-          check=_check, reference=resparsify_reference)
+          reference=resparsify_reference)
 def sparse_ring_ring(comm, x, *, k=None, group_size=None, densify="exact", resparsify=False):
     """Sparse ring-ring: intra-group ring reduce-scatter, multi-leader inter-group rings, intra-group allgather.
 
@@ -105,7 +98,7 @@ def sparse_ring_ring(comm, x, *, k=None, group_size=None, densify="exact", respa
     parts = split_stream(x, L)
     yield comm.compute(split_time(comm, x))
     with comm.phase("intra-reduce-scatter"):
-        yield from ring_pass(intra, parts, first=l - 1, reduce=True, densify=densify)
+        yield from ring_reduce_scatter(intra, parts, owns=l, densify=densify)
     mine = parts[l]
     if resparsify:
         kk = resparsify_k(k, L)
@@ -114,11 +107,11 @@ def sparse_ring_ring(comm, x, *, k=None, group_size=None, densify="exact", respa
     subs = split_stream(mine, M)
     yield comm.compute(split_time(comm, mine))
     with comm.phase("inter-reduce-scatter"):
-        yield from ring_pass(inter, subs, first=g - 1, reduce=True, densify=densify)
+        yield from ring_reduce_scatter(inter, subs, owns=g, densify=densify)
     with comm.phase("inter-allgather"):
-        yield from ring_pass(inter, subs, first=g, reduce=False)
+        yield from ring_allgather(inter, subs, owns=g)
     parts[l] = Parts(subs)
     with comm.phase("intra-allgather"):
-        yield from ring_pass(intra, parts, first=l, reduce=False)
+        yield from ring_allgather(intra, parts, owns=l)
     yield comm.compute(assembly_time(comm, parts))
     return Parts(parts)

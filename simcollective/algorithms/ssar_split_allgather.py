@@ -7,8 +7,8 @@ import functools
 
 from ..data.parts import Parts
 from ..data.sparse import HEADER_BYTES
-from ._sparse_common import (allgather, assembly_time, check_densify, fold, merge_op, pof2_floor, real_rank,
-                             selection_time, split_stream, split_time, unfold)
+from ._sparse_common import (allgather, assembly_time, fold, merge_op, pof2_floor, real_rank, selection_time,
+                             split_stream, split_time, unfold)
 from .registry import register
 
 
@@ -34,11 +34,7 @@ class StudyPairs(Parts):
         return HEADER_BYTES + nnz * pair
 
 
-def _check(nranks: int, densify=None, **_ignored) -> None:
-    check_densify(densify, "ssar-split-allgather")
-
-
-@register("ssar-split-allgather", kind="sparse", options=("densify",), check=_check)
+@register("ssar-split-allgather", kind="sparse", options=("densify",))
 def ssar_split_allgather(comm, x, *, densify="exact"):
     """SSAR split-allgather: direct exchange of p' part-streams, merge, recursive-doubling allgather.
 
