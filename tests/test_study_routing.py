@@ -132,3 +132,18 @@ def test_study_routing_refused_where_it_has_no_meaning(topo):
     assert out.returncode == 2
     assert out.stderr.count("\n") == 1 and "--routing study" in out.stderr and topo in out.stderr
     assert "Traceback" not in out.stderr
+
+
+def test_user_files_saved_from_the_study_presets_work_others_refused(tmp_path):
+    g = topologies.build("abci", 2, {})
+    path = tmp_path / "abci.json"
+    topologies.save(g, path)
+    loaded = topologies.load(path)
+    assert Router(loaded, "study").path("n0/gpu2", "n1/gpu0") == Router(g, "study").path("n0/gpu2", "n1/gpu0")
+    g.graph["name"] = "my-cluster"
+    other = tmp_path / "other.json"
+    topologies.save(g, other)
+    out = cli("run", "--topology-file", str(other), "--algorithm", "ring", "--elements", "1M",
+              "--routing", "study", "--quiet")
+    assert out.returncode == 2 and out.stderr.count("\n") == 1
+    assert "'my-cluster' is not one of them" in out.stderr
