@@ -298,6 +298,11 @@ def format_report(report) -> str:
         f"({format_bytes(f['bytes'])}){'' if f.get('root', -1) < 0 else ', root ' + str(f['root'])}, "
         f"profile {f['profile']}",
     ]
+    study = [f"{k} study" for k in ("routing", "timing") if f.get(k) == "study"]
+    if f.get("options", {}).get("densify") == "study":
+        study.append("densify study")
+    if study:  # the study's simulator (issue 14): say which of its behaviours are on
+        lines.append(f"  study        {'--study: ' if f.get('study') else ''}{', '.join(study)}")
     if f["kind"] == "sparse":
         lines.append(f"  workload     {f['workload']}, k = {f['k']} per rank (density {f['density']:.6g}); "
                      f"result density {f['result_density']:.4g}, {f['dense_parts']} of {f['result_parts']} parts dense")

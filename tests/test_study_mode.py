@@ -118,6 +118,9 @@ def test_cli_study_end_to_end():
     assert out.returncode == 0, out.stderr
     f = json.loads(out.stdout)
     assert f["time_s"] == pytest.approx(80.8e-3, rel=2e-3)
+    out = cli("run", "--topology", "abci", "--nodes", "2", "--algorithm", "sparse-ring", "--elements", "64K",
+              "--density", "1/128", "--study", "--quiet")
+    assert out.returncode == 0 and "study        --study: routing study, timing study, densify study" in out.stdout
     out = cli("run", "--topology", "abci", "--algorithm", "ssar-recursive-doubling", "--elements", "1M",
               "--density", "1/128", "--densify", "study", "--quiet")
     assert out.returncode == 2 and out.stderr.count("\n") == 1
