@@ -23,7 +23,8 @@ from .units import format_bytes, format_rate, format_time, parse_fraction, parse
 __all__ = ["main", "build_parser", "add_topology_arguments", "config_from_args"]
 
 # optional subcommand modules, each with ``add_parser(subparsers)``
-_EXTRA_COMMANDS = ("simcollective.sweep", "simcollective.plot", "simcollective.draw", "simcollective.bench")
+_EXTRA_COMMANDS = ("simcollective.sweep", "simcollective.plot", "simcollective.draw", "simcollective.bench",
+                   "simcollective.nccl.compare")
 
 
 def _topology_error_types():
@@ -124,6 +125,9 @@ def build_parser() -> argparse.ArgumentParser:
                         "the study's message sizing (ssar/dsar-split-allgather, sparse rings)")
     a.add_argument("--resparsify", action="store_true", default=None,
                    help="sparse-ring-ring: keep only the top-k after the intra-group phase")
+    a.add_argument("--protocol", metavar="simple|ll|ll128",
+                   help="nccl-*: NCCL protocol (default: simple; nccl: NCCL's choice)")
+    a.add_argument("--channels", metavar="N", help="nccl-*: channels (default: what NCCL runs for the size)")
     s = p.add_argument_group("sparse workload")
     s.add_argument("--density", metavar="D", help="nonzeros per rank as a fraction of N, e.g. 1/128")
     s.add_argument("--k", metavar="K", help="nonzeros per rank")
@@ -180,6 +184,8 @@ def config_from_args(args):
         "allgather": args.allgather,
         "densify": args.densify,
         "resparsify": args.resparsify,
+        "protocol": args.protocol,
+        "channels": _int(args.channels, "--channels", 1) if args.channels is not None else None,
     }
     if options["chunk_size"] == 0:
         raise UserInputError("--chunk-size 0 must be > 0")
@@ -312,6 +318,14 @@ def format_report(report) -> str:
         f"  verified     yes, every rank: {f['verification']}",
         f"  messages     {f['messages']} ({format_bytes(f['message_bytes'])} sent)",
     ]
+    if "algorithm_chosen" in f:
+        lines.append(f"  nccl         {f['algorithm_chosen']}, protocol {f['protocol']}, {f['channels']} channel(s)"
+                     + (f"; NCCL's model predicts {f['nccl_predicted_us']:.1f} us"
+                        if f.get("nccl_predicted_us") is not None else ""))
+        mc = f.get("nccl_model_choice")
+        if mc and (mc["algorithm"], mc["protocol"]) != (f["nccl_algorithm"].lower(), f["protocol"]):
+            lines.append(f"               (NCCL's own pick here: {mc['algorithm']}/{mc['protocol']}, "
+                         "not simulated on this machine; the best simulated one runs)")
     total = f["time_s"] or 1.0
     phases = "  ".join(f"{k} {format_time(v)} ({100 * v / total:.0f}%)" for k, v in f["phases"].items() if v > 0)
     lines.append(f"  phases       {phases or '-'}")
@@ -356,7 +370,7 @@ def cmd_p2p(args) -> int:
             yield comm.recv(0)
 
     env = SimEnvironment()
-    net = Network(env, graph, profile, args.routing)
+    net = Network(env, profile.effective_graph(graph), profile, args.routing)
     result = run_ranks(graph, [order[src], order[dst]], main, lambda r: (), profile, network=net)
     route = net.route(order[src], order[dst])
     hops = net.router.describe(route)

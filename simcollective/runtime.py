@@ -403,6 +403,23 @@ class Comm:
         ev.callbacks.insert(0, close)
         return ev
 
+    def delay(self, seconds: float, value=None):
+        """Let ``seconds`` pass in the current phase (a fixed latency the algorithm models
+        itself, e.g. NCCL's launch and per-hop latencies); value: ``value``."""
+        env = self.world.env
+        if seconds <= 0:
+            return _done_event(env, value)
+        return env.timeout(seconds, value)
+
+    @property
+    def graph(self):
+        """The hardware graph the ranks run on (read-only use)."""
+        return self.world.network.router.graph
+
+    def gpu(self, rank: int | None = None):
+        """Graph node id of the GPU of ``rank`` of this communicator (default: this rank)."""
+        return self.world.placement[self.members[self.rank if rank is None else rank]]
+
     def add(self, a, b, op=None):
         """Reduce two payloads (``a + b`` or ``op(a, b)``) and pay the profile's compute time:
         dense sums at ``dense_bytes_per_second`` (3 x bytes), sparse merges at
@@ -555,7 +572,7 @@ def run_ranks(graph, placement, main, args_for_rank, profile, routing: str = "fi
     """
     t0 = time.perf_counter()
     env = SimEnvironment()
-    net = network if network is not None else Network(env, graph, profile, routing)
+    net = network if network is not None else Network(env, profile.effective_graph(graph), profile, routing)
     net.env = env
     world = World(env, net, placement, profile, trace)
     if timing not in TIMINGS:

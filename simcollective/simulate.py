@@ -33,7 +33,7 @@ import numpy as np
 from . import data
 from .algorithms import get_algorithm, load_all
 from .algorithms.registry import CONTEXT, check_options
-from .data.collectives import Sources, get_collective, verify_pieces
+from .data.collectives import EMPTY_RESULT, Sources, get_collective, verify_pieces
 from .errors import UserInputError, VerificationError
 from .placement import resolve_placement
 from .profile import load_profile
@@ -299,9 +299,11 @@ def verify(plan: Plan, result) -> str:
         if pieces is None:
             continue    # no result on this rank (a reduce's non-root ranks)
         try:
-            how = verify_pieces(out, pieces, refs, mode, seen)
+            got = verify_pieces(out, pieces, refs, mode, seen)
         except VerificationError as exc:
             raise VerificationError(f"rank {r}: {exc}") from None
+        if how is None or got != EMPTY_RESULT:  # a rank whose parts were all seen adds nothing
+            how = got
     if mode == "symbolic" and plan.coll.name == "allreduce":
         how = "symbolic: every element holds each of the P contributions exactly once"
     if plan.coll.name == "reduce":
@@ -363,6 +365,9 @@ def measure(plan: Plan, result, verification: str, t_start: float) -> Report:
         "root": -1 if plan.root is None else plan.root,
         "count": plan.count,
     }
+    report_fields = getattr(algo.func, "report_fields", None)  # e.g. NCCL's choice (nccl-*)
+    if report_fields is not None:
+        fields_.update(report_fields(plan.graph, plan.placement, nbytes, plan.options, plan.profile))
     if algo.kind == "sparse":
         fields_["density"] = plan.k / plan.n
         fields_["k"] = plan.k

@@ -43,6 +43,8 @@ OPTION_FLAGS = {
     "allgather": "--allgather",
     "densify": "--densify",
     "resparsify": "--resparsify",
+    "protocol": "--protocol",
+    "channels": "--channels",
 }
 #: keyword parameters the simulator fills in from the run itself
 CONTEXT = ("n", "k", "dtype", "root")

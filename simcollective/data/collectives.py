@@ -41,7 +41,10 @@ from .blocks import iter_parts
 from .sparse import SparseStream
 from .symbolic import SymbolicArray, format_ranks
 
-__all__ = ["Piece", "Collective", "COLLECTIVES", "get_collective", "walk", "Sources", "verify_pieces"]
+#: what :func:`verify_pieces` says when every part was already verified (or there are none)
+EMPTY_RESULT = "nothing to compare (empty result)"
+
+__all__ = ["EMPTY_RESULT", "Piece", "Collective", "COLLECTIVES", "get_collective", "walk", "Sources", "verify_pieces"]
 
 
 class Piece(NamedTuple):
@@ -304,7 +307,7 @@ def verify_pieces(output, pieces, sources, mode: str, seen: set | None = None) -
             how = ref.describe()
     else:
         raise ValueError(f"mode {mode!r} must be dense, symbolic or sparse")
-    return how or "nothing to compare (empty result)"
+    return how or EMPTY_RESULT
 
 
 class Sources:
