@@ -48,9 +48,10 @@ def add_topology_arguments(p: argparse.ArgumentParser, network: bool = True) -> 
     if not network:
         return
     g.add_argument("--profile", default=D["profile"], metavar="NAME|PATH",
-                   help=f"network profile: ideal, cm02, smpi or a TOML file (default: {D['profile']})")
-    g.add_argument("--routing", default=D["routing"], choices=("first", "hash"),
-                   help=f"equal-cost path choice: first (static) or hash (ECMP) (default: {D['routing']})")
+                   help=f"network profile: ideal, cm02, smpi, nccl or a TOML file (default: {D['profile']})")
+    g.add_argument("--routing", default=D["routing"], choices=("first", "hash", "study"),
+                   help="equal-cost path choice: first (static) or hash (ECMP), or study: SimGrid's "
+                        f"Floyd routes over the study's platform files (abci, dgx1, dgx2) (default: {D['routing']})")
 
 
 def check_topology_conflicts(args) -> None:
@@ -103,13 +104,21 @@ def build_parser() -> argparse.ArgumentParser:
                    help="rank order: auto (the graph's rank order if it has one, else linear), "
                         f"linear, the study's order, or a file of GPU ids (default: {D['placement']})")
     p.add_argument("--seed", default=str(D["seed"]), help=f"seed of the inputs (default: {D['seed']})")
+    st = p.add_argument_group("the study's simulator (artefacts of its setup, not of the hardware)")
+    st.add_argument("--timing", default=D["timing"], choices=("simultaneous", "study"),
+                    help=f"study: ranks start at their barrier-exit offsets and the time is the "
+                         f"largest (finish - own start) (default: {D['timing']})")
+    st.add_argument("--study", action="store_true",
+                    help="all of the study's behaviours: --routing study --timing study "
+                         "--densify study (where the algorithm has a study sizing rule)")
     a = p.add_argument_group("algorithm options (an option the algorithm does not use is an error)")
     a.add_argument("--group-size", metavar="L", help="ranks per group for two-level algorithms (default: the topology's)")
     a.add_argument("--chunk-size", metavar="BYTES", help="pipelining chunk size, e.g. 1M")
     a.add_argument("--allgather", choices=("direct", "ring", "recursive-doubling"),
                    help="allgather variant of dsar-split-allgather / topk-allgather")
-    a.add_argument("--densify", choices=("exact", "upper-bound"),
-                   help="when merged sparse streams turn dense: exact union size or n1+n2 (the study's code)")
+    a.add_argument("--densify", choices=("exact", "upper-bound", "study"),
+                   help="when merged sparse streams turn dense: exact union size or n1+n2; study: "
+                        "the study's message sizing (ssar/dsar-split-allgather, sparse rings)")
     a.add_argument("--resparsify", action="store_true", default=None,
                    help="sparse-ring-ring: keep only the top-k after the intra-group phase")
     a.add_argument("--protocol", metavar="simple|ll|ll128",
@@ -201,6 +210,8 @@ def config_from_args(args):
         verify=args.verify,
         memory_budget=parse_size(args.memory_budget, "--memory-budget"),
         trace=bool(args.trace),
+        timing=args.timing,
+        study=bool(args.study),
     )
 
 
@@ -262,6 +273,11 @@ def format_report(report) -> str:
     ]
     if f.get("placement_order"):
         lines.append(f"  placement    {f['placement_order']}")
+    study = [f"{k} study" for k in ("routing", "timing") if f.get(k) == "study"]
+    if f.get("options", {}).get("densify") == "study":
+        study.append("densify study")
+    if study:  # the study's simulator (issue 14): say which of its behaviours are on
+        lines.append(f"  study        {'--study: ' if f.get('study') else ''}{', '.join(study)}")
     if f["kind"] == "sparse":
         lines.append(f"  workload     {f['workload']}, k = {f['k']} per rank (density {f['density']:.6g}); "
                      f"result density {f['result_density']:.4g}, {f['dense_parts']} of {f['result_parts']} parts dense")

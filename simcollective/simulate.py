@@ -8,7 +8,7 @@ documented keys:
 ``algorithm, topology, nodes, ranks, elements, dtype, bytes, time_s, algbw, busbw,
 verified, verification, phases, messages, wall_s`` and further ``collective, root, count,
 profile, placement, message_bytes, bytes_by_link_type, top_links, events, flows, kind,
-density, k, result_density, dense_parts, options, seed, mode``.
+density, k, result_density, dense_parts, options, seed, routing, timing, study, mode``.
 
 ``collective`` is one of allreduce (the default), allgather, reduce-scatter, broadcast,
 reduce, alltoall (:mod:`simcollective.data.collectives` defines each). ``elements`` =
@@ -42,7 +42,7 @@ from .resources import check_run_memory
 from .runtime import run_ranks
 
 __all__ = ["RunConfig", "Report", "run", "run_collective", "run_allreduce", "build_graph", "run_defaults",
-           "JSON_KEYS", "count_for_bytes"]
+           "JSON_KEYS", "count_for_bytes", "resolve_study"]
 
 JSON_KEYS = (
     "algorithm", "topology", "nodes", "ranks", "elements", "dtype", "bytes", "time_s", "algbw", "busbw",
@@ -88,6 +88,9 @@ class RunConfig:
     collective: str = "allreduce"
     root: int | None = None
     bytes: int | None = None
+    timing: str = "simultaneous"                    # simultaneous | study (barrier-exit offsets)
+    study: bool = False                             # every behaviour of the study's simulator
+
 
     def __post_init__(self):
         # text as the CLI takes it: RunConfig(elements="32M", density="1/128", nodes="2")
@@ -105,6 +108,34 @@ def run_defaults() -> dict:
 
     return {f.name: getattr(RunConfig(), f.name) for f in dataclasses.fields(RunConfig)}
 
+
+def resolve_study(config: RunConfig, algo) -> tuple:
+    """``(routing, timing, options)`` of a configuration once ``study`` is applied.
+
+    ``study=True`` (``--study``) is ``--routing study --timing study`` plus
+    ``--densify study`` for the algorithms that have a study sizing rule (the others
+    already size messages as the study did, or were not in the study); a part set
+    explicitly to something else is an error, never silently overridden.
+    """
+    from .algorithms import STUDY_SIZING
+    from .runtime import TIMINGS
+
+    routing, timing = config.routing, config.timing
+    options = dict(config.options or {})
+    if timing not in TIMINGS:
+        raise UserInputError(f"--timing {timing!r} must be one of: {', '.join(TIMINGS)}")
+    if not isinstance(config.study, bool):
+        raise UserInputError(f"study {config.study!r} must be true or false")
+    if not config.study:
+        return routing, timing, options
+    if routing not in ("first", "study"):
+        raise UserInputError(f"--study sets --routing study; --routing {routing} contradicts it")
+    densify = options.get("densify")
+    if algo.name in STUDY_SIZING and algo.collective == "allreduce":
+        if densify not in (None, "study"):
+            raise UserInputError(f"--study sets --densify study; --densify {densify} contradicts it")
+        options["densify"] = "study"
+    return "study", "study", options
 
 @dataclass(repr=False)
 class Report:
@@ -170,6 +201,8 @@ class Plan:
     k: int | None = None
     workload: object = None
     kwargs: dict = field(default_factory=dict)
+    routing: str = "first"
+    timing: str = "simultaneous"
 
 
 def _check_inputs(config: RunConfig, algo, dtype, options: dict) -> None:
@@ -246,11 +279,15 @@ def resolve(config: RunConfig, graph=None) -> Plan:
             raise UserInputError(f"--elements {count} must be >= 1")
         count = int(count)
     n = coll.input_elements(count, P)
-    options = check_options(algo, config.options, P)
+    routing, timing, study_options = resolve_study(config, algo)
+    if config.study:  # the study's profile settings (compute table, bandwidth factor mode)
+        profile = profile.with_study_compute()
+    options = check_options(algo, study_options, P)
     if "group_size" in algo.options and "group_size" not in options:
         options["group_size"] = default_group_size(graph, P)
     _check_inputs(config, algo, dtype, options)
-    plan = Plan(config, coll, algo, dtype, profile, graph, placement, P, count, n, root, options, "full")
+    plan = Plan(config, coll, algo, dtype, profile, graph, placement, P, count, n, root, options, "full",
+                routing=routing, timing=timing)
     if algo.kind == "sparse":
         if config.verify == "symbolic":
             raise UserInputError("--verify symbolic applies to dense algorithms; sparse runs always carry real data")
@@ -288,7 +325,7 @@ def simulate(plan: Plan, inputs, progress=None):
     # the algorithm itself is each rank's generator (no wrapper frame on every resume)
     main = functools.partial(plan.algo.func, **plan.kwargs)
     return run_ranks(plan.graph, plan.placement, main, lambda r: (inputs(r),), plan.profile,
-                     plan.config.routing, trace=plan.config.trace, progress=progress)
+                     plan.routing, trace=plan.config.trace, progress=progress, timing=plan.timing)
 
 
 def sources(plan: Plan):
@@ -388,6 +425,9 @@ def measure(plan: Plan, result, verification: str, t_start: float) -> Report:
         "placement_order": describe_placement(plan.graph, config.placement),
         "options": plan.options,
         "seed": config.seed,
+        "routing": plan.routing,
+        "timing": plan.timing,
+        "study": bool(config.study),
         "events": result.events,
         "flows": result.flows,
         "wall_s": time.perf_counter() - t_start,  # build, inputs, simulation, verification

@@ -39,7 +39,9 @@ column, ``ok``, ``error``, ``ignored``, then every key of ``run --json``: ``phas
 flattened into ``phase_<name>`` columns, ``bytes_by_link_type`` into ``bytes_<type>``,
 ``options`` and ``top_links`` are JSON strings; run keys that repeat an input are not
 repeated (``algorithm, topology, nodes, elements, seed, workload, placement``) except
-those the run resolves, which become ``out_density, out_k, out_dtype, out_profile``.
+those the run resolves, which become ``out_density, out_k, out_dtype, out_profile``,
+``out_routing, out_timing, out_study`` (``study = true`` resolves routing and timing to
+``study``). ``timing`` and ``study`` left unset keep the point keys of older tables.
 ``wall_s`` (host seconds) is the only column that depends on the machine or executor.
 """
 
@@ -77,6 +79,7 @@ INPUT_KEYS = (
     "density", "k", "workload", "overlap", "inputs", "profile", "placement", "routing", "seed",
     "group_size", "chunk_size", "allgather", "densify", "resparsify", "verify", "memory_budget",
     "collective", "root", "bytes",
+    "timing", "study",
 )
 def _defaults() -> dict:
     from .simulate import run_defaults
@@ -85,6 +88,8 @@ def _defaults() -> dict:
     out = {k: d.get(k) for k in INPUT_KEYS}           # algorithm options: None (the algorithm's own)
     out.update(topology_opts=None, algorithm=None, elements=None)   # required, or none
     out.update(collective=None)   # None: allreduce (keys of points written before collectives unchanged)
+    # None = the run's default (simultaneous / false), and keeps the keys of older tables
+    out.update(timing=None, study=None)
     return out
 
 
@@ -99,7 +104,7 @@ TOP_LEVEL = ("name", "description", "fixed", "grid")
 #: ``run --json`` keys that only repeat an input: not repeated in the table
 ECHO_KEYS = ("algorithm", "topology", "nodes", "elements", "seed", "workload", "placement", "collective")
 #: ``run --json`` keys that share an input's name but are resolved by the run
-RESOLVED_KEYS = ("density", "k", "dtype", "profile", "root")
+RESOLVED_KEYS = ("density", "k", "dtype", "profile", "root", "routing", "timing", "study")
 STATUS_COLUMNS = ("ok", "error", "ignored")
 
 EPILOG = """\
@@ -231,7 +236,7 @@ def _parse_value(key: str, value, where: str):
         if v > 1:
             raise UserInputError(f"{where}: {value!r} must be in [0, 1]")
         return v
-    if key == "resparsify":
+    if key in ("resparsify", "study"):
         return _bool_value(value, where)
     return _str_value(value, where)
 
@@ -440,6 +445,10 @@ def _effective(point: dict, base: str):
             kw[key] = point[key]
     if kw["elements"] is None:
         del kw["elements"]
+    if point.get("timing") is not None:
+        kw["timing"] = point["timing"]
+    if point.get("study") is not None:
+        kw["study"] = point["study"]
     if kw["placement"] not in ("auto", "linear", "study"):
         kw["placement"] = _resolve_path(kw["placement"], base)
     dense = algo is not None and algo.kind == "dense"
@@ -549,11 +558,12 @@ INT_COLUMNS = ("nodes", "gpus", "elements", "k", "seed", "group_size", "chunk_si
                "root", "out_root", "count", "channels")
 FLOAT_COLUMNS = ("density", "overlap", "time_s", "algbw", "busbw", "wall_s", "out_density", "result_density",
                  "sim_wall_s", "nccl_predicted_us", "nccl_latency_us")
-BOOL_COLUMNS = ("ok", "verified", "resparsify", "exact")
+BOOL_COLUMNS = ("ok", "verified", "resparsify", "exact", "study", "out_study")
 STR_COLUMNS = ("key", "topology", "topology_opts", "topology_file", "algorithm", "dtype", "workload", "inputs",
                "profile", "placement", "routing", "allgather", "densify", "verify", "error", "ignored", "kind",
                "out_dtype", "verification", "mode", "out_profile", "options", "top_links", "collective",
-               "placement_order", "algorithm_chosen", "protocol", "nccl_algorithm", "nccl_model_choice")
+               "placement_order", "algorithm_chosen", "protocol", "nccl_algorithm", "nccl_model_choice",
+               "timing", "out_routing", "out_timing")
 
 
 def _column_dtype(col: str):

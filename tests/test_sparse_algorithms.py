@@ -89,7 +89,7 @@ def test_registered():
         assert ALGORITHMS[name].kind == "sparse", name
     assert ALGORITHMS["sparse-ring"].options == ("densify",)
     assert ALGORITHMS["sparse-ring-ring"].options == ("group_size", "densify", "resparsify")
-    assert ALGORITHMS["dsar-split-allgather"].options == ("allgather",)
+    assert ALGORITHMS["dsar-split-allgather"].options == ("allgather", "densify")  # densify: "study" only
     assert ALGORITHMS["topk-allgather"].options == ("allgather",)
     assert ALGORITHMS["gtopk"].exact is False and ALGORITHMS["gtopk"].reference is not None
     for name in SPARSE[:-1]:
