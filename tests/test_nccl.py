@@ -205,6 +205,25 @@ def test_ring_latency_is_nccls():
     assert rep["phases"]["latency"] == pytest.approx(15.0e-6)   # 6.6 + 14 x 0.6 us
 
 
+
+def test_multinode_ring_simple_latency_has_nccls_plateau_factor():
+    # 2 x 8 H100, ring/Simple, 16 channels: NCCL's L = 8.4 + 28 x 3.4 (NVLink steps) + 2 x 14 (network
+    # steps) = 131.6 us, counted 1.4 times on SM90 once every rank of every channel has >= 64 B
+    # (tuning.cc "plateau effect of ring"); the simulated call spends the same latency
+    m = machine("dgx-h100", 2)
+    gr = model.graphs_of(m)
+    assert model.latency(m, gr, "ring", "simple") == pytest.approx(131.6)
+    assert model.ring_plateau_factor(m, gr, "ring", "simple", 16 * 16 * 64) == 1.4
+    assert model.ring_plateau_factor(m, gr, "ring", "simple", 16 * 16 * 64 - 4) == 1.0
+    assert model.ring_plateau_factor(m, gr, "ring", "ll128", 1 << 30) == 1.0
+    assert model.ring_plateau_factor(machine("dgx-a100"), model.graphs_of(machine("dgx-a100")),
+                                     "ring", "simple", 1 << 30) == 1.0    # one node: no factor
+    big = run("nccl-ring", nodes=2, elements=16 * 16 * 16, protocol="simple", channels=16)
+    small = run("nccl-ring", nodes=2, elements=16 * 16 * 16 - 1, protocol="simple", channels=16)
+    assert big["phases"]["latency"] == pytest.approx(131.6e-6 * 1.4)
+    assert small["phases"]["latency"] == pytest.approx(131.6e-6)
+
+
 # -- bad input -------------------------------------------------------------------------------------------
 def cli(capsys, *argv):
     code = main(list(argv))
