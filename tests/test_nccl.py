@@ -224,6 +224,17 @@ def test_multinode_ring_simple_latency_has_nccls_plateau_factor():
     assert small["phases"]["latency"] == pytest.approx(131.6e-6)
 
 
+
+def test_dgx1_ring_moves_data_at_the_measured_nvlink2_rate():
+    # 12 channels = 6 searched rings x 2 on the DGX-1V mesh; every ring edge is one 25 GB/s NVLink2
+    # lane shared by the two channels of its ring, at the profile's 0.86 (~21.5 GB/s, nccl.md 4.7)
+    n = 12 * 8 * 2**14
+    rep = run("nccl-ring", topology="dgx1-v100", elements=n, dtype="float32", protocol="simple")
+    assert rep["channels"] == 12 and rep["phases"]["latency"] == pytest.approx(56.0e-6)  # 8.4 + 14 x 3.4
+    S = 4 * n
+    assert rep["time_s"] - 56.0e-6 == pytest.approx(2 * 7 / 8 * S / (12 * 0.86 * 25e9 / 2), rel=1e-9)
+
+
 # -- bad input -------------------------------------------------------------------------------------------
 def cli(capsys, *argv):
     code = main(list(argv))
@@ -256,7 +267,7 @@ def test_nvls_where_there_is_none_is_an_error(capsys, topology, nodes, needle):
 def test_profile_nccl_table_is_validated(tmp_path):
     text = (Path(__file__).parents[1] / "simcollective/profiles/nccl.toml").read_text()
     for bad, needle in (("launch_us = 0.0", "launch_us = -1.0"), ("nvls_efficiency = 0.80", "nvls_efficiency = 1.5"),
-                        ("ll = 2.0", "ll = 0.5"), ("nvlink = 0.82", "nvlink = nan")):
+                        ("ll = 2.0", "ll = 0.5"), ("nvlink = 0.86", "nvlink = nan")):
         p = tmp_path / "p.toml"
         p.write_text(text.replace(bad, needle, 1))
         with pytest.raises(UserInputError, match="must be a finite number"):
