@@ -409,3 +409,18 @@ def test_nccl_reports_when_it_cannot_run_nccls_pick(capsys):
     code, out, _ = cli(capsys, "run", "--topology", "dgx-h100", "--nodes", "4", "--algorithm", "nccl",
                        "--elements", "4M", "--profile", "nccl", "--verify", "symbolic")
     assert code == 0 and "NCCL's own pick here: nvlstree/simple" in out
+
+
+def test_nccl_model_check_script_puts_nccls_model_against_the_logs():
+    import importlib.util
+
+    path = Path(__file__).parents[1] / "experiments" / "nccl_model_check.py"
+    spec = importlib.util.spec_from_file_location("nccl_model_check", path)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    lines = dict(line.split(": ", 1) for line in mod.check())
+    # NCCL 2.30.7 on 8 x A100 at 64 MiB: ring/Simple, L = 56 us + 28 us of launches, busbw 240
+    assert "64 MiB ring/simple 204.8 / 166.6 (1.23)" in lines["a100x8"]
+    assert "64 MiB nvlstree/simple 370.7 / 270.0 (1.37)" in lines["h100x16-A"]
+    assert lines["h100x16-G-ring"].startswith("1 MiB ring/ll128")   # NCCL_ALGO=Ring in the log
+    assert len(lines) == 10
