@@ -27,6 +27,7 @@ import sys
 
 from . import __version__
 from .errors import UserInputError
+from .parsing import check_output_path, parse_int, parse_topology_opts
 from .units import parse_size
 
 __all__ = ["add_parser", "cmd_bench", "bench_sizes", "run_bench", "format_table", "DEFAULT_ALGORITHM",
@@ -208,16 +209,6 @@ def add_parser(subparsers) -> None:
     p.set_defaults(func=cmd_bench)
 
 
-def _topology_opts(items) -> dict:
-    out = {}
-    for item in items:
-        if "=" not in item:
-            raise UserInputError(f"--topology-opt {item!r} must be KEY=VALUE")
-        k, v = item.split("=", 1)
-        out[k.strip()] = v.strip()
-    return out
-
-
 def _write_json(rows, dest) -> None:
     text = json.dumps(rows, indent=2)
     if dest == "-":
@@ -227,44 +218,36 @@ def _write_json(rows, dest) -> None:
             fh.write(text + "\n")
 
 
-def _int(text, what, minimum):
-    try:
-        v = int(str(text))
-    except ValueError:
-        raise UserInputError(f"{what} {text!r} is not an integer") from None
-    if v < minimum:
-        raise UserInputError(f"{what} {v} must be >= {minimum}")
-    return v
-
-
 def cmd_bench(args) -> int:
     from .data.collectives import get_collective
     from .simulate import RunConfig, build_graph, resolve
     from .units import parse_fraction
 
     coll = get_collective(args.collective)
+    check_output_path(args.json, "--json")
+    check_output_path(args.csv, "--csv")
     if args.op != "sum":
         raise UserInputError(f"-o {args.op!r}: only sum is simulated")
     if args.root is not None and not coll.rooted:
         raise UserInputError(f"-r/--root applies to broadcast and reduce, not to {coll.name}")
-    factor = _int(args.stepfactor, "-f", 0) if args.stepfactor is not None else None
+    factor = parse_int(args.stepfactor, "-f", 0) if args.stepfactor is not None else None
     step = parse_size(args.stepbytes, "-i") if args.stepbytes is not None else None
     minbytes, maxbytes = parse_size(args.minbytes, "-b"), parse_size(args.maxbytes, "-e")
     sizes = bench_sizes(minbytes, maxbytes, factor, step)
     options = {
-        "group_size": _int(args.group_size, "--group-size", 1) if args.group_size is not None else None,
+        "group_size": parse_int(args.group_size, "--group-size", 1) if args.group_size is not None else None,
         "chunk_size": parse_size(args.chunk_size, "--chunk-size") if args.chunk_size is not None else None,
         "allgather": args.allgather,
     }
     base = RunConfig(
-        topology=args.topology, nodes=_int(args.nodes, "--nodes", 1), topology_opts=_topology_opts(args.topology_opt),
+        topology=args.topology, nodes=parse_int(args.nodes, "--nodes", 1), topology_opts=parse_topology_opts(args.topology_opt),
         topology_file=args.topology_file, algorithm=args.algorithm or DEFAULT_ALGORITHM[coll.name],
-        gpus=_int(args.ngpus, "-g", 1) if args.ngpus is not None else None, dtype=_dtype(args.datatype),
-        profile=args.profile, placement=args.placement, routing=args.routing, seed=_int(args.seed, "--seed", 0),
+        gpus=parse_int(args.ngpus, "-g", 1) if args.ngpus is not None else None, dtype=_dtype(args.datatype),
+        profile=args.profile, placement=args.placement, routing=args.routing, seed=parse_int(args.seed, "--seed", 0),
         options={k: v for k, v in options.items() if v is not None},
         density=parse_fraction(args.density, "--density") if args.density is not None else None,
         verify=args.verify, memory_budget=parse_size(args.memory_budget, "--memory-budget"),
-        collective=coll.name, root=_int(args.root, "-r", 0) if args.root is not None else None)
+        collective=coll.name, root=parse_int(args.root, "-r", 0) if args.root is not None else None)
     graph = build_graph(base)
     plan = resolve(base, graph)     # every bad input fails here, before the first size
     nodes = graph.nodes

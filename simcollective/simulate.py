@@ -8,7 +8,7 @@ documented keys:
 ``algorithm, topology, nodes, ranks, elements, dtype, bytes, time_s, algbw, busbw,
 verified, verification, phases, messages, wall_s`` and further ``collective, root, count,
 profile, placement, message_bytes, bytes_by_link_type, top_links, events, flows, kind,
-density, k, result_density, dense_parts, options, seed, mode``.
+density, k, result_density, dense_parts, options, seed, routing, timing, study, mode``.
 
 ``collective`` is one of allreduce (the default), allgather, reduce-scatter, broadcast,
 reduce, alltoall (:mod:`simcollective.data.collectives` defines each). ``elements`` =
@@ -25,6 +25,7 @@ broadcast, reduce 1). ``root`` is -1 for collectives without one (as nccl-tests 
 from __future__ import annotations
 
 import functools
+import math
 import time
 from dataclasses import dataclass, field
 
@@ -35,12 +36,13 @@ from .algorithms import get_algorithm, load_all
 from .algorithms.registry import CONTEXT, check_options
 from .data.collectives import EMPTY_RESULT, Sources, get_collective, verify_pieces
 from .errors import UserInputError, VerificationError
-from .placement import resolve_placement
+from .placement import describe_placement, resolve_placement
 from .profile import load_profile
+from .resources import check_run_memory
 from .runtime import run_ranks
 
-__all__ = ["RunConfig", "Report", "run", "run_collective", "run_allreduce", "build_graph", "JSON_KEYS",
-           "count_for_bytes"]
+__all__ = ["RunConfig", "Report", "run", "run_collective", "run_allreduce", "build_graph", "run_defaults",
+           "JSON_KEYS", "count_for_bytes", "resolve_study"]
 
 JSON_KEYS = (
     "algorithm", "topology", "nodes", "ranks", "elements", "dtype", "bytes", "time_s", "algbw", "busbw",
@@ -48,6 +50,8 @@ JSON_KEYS = (
 )
 
 DEFAULT_MEMORY_BUDGET = 2**30
+#: values of ``verify`` (``--verify``)
+VERIFY_MODES = ("auto", "full", "symbolic")
 
 
 @dataclass
@@ -69,7 +73,7 @@ class RunConfig:
     gpus: int | None = None
     dtype: str = "float32"
     profile: str = "ideal"
-    placement: str | list = "linear"
+    placement: str | list = "auto"                 # the graph's rank_order if any, else linear
     routing: str = "first"
     seed: int = 1
     options: dict = field(default_factory=dict)     # user-set algorithm options
@@ -84,17 +88,81 @@ class RunConfig:
     collective: str = "allreduce"
     root: int | None = None
     bytes: int | None = None
+    timing: str = "simultaneous"                    # simultaneous | study (barrier-exit offsets)
+    study: bool = False                             # every behaviour of the study's simulator
 
 
-@dataclass
+    def __post_init__(self):
+        # text as the CLI takes it: RunConfig(elements="32M", density="1/128", nodes="2")
+        from .parsing import coerce_run_fields
+
+        for key, value in coerce_run_fields(vars(self)).items():
+            if value is not getattr(self, key):
+                setattr(self, key, value)
+
+
+def run_defaults() -> dict:
+    """``{field: default}`` of :class:`RunConfig`: the one source of the defaults of ``run``'s
+    options, of sweep inputs (``sweep.DEFAULTS``) and of the Python API."""
+    import dataclasses
+
+    return {f.name: getattr(RunConfig(), f.name) for f in dataclasses.fields(RunConfig)}
+
+
+def resolve_study(config: RunConfig, algo) -> tuple:
+    """``(routing, timing, options)`` of a configuration once ``study`` is applied.
+
+    ``study=True`` (``--study``) is ``--routing study --timing study`` plus
+    ``--densify study`` for the algorithms that have a study sizing rule (the others
+    already size messages as the study did, or were not in the study); a part set
+    explicitly to something else is an error, never silently overridden.
+    """
+    from .algorithms import STUDY_SIZING
+    from .runtime import TIMINGS
+
+    routing, timing = config.routing, config.timing
+    options = dict(config.options or {})
+    if timing not in TIMINGS:
+        raise UserInputError(f"--timing {timing!r} must be one of: {', '.join(TIMINGS)}")
+    if not isinstance(config.study, bool):
+        raise UserInputError(f"study {config.study!r} must be true or false")
+    if not config.study:
+        return routing, timing, options
+    if routing not in ("first", "study"):
+        raise UserInputError(f"--study sets --routing study; --routing {routing} contradicts it")
+    densify = options.get("densify")
+    if algo.name in STUDY_SIZING and algo.collective == "allreduce":
+        if densify not in (None, "study"):
+            raise UserInputError(f"--study sets --densify study; --densify {densify} contradicts it")
+        options["densify"] = "study"
+    return "study", "study", options
+
+@dataclass(repr=False)
 class Report:
     """The measurements of one run (``result`` holds the raw :class:`RunResult`)."""
 
     fields: dict
     result: object = None
 
+    def __repr__(self) -> str:     # compact: the fields of a 64-rank run are half a megabyte
+        f = self.fields
+        return (f"<Report {f.get('algorithm')} on {f.get('topology')}: {f.get('ranks')} ranks, "
+                f"{f.get('elements')} x {f.get('dtype')}, time_s={f.get('time_s')!r}>")
+
     def to_json(self) -> dict:
-        return dict(self.fields)
+        """The fields as strict JSON data: a non-finite number (``algbw`` of a run that takes no
+        time, e.g. one rank) becomes ``null`` and ``null_reasons`` says why."""
+        out = dict(self.fields)
+        reasons = {}
+        for key, value in out.items():
+            if isinstance(value, float) and not math.isfinite(value):
+                out[key] = None
+                reasons[key] = (f"{value} is not a number in JSON: time_s is {self.fields.get('time_s')} "
+                                f"(a run of {self.fields.get('ranks')} rank(s) moves no data)"
+                                if key in ("algbw", "busbw") else f"{value} is not a number in JSON")
+        if reasons:
+            out["null_reasons"] = reasons
+        return out
 
     def __getitem__(self, key):
         return self.fields[key]
@@ -106,6 +174,10 @@ def build_graph(config: RunConfig):
 
     if config.topology_file:
         return topologies.load(config.topology_file)
+    from .resources import check_machine_size
+
+    if isinstance(config.nodes, int) and config.topology in topologies.PRESETS:
+        check_machine_size(config.topology, config.nodes, dict(config.topology_opts or {}))
     return topologies.build(config.topology, config.nodes, dict(config.topology_opts or {}))
 
 
@@ -129,6 +201,27 @@ class Plan:
     k: int | None = None
     workload: object = None
     kwargs: dict = field(default_factory=dict)
+    routing: str = "first"
+    timing: str = "simultaneous"
+
+
+def _check_inputs(config: RunConfig, algo, dtype, options: dict) -> None:
+    """Options that would be silently ignored, and values the algorithm cannot use, are errors."""
+    chunk = options.get("chunk_size")
+    if chunk is not None and not isinstance(chunk, bool) and isinstance(chunk, int) and chunk < dtype.itemsize:
+        raise UserInputError(f"--chunk-size {chunk} is smaller than one {dtype} element ({dtype.itemsize} bytes); "
+                             f"give at least {dtype.itemsize}")
+    if algo.kind == "dense":
+        if config.inputs is not None:
+            raise UserInputError(f"--inputs applies to sparse algorithms (with --workload npy), not to '{algo.name}'")
+        if config.overlap not in (0, 0.0, None):
+            raise UserInputError(f"--overlap applies to sparse algorithms (with --workload topk), not to '{algo.name}'")
+    else:
+        if config.overlap not in (0, 0.0, None) and config.workload != "topk":
+            raise UserInputError(f"--overlap {config.overlap} applies to --workload topk, not to --workload "
+                                 f"{config.workload}")
+        if config.inputs is not None and config.workload != "npy":
+            raise UserInputError(f"--inputs applies to --workload npy, not to --workload {config.workload}")
 
 
 def default_group_size(graph, nranks: int) -> int:
@@ -158,8 +251,8 @@ def resolve(config: RunConfig, graph=None) -> Plan:
     coll = get_collective(config.collective)
     algo = get_algorithm(config.algorithm, coll.name)
     dtype = data.check_dtype(config.dtype)
-    if config.verify not in ("auto", "full", "symbolic"):
-        raise UserInputError(f"--verify {config.verify!r} must be auto, full or symbolic")
+    if config.verify not in VERIFY_MODES:
+        raise UserInputError(f"--verify {config.verify!r} must be one of {', '.join(VERIFY_MODES)}")
     profile = load_profile(config.profile)
     if graph is None:
         graph = build_graph(config)
@@ -186,20 +279,29 @@ def resolve(config: RunConfig, graph=None) -> Plan:
             raise UserInputError(f"--elements {count} must be >= 1")
         count = int(count)
     n = coll.input_elements(count, P)
-    options = check_options(algo, config.options, P)
+    routing, timing, study_options = resolve_study(config, algo)
+    if config.study:  # the study's profile settings (compute table, bandwidth factor mode)
+        profile = profile.with_study_compute()
+    options = check_options(algo, study_options, P)
     if "group_size" in algo.options and "group_size" not in options:
         options["group_size"] = default_group_size(graph, P)
-    plan = Plan(config, coll, algo, dtype, profile, graph, placement, P, count, n, root, options, "full")
+    _check_inputs(config, algo, dtype, options)
+    plan = Plan(config, coll, algo, dtype, profile, graph, placement, P, count, n, root, options, "full",
+                routing=routing, timing=timing)
     if algo.kind == "sparse":
         if config.verify == "symbolic":
             raise UserInputError("--verify symbolic applies to dense algorithms; sparse runs always carry real data")
         plan.k = data.sparse_k(n, config.density, config.k)
+        check_run_memory(P, n, dtype, "sparse", plan.k, graph.number_of_nodes())
     else:
         if config.density is not None or config.k is not None:
             raise UserInputError(f"--density/--k apply to sparse algorithms, not to '{algo.name}'")
         full_bytes = P * n * dtype.itemsize
         if config.verify == "symbolic" or (config.verify == "auto" and full_bytes > config.memory_budget):
             plan.mode = "symbolic"
+            check_run_memory(P, n, dtype, "symbolic", None, graph.number_of_nodes())
+        else:
+            check_run_memory(P, n, dtype, "full", None, graph.number_of_nodes())
     ctx = {"n": n, "dtype": dtype, "k": plan.k, "root": root}
     plan.kwargs = {key: ctx[key] for key in CONTEXT if key in algo.params and ctx.get(key) is not None}
     plan.kwargs.update(options)
@@ -223,7 +325,7 @@ def simulate(plan: Plan, inputs, progress=None):
     # the algorithm itself is each rank's generator (no wrapper frame on every resume)
     main = functools.partial(plan.algo.func, **plan.kwargs)
     return run_ranks(plan.graph, plan.placement, main, lambda r: (inputs(r),), plan.profile,
-                     plan.config.routing, trace=plan.config.trace, progress=progress)
+                     plan.routing, trace=plan.config.trace, progress=progress, timing=plan.timing)
 
 
 def sources(plan: Plan):
@@ -240,6 +342,8 @@ def sources(plan: Plan):
             if source == full and plan.coll.reduces or plan.coll.name == "allreduce":
                 r = algo.reference(wl, P, **{**plan.kwargs, "k": plan.k}) if algo.reference is not None else None
                 cache[source] = wl.exact_reference() if r is None else data.as_reference(r)
+                if r is not None:   # the algorithm's own definition (gtopk, --resparsify), not the sum
+                    ref.approximate = True
             else:
                 j = source.bit_length() - 1
                 s = wl.input(j)
@@ -247,6 +351,7 @@ def sources(plan: Plan):
                     None if s.is_dense else s.indices, s.values)])
         return cache[source]
 
+    ref.approximate = False
     return ref
 
 
@@ -271,7 +376,7 @@ def verify(plan: Plan, result) -> str:
         how = "symbolic: every element holds each of the P contributions exactly once"
     if plan.coll.name == "reduce":
         how = f"{how} (the root's result; the other ranks have none)"
-    if plan.algo.kind == "sparse" and not plan.algo.exact:
+    if plan.algo.kind == "sparse" and (not plan.algo.exact or getattr(refs, "approximate", False)):
         how = f"against the NumPy definition of {plan.algo.name} (approximate by design): {how}"
     return how
 
@@ -298,6 +403,8 @@ def measure(plan: Plan, result, verification: str, t_start: float) -> Report:
         "busbw": busbw,
         "verified": True,
         "verification": verification,
+        # False: approximate by design (gtopk, --resparsify): verified against its own definition
+        "exact": bool(algo.exact and not plan.options.get("resparsify")),
         "mode": plan.mode,
         "phases": dict(sorted(result.phases.items(), key=lambda kv: -kv[1])),
         "messages": result.messages,
@@ -315,8 +422,12 @@ def measure(plan: Plan, result, verification: str, t_start: float) -> Report:
         ],
         "profile": plan.profile.name,
         "placement": config.placement if isinstance(config.placement, str) else "list",
+        "placement_order": describe_placement(plan.graph, config.placement),
         "options": plan.options,
         "seed": config.seed,
+        "routing": plan.routing,
+        "timing": plan.timing,
+        "study": bool(config.study),
         "events": result.events,
         "flows": result.flows,
         "wall_s": time.perf_counter() - t_start,  # build, inputs, simulation, verification

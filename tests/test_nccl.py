@@ -205,6 +205,36 @@ def test_ring_latency_is_nccls():
     assert rep["phases"]["latency"] == pytest.approx(15.0e-6)   # 6.6 + 14 x 0.6 us
 
 
+
+def test_multinode_ring_simple_latency_has_nccls_plateau_factor():
+    # 2 x 8 H100, ring/Simple, 16 channels: NCCL's L = 8.4 + 28 x 3.4 (NVLink steps) + 2 x 14 (network
+    # steps) = 131.6 us, counted 1.4 times on SM90 once every rank of every channel has >= 64 B
+    # (tuning.cc "plateau effect of ring"); the simulated call spends the same latency
+    m = machine("dgx-h100", 2)
+    gr = model.graphs_of(m)
+    assert model.latency(m, gr, "ring", "simple") == pytest.approx(131.6)
+    assert model.ring_plateau_factor(m, gr, "ring", "simple", 16 * 16 * 64) == 1.4
+    assert model.ring_plateau_factor(m, gr, "ring", "simple", 16 * 16 * 64 - 4) == 1.0
+    assert model.ring_plateau_factor(m, gr, "ring", "ll128", 1 << 30) == 1.0
+    assert model.ring_plateau_factor(machine("dgx-a100"), model.graphs_of(machine("dgx-a100")),
+                                     "ring", "simple", 1 << 30) == 1.0    # one node: no factor
+    big = run("nccl-ring", nodes=2, elements=16 * 16 * 16, protocol="simple", channels=16)
+    small = run("nccl-ring", nodes=2, elements=16 * 16 * 16 - 1, protocol="simple", channels=16)
+    assert big["phases"]["latency"] == pytest.approx(131.6e-6 * 1.4)
+    assert small["phases"]["latency"] == pytest.approx(131.6e-6)
+
+
+
+def test_dgx1_ring_moves_data_at_the_measured_nvlink2_rate():
+    # 12 channels = 6 searched rings x 2 on the DGX-1V mesh; every ring edge is one 25 GB/s NVLink2
+    # lane shared by the two channels of its ring, at the profile's 0.86 (~21.5 GB/s, nccl.md 4.7)
+    n = 12 * 8 * 2**14
+    rep = run("nccl-ring", topology="dgx1-v100", elements=n, dtype="float32", protocol="simple")
+    assert rep["channels"] == 12 and rep["phases"]["latency"] == pytest.approx(56.0e-6)  # 8.4 + 14 x 3.4
+    S = 4 * n
+    assert rep["time_s"] - 56.0e-6 == pytest.approx(2 * 7 / 8 * S / (12 * 0.86 * 25e9 / 2), rel=1e-9)
+
+
 # -- bad input -------------------------------------------------------------------------------------------
 def cli(capsys, *argv):
     code = main(list(argv))
@@ -237,7 +267,7 @@ def test_nvls_where_there_is_none_is_an_error(capsys, topology, nodes, needle):
 def test_profile_nccl_table_is_validated(tmp_path):
     text = (Path(__file__).parents[1] / "simcollective/profiles/nccl.toml").read_text()
     for bad, needle in (("launch_us = 0.0", "launch_us = -1.0"), ("nvls_efficiency = 0.80", "nvls_efficiency = 1.5"),
-                        ("ll = 2.0", "ll = 0.5"), ("nvlink = 0.82", "nvlink = nan")):
+                        ("ll = 2.0", "ll = 0.5"), ("nvlink = 0.86", "nvlink = nan")):
         p = tmp_path / "p.toml"
         p.write_text(text.replace(bad, needle, 1))
         with pytest.raises(UserInputError, match="must be a finite number"):
@@ -379,3 +409,20 @@ def test_nccl_reports_when_it_cannot_run_nccls_pick(capsys):
     code, out, _ = cli(capsys, "run", "--topology", "dgx-h100", "--nodes", "4", "--algorithm", "nccl",
                        "--elements", "4M", "--profile", "nccl", "--verify", "symbolic")
     assert code == 0 and "NCCL's own pick here: nvlstree/simple" in out
+
+
+def test_nccl_model_check_script_puts_nccls_model_against_the_logs():
+    import importlib.util
+
+    path = Path(__file__).parents[1] / "experiments" / "nccl_model_check.py"
+    spec = importlib.util.spec_from_file_location("nccl_model_check", path)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    lines = dict(line.split(": ", 1) for line in mod.check())
+    # NCCL 2.30.7 on 8 x A100 at 64 MiB: ring/Simple, L = 56 us + 28 us of launches, busbw 240
+    assert "64 MiB ring/simple 204.8 / 166.6 (1.23)" in lines["a100x8"]
+    assert "64 MiB nvlstree/simple 370.7 / 270.0 (1.37)" in lines["h100x16-A"]
+    assert lines["h100x16-G-ring"].startswith("1 MiB ring/ll128")   # NCCL_ALGO=Ring in the log
+    # allgather: NCCL's model for allgather (bytes = the output buffer, busbw factor (n - 1)/n)
+    assert "64 MiB ring/simple 269.0 / 276.4 (0.97)" in lines["b200x16-allgather"]
+    assert len(lines) == 11

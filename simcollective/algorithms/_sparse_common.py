@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..data.blocks import sub_bounds
+from ..data.blocks import iter_parts, sub_bounds
 from ..data.dense import positions, scatter_add
 from ..data.sparse import SparseStream, merge, split_at, turns_dense
 from ..errors import UserInputError
@@ -32,7 +32,8 @@ __all__ = [
     "pof2_floor", "real_rank", "unfold", "fold", "is_pof2",
     "check_densify", "check_allgather", "check_group_size", "check_bool",
     "merge_op", "shared_merge_op", "split_stream", "ring_pass", "ring_reduce_scatter", "ring_allgather", "allgather",
-    "selection_time", "sum_streams", "shared_sum", "ALLGATHERS",
+    "selection_time", "split_time", "assembly_time", "sum_streams", "shared_sum", "ALLGATHERS",
+    "STUDY_SIZING", "no_study_sizing",
 ]
 
 
@@ -65,7 +66,7 @@ def is_pof2(p: int) -> bool:
 # -- reductions ----------------------------------------------------------------------------------
 def merge_op(densify: str = "exact"):
     """The ``op`` for ``comm.add`` that merges two streams with the ``densify`` policy."""
-    if densify == "exact":
+    if densify in ("exact", "study"):  # the study's merges follow the exact dense rule
         return merge
     return lambda a, b: merge(a, b, densify)
 
@@ -97,6 +98,36 @@ def shared_merge_op(comm, densify: str = "exact", users: int = 2):
         return entry[2]
 
     return shared
+
+
+#: ``--densify study`` (the study's message sizing, study-quirks.md section 3) exists for these
+STUDY_SIZING = ("dsar-split-allgather", "ssar-split-allgather", "sparse-ring", "sparse-ring-ring")
+
+
+def no_study_sizing(name: str):
+    """A registry ``check=`` (requirement) for an algorithm that takes ``densify`` but has
+    no study sizing rule: ``--densify study`` is a one-line error naming those that do."""
+    def check(nranks: int, densify=None, **_ignored) -> None:
+        if densify == "study":
+            raise UserInputError(
+                f"--densify study: algorithm '{name}' has no study sizing rule "
+                f"(it exists for: {', '.join(STUDY_SIZING)})")
+    return check
+
+
+def split_time(comm, x) -> float:
+    """Cost of cutting the stream ``x`` into parts: the profile's split rate per entry
+    (0 unless the profile sets it, e.g. the study compute table under --study)."""
+    return comm.profile.split_time(x.nnz)
+
+
+def assembly_time(comm, parts) -> float:
+    """Cost of assembling the output from ``parts`` (streams): the profile's assembly
+    rate per entry (0 unless the profile sets it)."""
+    prof = comm.profile
+    if prof.assembly_elements_per_second <= 0:
+        return 0.0
+    return prof.assembly_time(sum(p.nnz for p in iter_parts(parts)))
 
 
 def selection_time(comm, entries: int) -> float:

@@ -77,8 +77,11 @@ def _check_allgather(value, nranks: int) -> None:
 def _check_densify(value, nranks: int) -> None:
     from ..data.sparse import DENSIFY_POLICIES
 
-    if value not in DENSIFY_POLICIES:
-        raise UserInputError(f"--densify {value!r} must be one of: {', '.join(DENSIFY_POLICIES)}")
+    # "study": the study's message sizing (issue 14); algorithms without such a rule
+    # refuse it in their own requirement check (_sparse_common.no_study_sizing)
+    allowed = (*DENSIFY_POLICIES, "study")
+    if value not in allowed:
+        raise UserInputError(f"--densify {value!r} must be one of: {', '.join(allowed)}")
 
 
 def _check_bool(flag: str):
@@ -113,9 +116,6 @@ class Algorithm:
     requires: Callable | None = None  # requires(nranks, **options) raises UserInputError
     params: tuple = field(default=())
     collective: str = "allreduce"
-
-    def accepts(self, name: str) -> bool:
-        return name in self.params
 
     def check(self, nranks: int, **options) -> None:
         """Validate the options set (by name, see :data:`OPTION_CHECKS`) and the

@@ -8,7 +8,8 @@ import numpy as np
 from ..data.blocks import block_bounds
 from ..data.dense import Reference
 from ..data.parts import Parts
-from ._sparse_common import ring_allgather, ring_reduce_scatter, selection_time, split_stream
+from ._sparse_common import (assembly_time, ring_allgather, ring_reduce_scatter, selection_time, split_stream,
+                             split_time)
 from .registry import register
 
 
@@ -80,7 +81,8 @@ def sparse_ring_ring(comm, x, *, k=None, group_size=None, densify="exact", respa
     (d) (N/L)(1-(1-d)^P); each capped at dense size, plus the 4-byte header.
 
     ``densify``: "exact" (default) or "upper-bound" (n1 + n2, the study's code) for the
-    merges. ``resparsify`` (default False): after (a) each rank keeps only the
+    merges; "study" (part of ``--study``) sizes every message as the study's ring code
+    does, 4 + 8 nnz or dense, whichever is smaller (the exact rule). ``resparsify`` (default False): after (a) each rank keeps only the
     ceil(k / L) entries of largest |value| of its part (ties: lower index first), so the
     group's reduced vector is brought back to ~k entries (the input density) before the
     slow inter-group phases; the result is then approximate and verified against
@@ -94,6 +96,7 @@ def sparse_ring_ring(comm, x, *, k=None, group_size=None, densify="exact", respa
     l, g = intra.rank, inter.rank
     M = inter.size
     parts = split_stream(x, L)
+    yield comm.compute(split_time(comm, x))
     with comm.phase("intra-reduce-scatter"):
         yield from ring_reduce_scatter(intra, parts, owns=l, densify=densify)
     mine = parts[l]
@@ -102,6 +105,7 @@ def sparse_ring_ring(comm, x, *, k=None, group_size=None, densify="exact", respa
         yield comm.compute(selection_time(comm, mine.nnz))
         mine = mine.topk(kk)
     subs = split_stream(mine, M)
+    yield comm.compute(split_time(comm, mine))
     with comm.phase("inter-reduce-scatter"):
         yield from ring_reduce_scatter(inter, subs, owns=g, densify=densify)
     with comm.phase("inter-allgather"):
@@ -109,4 +113,5 @@ def sparse_ring_ring(comm, x, *, k=None, group_size=None, densify="exact", respa
     parts[l] = Parts(subs)
     with comm.phase("intra-allgather"):
         yield from ring_allgather(intra, parts, owns=l)
+    yield comm.compute(assembly_time(comm, parts))
     return Parts(parts)

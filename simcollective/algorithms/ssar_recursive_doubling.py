@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 from ._common import recursive_doubling
-from ._sparse_common import merge_op, shared_merge_op
+from ._sparse_common import merge_op, no_study_sizing, shared_merge_op
 from .registry import register
 
 
-@register("ssar-recursive-doubling", kind="sparse", options=("densify",))
+@register("ssar-recursive-doubling", kind="sparse", options=("densify",),
+          check=no_study_sizing("ssar-recursive-doubling"))
 def ssar_recursive_doubling(comm, x, *, densify="exact"):
     """SSAR recursive doubling: exchange the whole stream with vrank XOR 2^j and merge.
 

@@ -144,7 +144,8 @@ def make_plan(graph, gpus, profile, algorithm: str, nbytes: int, protocol=None, 
         predicted = None if math.isinf(predicted) else predicted
     lat_us = table["launch_us"]
     if m.nranks > 1:
-        lat_us += model.latency(m, graphs, algorithm, protocol, table={"base": table["base"], "hop": table["hop"]})
+        lat_us += (model.latency(m, graphs, algorithm, protocol, table={"base": table["base"], "hop": table["hop"]})
+                   * model.ring_plateau_factor(m, graphs, algorithm, protocol, nbytes))
     wire = table["wire_factor"][protocol]
     if algorithm in ("nvls", "nvlstree"):
         P = m.ppn

@@ -52,21 +52,18 @@ def add_parser(sub) -> None:
 
 
 def cmd_compare(args) -> int:
-    from ..cli import _int, _topology_opts, _write_json
+    from ..parsing import check_output_path, parse_int, parse_topology_opts, write_json
     from ..units import parse_size
 
     if args.plot and not args.plot.lower().endswith(".png"):
         raise UserInputError(f"--plot {args.plot!r} must be a .png file name")
-    for flag, dest in (("--plot", args.plot), ("--json", args.json)):
-        if dest and dest != "-":   # checked before any simulation
-            parent = Path(dest).resolve().parent
-            if not parent.is_dir():
-                raise UserInputError(f"{flag} {dest!r}: directory {str(parent)!r} does not exist")
+    check_output_path(args.plot, "--plot", (".png",))   # checked before any simulation
+    check_output_path(args.json, "--json")
     result = compare(
-        args.log, topology=args.topology, nodes=_int(args.nodes, "--nodes", 1),
-        topology_opts=_topology_opts(args.topology_opt), algorithm=args.algorithm, profile=args.profile,
-        protocol=args.protocol, channels=_int(args.channels, "--channels", 1) if args.channels else None,
-        section=_int(args.section, "--section", 1) if args.section else None, in_place=args.in_place,
+        args.log, topology=args.topology, nodes=parse_int(args.nodes, "--nodes", 1),
+        topology_opts=parse_topology_opts(args.topology_opt), algorithm=args.algorithm, profile=args.profile,
+        protocol=args.protocol, channels=parse_int(args.channels, "--channels", 1) if args.channels else None,
+        section=parse_int(args.section, "--section", 1) if args.section else None, in_place=args.in_place,
         min_size=parse_size(args.min_size, "--min-size") if args.min_size else None,
         max_size=parse_size(args.max_size, "--max-size") if args.max_size else None,
         routing=args.routing, topology_file=args.topology_file,
@@ -74,7 +71,7 @@ def cmd_compare(args) -> int:
     if args.plot:
         plot(result, args.plot)
     if args.json:
-        _write_json(result, args.json)
+        write_json(result, args.json)
     if args.json != "-":
         print(format_table(result))
         if args.plot:

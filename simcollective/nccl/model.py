@@ -18,7 +18,7 @@ from ..errors import UserInputError
 
 __all__ = [
     "PROTOCOLS", "ALGOS", "Machine", "GraphInfo", "machine_of", "graphs_of", "predict", "choose",
-    "channels_for", "compute_capability",
+    "channels_for", "compute_capability", "ring_plateau_factor",
 ]
 
 #: protocols in NCCL's order (index into the constant triples)
@@ -406,10 +406,19 @@ def predict(m: Machine, graphs: dict, algo: str, proto: str, nbytes: int) -> flo
     log_size = int(math.floor(math.log2(nbytes / 64))) if nbytes >= 64 else -1
     if algo == "tree" and 0 <= log_size < 23:
         bw *= TREE_CORRECTION[proto][log_size]
-    nch = graphs[algo].comm_channels
-    if algo == "ring" and proto == "simple" and m.nnodes > 1 and nbytes / (nch * m.nranks) >= 64:
-        lat *= 1.9 if m.cc < 80 else 1.4
+    lat *= ring_plateau_factor(m, graphs, algo, proto, nbytes)
     return lat + nbytes / (1000.0 * bw)
+
+
+def ring_plateau_factor(m: Machine, graphs: dict, algo: str, proto: str, nbytes: int) -> float:
+    """NCCL's "plateau effect of ring" (tuning.cc ncclTopoGetAlgoTime, nccl.md 4.4): the latency
+    of a multi-node ring allreduce with the Simple protocol counts 1.4 times (1.9 before SM80)
+    once every rank of every channel has at least 64 bytes; 1 otherwise. The simulated ring
+    spends the same factor on its latency (each Simple step also flushes its network receive)."""
+    nch = graphs[algo].comm_channels if algo in graphs else 1
+    if algo == "ring" and proto == "simple" and m.nnodes > 1 and nbytes / (nch * m.nranks) >= 64:
+        return 1.9 if m.cc < 80 else 1.4
+    return 1.0
 
 
 def channels_for(m: Machine, graphs: dict, algo: str, proto: str, nbytes: int) -> int:

@@ -563,6 +563,7 @@ class Network:
         # the profile's latency and bandwidth factors when they do not depend on the size
         self._lat_k = profile.lat_factors[0] if len(profile.lat_factors) == 1 else None
         self._bw_k = profile.bw_factors[0] if len(profile.bw_factors) == 1 else None
+        self._bw_bound = getattr(profile, "bandwidth_factor_mode", "progress") == "bound"
         self.on_rates = None  # optional hook(now, flows) for tests
         self.series = None    # {resource: [(t, load)]} when enabled (traces)
 
@@ -579,10 +580,20 @@ class Network:
             return p
         prof = self.profile
         route = self.router.route(src, dst)
-        res = list(route.resources)
-        coef = [1.0] * len(res)
+        # a route that lists a resource more than once (study routing on DGX-2) uses it
+        # once per traversal: one entry with coefficient = multiplicity
+        res = []
+        coef = []
+        pos = {}
+        for r in route.resources:
+            i = pos.get(r)
+            if i is None:
+                pos[r] = len(res)
+                res.append(r)
+                coef.append(1.0)
+            else:
+                coef[i] += 1.0
         if prof.cross_traffic > 0 and res:
-            pos = {r: i for i, r in enumerate(res)}
             for r in self.router.route(dst, src).resources:
                 i = pos.get(r)
                 if i is None:
@@ -620,7 +631,11 @@ class Network:
         now = self.env.now
         prof = self.profile
         f = Flow()
-        f.path = path = self.path_parameters(src, dst)
+        if self._bw_bound:  # f_bw bounds the flow's rate; data advances at the rate itself
+            path = self._bound_path(src, dst, size)
+        else:
+            path = self.path_parameters(src, dst)
+        f.path = path
         route = path.route
         f.res, f.coef, f.weight, f.maxrate = path.res, path.coef, path.weight, path.maxrate
         if route.latency:
@@ -628,7 +643,9 @@ class Network:
             f.latency = latency = route.latency * (lat_k if lat_k is not None else prof.latency_factor(size))
         else:
             f.latency = latency = 0.0
-        if size > 0:
+        if size > 0 and self._bw_bound:
+            f.eff = f.remaining = float(size)
+        elif size > 0:
             bw_k = self._bw_k
             f.eff = f.remaining = size / (bw_k if bw_k is not None else prof.bandwidth_factor(size))
         else:
@@ -649,6 +666,27 @@ class Network:
             bucket = self._new_bucket(when)
         bucket.append(f)
         return f
+
+    def _bound_path(self, src, dst, size) -> "_Path":
+        """Path parameters when the bandwidth factor bounds the rate (profile
+        ``bandwidth_factor_mode = "bound"``, SimGrid SMPI's convention): the flow's rate
+        bound is at most f_bw(size) x the route's smallest capacity; cached per factor."""
+        k = self.profile.bandwidth_factor(size)
+        key = (src, dst, k)
+        p = self._paths.get(key)
+        if p is not None:
+            return p
+        base = self.path_parameters(src, dst)
+        if k == 1.0:
+            p = base
+        else:
+            p = _Path()
+            p.route, p.res, p.coef, p.weight, p.bytes = base.route, base.res, base.coef, base.weight, 0
+            p.maxrate = maxrate = min(base.maxrate, k * base.route.capacity)
+            p.load = tuple((r, a, a * maxrate) for r, a in zip(base.res, base.coef))
+            p.coef_of, p.res_arr, p.coef_arr, p.nres = base.coef_of, base.res_arr, base.coef_arr, base.nres
+        self._paths[key] = p
+        return p
 
     def _new_bucket(self, when: float) -> list:
         """The list of flow activations due at ``when`` (with a SimPy wake-up then)."""
