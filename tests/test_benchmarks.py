@@ -18,24 +18,13 @@ def test_engine_scenario_sends_exactly_the_ring_messages():
 
 
 def test_filling_benchmark_problems_have_the_claimed_shape():
-    # independent racks: the sequential filling needs passes that grow with the racks,
-    # the parallel one does not; the all-to-all problem gains nothing; rates agree
-    import numpy as np
-
+    # independent racks: the filling needs a pass per distinct level, so passes grow with
+    # the racks; the all-to-all problem needs many passes
     from benchmarks.filling import all_to_all, racks, time_fill
-    from simcollective.network.engine import _max_min_parallel, _max_min_sequential
 
-    seq_passes = []
-    for g in (1, 8):
-        seq, k_seq, _ = time_fill(_max_min_sequential, racks(g), repeat=1, number=1)
-        par, k_par, _ = time_fill(_max_min_parallel, racks(g), repeat=1, number=1)
-        assert np.allclose(seq, par, rtol=1e-12, atol=0)
-        assert k_par <= 3
-        seq_passes.append(k_seq)
-    assert seq_passes[1] >= 6 * seq_passes[0]
-    _, k_seq, _ = time_fill(_max_min_sequential, all_to_all(), repeat=1, number=1)
-    _, k_par, _ = time_fill(_max_min_parallel, all_to_all(), repeat=1, number=1)
-    assert k_par == k_seq > 10
+    passes = [time_fill(racks(g), repeat=1, number=1)[1] for g in (1, 8)]
+    assert passes[1] >= 6 * passes[0]
+    assert time_fill(all_to_all(), repeat=1, number=1)[1] > 10
 
 
 def test_benchmark_runner_rejects_an_unknown_scenario(capsys):
