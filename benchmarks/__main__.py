@@ -82,7 +82,12 @@ def main(argv=None) -> int:
         print("\nFAILED:\n  " + "\n  ".join(failed))
         return 1
     checked = sum(1 for k in results if k in baseline)
-    print(f"\nsimulated times: {checked} of {len(results)} points match the baseline"
+    same = [k for k in results if k in baseline and results[k]["time_s"] == baseline[k]]
+    print(f"\nsimulated times: {len(same)} of {checked} points bit-identical to the baseline")
+    for k in results:
+        if k in baseline and k not in same:
+            print(f"  {k}: relative difference {abs(results[k]['time_s'] / baseline[k] - 1):.1e}")
+    print(f"simulated times: {checked} of {len(results)} points match the baseline"
           + ("" if checked == len(results) else " (others have no baseline yet: --update-baseline)"))
     return 0
 

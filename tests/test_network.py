@@ -9,6 +9,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from simcollective.network.engine import Network, SimEnvironment, Tuning, max_min_rates
+from simcollective.network.routing import Route, Router
 from simcollective.network.routing import Router
 from simcollective.profile import Profile, load_profile
 
@@ -433,3 +434,113 @@ def test_array_mode_matches_the_component_solver(mode, gf, profile):
     for t, e in zip(got, expected):
         assert t == pytest.approx(e, rel=1e-9, abs=1e-12)
     assert again == got  # bit-identical from run to run
+
+
+# -- repeated resources in a route (shared interface with the study routing) ------------------
+class _FixedRouter(Router):
+    """A router that returns given routes (resource tuples) for some pairs."""
+
+    def __init__(self, graph, fixed, lat):
+        super().__init__(graph)
+        self.fixed = fixed
+        self.lat = lat
+
+    def route(self, src, dst):
+        res = self.fixed.get((src, dst))
+        if res is None:
+            return super().route(src, dst)
+        # latency summed per traversal (what the router of such routes must do)
+        return Route((src, dst), res, self.lat * len(res), min(self.capacity[r] for r in res))
+
+
+def _hairpin_net(fixed, tuning=None, lat=0.0):
+    g = line_graph(["a", "b", "c", "d"], cap=50e9)
+    env = SimEnvironment()
+    net = Network(env, g, load_profile("ideal"), router=_FixedRouter(g, fixed, lat), tuning=tuning)
+    return env, net
+
+
+def test_route_crossing_a_resource_twice_uses_it_twice():
+    # the shared case: a lone flow whose route is [a, b, b, c] (every capacity 50e9) gets
+    # 25e9; its latency counts every traversal, its bytes count twice on b
+    env, net = _hairpin_net({}, lat=1e-6)
+    ra, rb, rc = net.router.edge_resource[("a", "b")], net.router.edge_resource[("b", "c")], net.router.edge_resource[("c", "d")]
+    net.router.fixed[("a", "d")] = (ra, rb, rb, rc)
+    assert net.path_parameters("a", "d").maxrate == 25e9
+    assert net.path_parameters("a", "d").coef_of[rb] == 2.0
+    done = []
+    net.transfer("a", "d", 10**9, lambda f: done.append(env.now))
+    env.run()
+    assert done == [4e-6 + 1e9 / 25e9]
+    nbytes = net.res_bytes
+    assert (nbytes[ra], nbytes[rb], nbytes[rc]) == (10**9, 2 * 10**9, 10**9)
+
+
+@pytest.mark.parametrize("arrays", [False, True])
+def test_repeated_resource_shares_by_multiplicity(arrays):
+    # flow 1 crosses b twice, flow 2 once: 2 x1 + x2 <= 50e9, max-min x1 = x2 = 50e9 / 3,
+    # in the per-flow solve and in the array store alike
+    tuning = Tuning(bulk_min=0, walk_limit=0, bulk_off=0) if arrays else None
+    env, net = _hairpin_net({}, tuning)
+    ra, rb = net.router.edge_resource[("a", "b")], net.router.edge_resource[("b", "c")]
+    net.router.fixed[("a", "c")] = (ra, rb, rb)
+    seen = []
+    net.on_rates = lambda now, comp: seen.extend((f.src, f.rate) for f in comp)
+    S = 10**9
+    done = {}
+    net.transfer("a", "c", S, lambda f: done.setdefault("hairpin", env.now))
+    net.transfer("b", "c", S, lambda f: done.setdefault("plain", env.now))
+    env.run()
+    x = 50e9 / 3
+    assert ("a", pytest.approx(x, rel=1e-15)) in seen and ("b", pytest.approx(x, rel=1e-15)) in seen
+    # both send S at x until the first ends; the hairpin then has 25e9, the other 50e9
+    assert done["hairpin"] == done["plain"] == pytest.approx(S / x, rel=1e-12)
+    assert net.modes["arrays"] > 0 if arrays else net.modes["component"] > 0
+
+
+# -- observers never change the solver path -------------------------------------------------
+def test_traced_and_untraced_runs_are_bit_identical_in_every_mode():
+    # a busy permutation on a small oversubscribed fat-tree, thresholds set so that the
+    # run uses every mode: new flows at their bounds, component solves, the array store
+    # (entered, left, its solves and its bound fitting); recording series and on_rates
+    # must not change a single bit of the results or the way they are found
+    import random
+
+    import topologies
+
+    g = topologies.fat_tree(16, oversubscription=3.0)
+    gpus = topologies.gpus(g)
+    rnd = random.Random(5)
+    flows = [(gpus[i], gpus[rnd.randrange(12)], float(rnd.randint(1, 4) * 10**6), rnd.choice([0.0, 1e-4, 3e-4]))
+             for i in range(12) for _ in range(3)]
+    flows = [f for f in flows if f[0] != f[1]]
+    flows += [(gpus[12], gpus[13], 1e5, 4.1e-4), (gpus[14], gpus[15], 1e5, 4.5e-4)]  # idle hosts, busy network
+    flows += [(gpus[0], gpus[1], 1e5, 2e-2), (gpus[2], gpus[3], 1e5, 2e-2)]  # alone, late
+    tuning = Tuning(bulk_min=8, walk_limit=4, bulk_off=6)
+    plain, net0 = run_flows(g, flows, profile="smpi", tuning=tuning)
+    seen = []
+
+    def check(net, now):
+        seen.append(now)
+
+    env = SimEnvironment()
+    net1 = Network(env, g, load_profile("smpi"), tuning=tuning)
+    net1.series = {}
+    rates = []
+    net1.on_rates = lambda now, comp: rates.extend(f.rate for f in comp)
+    traced = [None] * len(flows)
+
+    def starter(i, src, dst, size, start):
+        yield env.timeout(start)
+        net1.transfer(src, dst, size, lambda f, i=i: traced.__setitem__(i, env.now))
+
+    for i, fl in enumerate(flows):
+        env.process(starter(i, *fl))
+    env.run()
+    assert traced == plain
+    assert net1.modes == net0.modes and net1.recomputations == net0.recomputations
+    assert all(net0.modes[k] > 0 for k in net0.modes), net0.modes
+    assert rates and all(r > 0 for r in rates)
+    caps = {name: c for name, c in zip(net1.router.resource_name, net1.cap)}
+    for name, pts in net1.link_series().items():
+        assert all(load <= caps[name] * (1 + 1e-9) for _, load in pts)

@@ -107,7 +107,7 @@ class BulkStore:
     def bounds_fit(self, now: float, slots) -> bool:
         t = self.table
         return K.bounds_fit(now, slots, self.spid, self.rate, self.tdone, self.eff, t.pres, t.pcoef, t.pb,
-                            self.load, self.nearx)
+                            self.load, self.satx)
 
     def solve(self, now: float, low: float) -> list:
         """Re-solve what the change can reach; returns the slots whose rate changed."""

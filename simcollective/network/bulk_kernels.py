@@ -90,16 +90,18 @@ def remove_due(now, alive, spid, rate, tdone, pres, pcoef, pw, pb, load, maxl, w
 
 
 @njit(cache=True)
-def bounds_fit(now, slots, spid, rate, tdone, eff, pres, pcoef, pb, load, nearx):
-    """New flows that fit at their bound on resources left below nearly full take it
-    (nobody else's rate changes); returns False at the first that does not fit."""
+def bounds_fit(now, slots, spid, rate, tdone, eff, pres, pcoef, pb, load, satx):
+    """New flows that fit at their bound take it: nobody else's rate changes (every other
+    flow keeps its bottleneck, and a flow at its bound needs none); returns False at the
+    first that does not fit. A flow may fill a resource exactly (its bound is often a
+    link's capacity)."""
     for i in range(slots.shape[0]):
         s = slots[i]
         p = spid[s]
         x = pb[p]
         for d in range(pres.shape[1]):
             r = pres[p, d]
-            if load[r] + pcoef[p, d] * x > nearx[r]:
+            if load[r] + pcoef[p, d] * x > satx[r]:
                 return False
         rate[s] = x
         tdone[s] = now + eff[s] / x

@@ -84,6 +84,10 @@ class Network:
         self.flows_completed = 0
         self.bytes_sent = 0
         self.recomputations = 0
+        # rate updates per way they were found: "bounds" (new flows alone take their
+        # bound), "component" (per-flow component solve), "arrays" (array store solve),
+        # "array bounds" (array store, new flows fit at their bound), "enter"/"leave" moves
+        self.modes = dict.fromkeys(("bounds", "component", "arrays", "array bounds", "enter", "leave"), 0)
         self.active_count = 0
         # the profile's latency and bandwidth factors when they do not depend on the size
         self._lat_k = profile.lat_factors[0] if len(profile.lat_factors) == 1 else None
@@ -252,6 +256,7 @@ class Network:
             # new flows only, none on a resource that can saturate: each takes its bound
             comp = sorted(seeds, key=_by_seq) if len(seeds) > 1 else seeds
             self.recomputations += 1
+            self.modes["bounds"] += 1
             self._apply(comp, [f.maxrate for f in comp], now)
             return comp
         return self._recompute(seeds, now, low)
@@ -299,6 +304,7 @@ class Network:
         if not comp:
             return comp
         self.recomputations += 1
+        self.modes["component"] += 1
         if len(comp) == 1 or not sat:
             new_rates = [f.maxrate for f in comp]
         else:
@@ -351,6 +357,7 @@ class Network:
     # -- array mode ------------------------------------------------------------------
     def _enter_bulk(self, now: float) -> None:
         """Move all active flows into arrays (their calendar completions are dropped)."""
+        self.modes["enter"] += 1
         bulk = self._bulk = BulkStore(self.cap, self._table, self.tuning)
         flows = list(self._active)
         slots = bulk.add(flows)
@@ -380,6 +387,7 @@ class Network:
             coupled = not bulk.bounds_fit(now, slots)
             if not coupled:
                 self.recomputations += 1
+                self.modes["array bounds"] += 1
                 return self._observe(now, seeds)
         if coupled:
             return self._bulk_solve(now, low)
@@ -388,6 +396,7 @@ class Network:
     def _bulk_solve(self, now: float, low: float) -> list:
         bulk = self._bulk
         self.recomputations += 1
+        self.modes["arrays"] += 1
         changed = bulk.solve(now, low)
         comp = [bulk.flows[s] for s in changed.tolist()] if self.on_rates is not None or self.series is not None else []
         if self.active_count < self.tuning.bulk_off:
@@ -404,6 +413,7 @@ class Network:
 
     def _leave_bulk(self, now: float) -> None:
         """Few flows left: back to per-flow objects and the calendar's completions."""
+        self.modes["leave"] += 1
         bulk = self._bulk
         rate, tdone = bulk.rate, bulk.tdone
         for slot in bulk.live_slots():
