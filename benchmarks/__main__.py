@@ -1,7 +1,9 @@
-"""``python -m benchmarks [--only S1,S2,...] [--flows] [--update-baseline]``
+"""``python -m benchmarks [--only S1,S2,...] [--flows] [--no-jit] [--update-baseline]``
 
-Prints, for each scenario (S1-S5, and E: the engine without data operations), wall time, simulated events per second, peak resident memory
-and the simulated time; the bare SimPy event rate measured in the same run; the measured
+Prints the JIT compile time of the compiled kernels (first run with an empty cache, then
+cached); for each scenario (S1-S6, and E: the engine without data operations), wall
+time, CPU time, simulated events per second, peak resident memory and the simulated
+time; the bare SimPy event rate measured in the same run; the measured
 exponent of wall time versus P (S5). Simulated times are compared with
 ``benchmarks/baseline.json``: any difference beyond float rounding fails the run.
 """
@@ -33,8 +35,9 @@ def tolerance(key: str) -> float:
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(prog="python -m benchmarks", description=__doc__.split("\n\n")[1])
-    ap.add_argument("--only", help="comma-separated scenarios: S1,S2,S3,S4,S5,E (default: all)")
+    ap.add_argument("--only", help="comma-separated scenarios: S1,S2,S3,S4,S5,S6,E (default: all)")
     ap.add_argument("--flows", action="store_true", help="also run the engine flow benchmark")
+    ap.add_argument("--no-jit", action="store_true", help="skip the JIT compile time measurement")
     ap.add_argument("--update-baseline", action="store_true", help="record simulated times as the new baseline")
     args = ap.parse_args(argv)
     only = None
@@ -49,6 +52,15 @@ def main(argv=None) -> int:
     rate = simpy_event_rate()
     print(f"bare SimPy: {rate:,.0f} events/s ({1e6 / rate:.2f} us per event); "
           "overhead = wall per message event / bare event cost")
+    if not args.no_jit:
+        from .jit import jit_times
+
+        first, cached = jit_times()
+        for what, r in (("first run, empty cache", first), ("cached", cached)):
+            if "error" in r:
+                print(f"JIT ({what}): ERROR {r['error']}")
+            else:
+                print(f"JIT kernels ({what}): wall {r['wall_s']:.2f} s, cpu {r['cpu_s']:.2f} s (imports {r['import_s']:.2f} s wall)")
     if args.flows:
         from .flows import main as flows_main
 

@@ -36,4 +36,4 @@ def test_benchmark_runner_rejects_an_unknown_scenario(capsys):
             main(["--only", only])
         assert exc.value.code == 2
         err = capsys.readouterr().err.strip().splitlines()[-1]
-        assert "unknown scenario" in err and "choose from S1,S2,S3,S4,S5,E" in err
+        assert "unknown scenario" in err and "choose from S1,S2,S3,S4,S5,S6,E" in err

@@ -173,11 +173,11 @@ class Network:
         cal = self._cal
         cal.wakeups.discard(now)
         finished = []
-        seeds = self._activate(now, finished)
+        seeds, lone = self._activate(now, finished)
         if self._bulk is not None:
             comp = self._bulk_step(now, seeds, finished)
         else:
-            comp = self._per_flow_step(now, seeds, finished)
+            comp = self._per_flow_step(now, seeds, lone, finished)
         if self.series is not None:
             record_series(self.series, self.res_flows, self.rate_of, now, (seeds, finished, comp))
         self.flows_completed += len(finished)
@@ -191,10 +191,12 @@ class Network:
             if nxt < _INF:
                 cal.wake_at(nxt)
 
-    def _activate(self, now: float, finished: list) -> list:
-        """Flows due to start now join the active flows (returned); empty ones finish."""
-        res_flows, maxload, busy_since, active = self.res_flows, self.maxload, self.busy_since, self._active
+    def _activate(self, now: float, finished: list) -> tuple:
+        """Flows due to start now join the active flows; empty ones finish. Returns the
+        new flows and whether none is on a resource that can saturate."""
+        res_flows, maxload, busy_since, active, sat = self.res_flows, self.maxload, self.busy_since, self._active, self._sat
         seeds = []
+        lone = True
         for f in self._cal.pop_activations(now):
             f.t_start = now
             if f.eff <= 0 or not f.res:
@@ -208,42 +210,46 @@ class Network:
                 if not s:
                     busy_since[r] = now
                 s[f] = None
-                maxload[r] += load
+                ml = maxload[r] = maxload[r] + load
+                if ml > sat[r]:
+                    lone = False
             seeds.append(f)
         self.active_count += len(seeds)
-        return seeds
+        return seeds, lone
 
     def _leave(self, f, now: float, touched) -> None:
         """Bookkeeping of a flow that completed; resources it leaves nearly full go to
         ``touched`` (a set, or None to skip the check)."""
         f.active = False
         del self._active[f]
-        res_flows, maxload, rload, busy_time = self.res_flows, self.maxload, self.load, self.busy_time
+        res_flows, maxload, rload, sat, near = self.res_flows, self.maxload, self.load, self._sat, self._near
         rate = f.rate
         for r, a, load in f.path.load:
             s = res_flows[r]
             del s[f]
-            if touched is not None and maxload[r] > self._sat[r] and rload[r] >= self._near[r]:
+            ml = maxload[r]
+            if touched is not None and ml > sat[r] and rload[r] >= near[r]:
                 touched.add(r)  # saturated: its other flows may speed up
             if s:
-                maxload[r] -= load
+                maxload[r] = ml - load
                 rload[r] -= a * rate
             else:
                 maxload[r] = 0.0
                 rload[r] = 0.0
-                busy_time[r] += now - self.busy_since[r]
+                self.busy_time[r] += now - self.busy_since[r]
 
-    def _per_flow_step(self, now: float, seeds: list, finished: list) -> list:
+    def _per_flow_step(self, now: float, seeds: list, lone: bool, finished: list) -> list:
         """Completions from the calendar, then the rate update of what they and the new
         flows reach (the component solve, or the move into arrays)."""
         touched = set()
         low = _INF
         ended = 0
+        leave = self._leave
         for f in self._cal.pop_ends(now):
             lvl = f.rate / f.weight
             if lvl < low:
                 low = lvl
-            self._leave(f, now, touched)
+            leave(f, now, touched)
             ended += 1
             finished.append(f)
         self.active_count -= ended
@@ -251,8 +257,7 @@ class Network:
             seeds = seeds + [g for r in sorted(touched) for g in self.res_flows[r]]
         if not seeds:
             return []
-        sat = self._sat
-        if not touched and all(self.maxload[r] <= sat[r] for f in seeds for r in f.res):
+        if not touched and lone:
             # new flows only, none on a resource that can saturate: each takes its bound
             comp = sorted(seeds, key=_by_seq) if len(seeds) > 1 else seeds
             self.recomputations += 1
