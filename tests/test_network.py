@@ -544,3 +544,18 @@ def test_traced_and_untraced_runs_are_bit_identical_in_every_mode():
     caps = {name: c for name, c in zip(net1.router.resource_name, net1.cap)}
     for name, pts in net1.link_series().items():
         assert all(load <= caps[name] * (1 + 1e-9) for _, load in pts)
+
+
+def test_network_package_keeps_files_and_functions_small():
+    # issue 17: one idea per file; no file over 400 lines, no function over 60 lines
+    import ast
+    import pathlib
+
+    import simcollective.network as pkg
+
+    for p in sorted(pathlib.Path(pkg.__file__).parent.glob("*.py")):
+        text = p.read_text()
+        assert text.count("\n") <= 400, p.name
+        for node in ast.walk(ast.parse(text)):
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                assert node.end_lineno - node.lineno < 60, (p.name, node.name)

@@ -22,16 +22,17 @@ changes): everything due at the same instant is processed in one wake-up
   re-solved (flows below the lowest level it can reach keep their rates).
 
 Route parameters (weights, bounds, coefficients with repeated resources) are in
-:mod:`.paths`, thresholds in :mod:`.tuning`, observers (per-link statistics, series) in
+:mod:`.paths`, the component walk in :mod:`.component`, thresholds in :mod:`.tuning`,
+observers (per-link statistics, series) in
 :mod:`.stats`. Observers never change which mode or solve runs.
 """
 
 from __future__ import annotations
 
-import operator
-
 from .bulk import BulkStore
 from .calendar import Calendar, SimEnvironment
+from .component import by_seq as _by_seq
+from .component import component, solve_component
 from .kernels import max_min_rates
 from .paths import Flow, PathTable, path_parameters
 from .routing import Route, Router
@@ -40,7 +41,6 @@ from .tuning import DEFAULT_TUNING, Tuning
 
 __all__ = ["SimEnvironment", "Flow", "Network", "LinkStats", "max_min_rates", "Tuning"]
 
-_by_seq = operator.attrgetter("seq")
 _INF = float("inf")
 
 
@@ -266,43 +266,10 @@ class Network:
             return comp
         return self._recompute(seeds, now, low)
 
-    def _component(self, seeds):
-        """Flows linked to ``seeds`` through saturable resources (sorted by creation) and
-        those resources (sorted), or None past the walk limit with many active flows."""
-        maxload, res_flows, satl = self.maxload, self.res_flows, self._sat
-        comp, sat, seen_res = [], [], set()
-        seen = {f for f in seeds if f.active}
-        stack = list(seen)
-        limit = self.tuning.walk_limit if self.active_count > self.tuning.bulk_min else None
-        coupled = 0
-        while stack:
-            f = stack.pop()
-            comp.append(f)
-            linked = False
-            for r in f.res:
-                if maxload[r] > satl[r]:
-                    linked = True
-                    if r in seen_res:
-                        continue
-                    seen_res.add(r)
-                    sat.append(r)
-                    new = [g for g in res_flows[r] if g not in seen]
-                    if new:
-                        seen.update(new)
-                        stack.extend(new)
-            if linked and limit is not None:
-                coupled += 1
-                if coupled > limit:
-                    return None, None
-        # a fixed order (flows by creation, resources by index) keeps float sums, and so
-        # results, bit-identical from run to run (sets iterate in memory-address order)
-        comp.sort(key=_by_seq)
-        sat.sort()
-        return comp, sat
-
     def _recompute(self, seeds, now: float, low: float) -> list:
         """Solve the component of ``seeds`` exactly, or move all flows into arrays."""
-        comp, sat = self._component(seeds)
+        limit = self.tuning.walk_limit if self.active_count > self.tuning.bulk_min else None
+        comp, sat = component(seeds, self.maxload, self._sat, self.res_flows, limit)
         if comp is None:
             self._enter_bulk(now)
             return self._bulk_solve(now, low)
@@ -313,24 +280,9 @@ class Network:
         if len(comp) == 1 or not sat:
             new_rates = [f.maxrate for f in comp]
         else:
-            new_rates = self._solve(comp, sat)
+            new_rates = solve_component(comp, sat, self.cap, self.tuning.level_tol)
         self._apply(comp, new_rates, now)
         return comp
-
-    def _solve(self, comp, sat) -> list:
-        """Max-min rates of ``comp`` (sorted) over resources ``sat`` (sorted)."""
-        idx = {r: j for j, r in enumerate(sat)}
-        fi, rj, av = [], [], []
-        for i, f in enumerate(comp):
-            for r, a in zip(f.res, f.coef):
-                j = idx.get(r)
-                if j is not None:
-                    fi.append(i)
-                    rj.append(j)
-                    av.append(a)
-        cap = self.cap
-        return max_min_rates([f.weight for f in comp], [f.maxrate for f in comp], fi, rj, av,
-                             [cap[r] for r in sat], self.tuning.level_tol).tolist()
 
     def _apply(self, comp, new_rates, now: float) -> None:
         """Give ``comp`` its new rates; reschedule the completions of those that changed.
