@@ -51,18 +51,21 @@ class Calendar:
             self.wakeups.add(when)
             self.env.call_at(when, self.wakeup)
 
-    def activation(self, when: float, f) -> None:
-        bucket = self.buckets.get(when)
-        if bucket is None:
-            bucket = self.buckets[when] = []
-            heapq.heappush(self.times, when)
-            self.wake_at(when)
-        bucket.append(f)
+    def new_bucket(self, when: float) -> list:
+        """The list of activations due at ``when`` (callers append to ``buckets[when]``
+        directly when it exists: this is on every message's path)."""
+        bucket = self.buckets[when] = []
+        heapq.heappush(self.times, when)
+        self.wake_at(when)
+        return bucket
 
-    def pop_activations(self, now: float):
+    def pop_activations(self, now: float) -> list:
+        """The buckets of activations due by ``now`` (a list of lists)."""
         times, buckets, heappop = self.times, self.buckets, heapq.heappop
+        out = []
         while times and times[0] <= now:
-            yield from buckets.pop(heappop(times))
+            out.append(buckets.pop(heappop(times)))
+        return out
 
     def schedule_end(self, f, when: float) -> None:
         """Put ``f`` (at its current version) among the completions due at ``when``."""
@@ -73,15 +76,15 @@ class Calendar:
         due.append((f, f.version))
         self.end_count += 1
 
-    def pop_ends(self, now: float):
+    def pop_ends(self, now: float) -> list:
         """Flows (still valid) whose completion is due by ``now``."""
         ends, end_times, heappop = self.ends, self.end_times, heapq.heappop
+        out = []
         while end_times and end_times[0] <= now:
             due = ends.pop(heappop(end_times))
             self.end_count -= len(due)
-            for f, version in due:
-                if version == f.version and f.active:
-                    yield f
+            out += [f for f, version in due if version == f.version and f.active]
+        return out
 
     def clear_ends(self) -> None:
         self.ends, self.end_times, self.end_count = {}, [], 0

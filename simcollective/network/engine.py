@@ -21,10 +21,9 @@ changes): everything due at the same instant is processed in one wake-up
   completed are found by their completion times, and only what a change can reach is
   re-solved (flows below the lowest level it can reach keep their rates).
 
-Route parameters (weights, bounds, coefficients with repeated resources) are in
-:mod:`.paths`, the component walk in :mod:`.component`, thresholds in :mod:`.tuning`,
-observers (per-link statistics, series) in
-:mod:`.stats`. Observers never change which mode or solve runs.
+Route parameters (with repeated resources) are in :mod:`.paths`, the component walk in
+:mod:`.component`, thresholds in :mod:`.tuning`, observers in :mod:`.stats`. Observers
+never change which mode or solve runs.
 """
 
 from __future__ import annotations
@@ -84,9 +83,8 @@ class Network:
         self.flows_completed = 0
         self.bytes_sent = 0
         self.recomputations = 0
-        # rate updates per way they were found: "bounds" (new flows alone take their
-        # bound), "component" (per-flow component solve), "arrays" (array store solve),
-        # "array bounds" (array store, new flows fit at their bound), "enter"/"leave" moves
+        # rate updates per way found: new flows alone at their bound, component solve,
+        # array store solve, array store with new flows at their bound; moves in and out
         self.modes = dict.fromkeys(("bounds", "component", "arrays", "array bounds", "enter", "leave"), 0)
         self.active_count = 0
         # the profile's latency and bandwidth factors when they do not depend on the size
@@ -147,7 +145,12 @@ class Network:
         path.bytes += size
         self.flows_started += 1
         self.bytes_sent += size
-        self._cal.activation(now + latency, f)
+        when = now + latency
+        cal = self._cal
+        bucket = cal.buckets.get(when)
+        if bucket is None:
+            bucket = cal.new_bucket(when)
+        bucket.append(f)
         return f
 
     @property
@@ -197,62 +200,72 @@ class Network:
         res_flows, maxload, busy_since, active, sat = self.res_flows, self.maxload, self.busy_since, self._active, self._sat
         seeds = []
         lone = True
-        for f in self._cal.pop_activations(now):
-            f.t_start = now
-            if f.eff <= 0 or not f.res:
-                finished.append(f)
-                continue
-            f.active = True
-            f.t_last = now
-            active[f] = None
-            for r, _, load in f.path.load:
-                s = res_flows[r]
-                if not s:
-                    busy_since[r] = now
-                s[f] = None
-                ml = maxload[r] = maxload[r] + load
-                if ml > sat[r]:
-                    lone = False
-            seeds.append(f)
+        for bucket in self._cal.pop_activations(now):
+            for f in bucket:
+                f.t_start = now
+                if f.eff <= 0 or not f.res:
+                    finished.append(f)
+                    continue
+                f.active = True
+                f.t_last = now
+                active[f] = None
+                for r, _, load in f.path.load:
+                    s = res_flows[r]
+                    if not s:
+                        busy_since[r] = now
+                    s[f] = None
+                    ml = maxload[r] = maxload[r] + load
+                    if ml > sat[r]:
+                        lone = False
+                seeds.append(f)
         self.active_count += len(seeds)
         return seeds, lone
 
-    def _leave(self, f, now: float, touched) -> None:
-        """Bookkeeping of a flow that completed; resources it leaves nearly full go to
-        ``touched`` (a set, or None to skip the check)."""
+    def _leave(self, f, now: float) -> None:
+        """Bookkeeping of a flow that completed in array mode (its rate is in the arrays)."""
         f.active = False
+        f.slot = -1
         del self._active[f]
-        res_flows, maxload, rload, sat, near = self.res_flows, self.maxload, self.load, self._sat, self._near
-        rate = f.rate
-        for r, a, load in f.path.load:
+        res_flows, maxload, busy_time = self.res_flows, self.maxload, self.busy_time
+        for r, _, load in f.path.load:
             s = res_flows[r]
             del s[f]
-            ml = maxload[r]
-            if touched is not None and ml > sat[r] and rload[r] >= near[r]:
-                touched.add(r)  # saturated: its other flows may speed up
             if s:
-                maxload[r] = ml - load
-                rload[r] -= a * rate
+                maxload[r] -= load
             else:
                 maxload[r] = 0.0
-                rload[r] = 0.0
-                self.busy_time[r] += now - self.busy_since[r]
+                busy_time[r] += now - self.busy_since[r]
 
     def _per_flow_step(self, now: float, seeds: list, lone: bool, finished: list) -> list:
         """Completions from the calendar, then the rate update of what they and the new
         flows reach (the component solve, or the move into arrays)."""
         touched = set()
         low = _INF
-        ended = 0
-        leave = self._leave
-        for f in self._cal.pop_ends(now):
-            lvl = f.rate / f.weight
+        done = self._cal.pop_ends(now)
+        active, res_flows, maxload, rload, sat, near = (self._active, self.res_flows, self.maxload, self.load,
+                                                        self._sat, self._near)
+        for f in done:  # (the steps of _leave inline: this runs for every message)
+            f.active = False
+            del active[f]
+            rate = f.rate
+            lvl = rate / f.weight
             if lvl < low:
                 low = lvl
-            leave(f, now, touched)
-            ended += 1
-            finished.append(f)
-        self.active_count -= ended
+            for r, a, load in f.path.load:
+                s = res_flows[r]
+                del s[f]
+                ml = maxload[r]
+                if ml > sat[r] and rload[r] >= near[r]:
+                    touched.add(r)  # saturated: its other flows may speed up
+                if s:
+                    maxload[r] = ml - load
+                    rload[r] -= a * rate
+                else:
+                    maxload[r] = 0.0
+                    rload[r] = 0.0
+                    self.busy_time[r] += now - self.busy_since[r]
+        finished += done
+        self.active_count -= len(done)
         if touched:
             seeds = seeds + [g for r in sorted(touched) for g in self.res_flows[r]]
         if not seeds:
@@ -335,10 +348,10 @@ class Network:
         bulk = self._bulk
         slots = bulk.add(seeds) if seeds else None
         done, low, coupled = bulk.remove_due(now)
+        leave = self._leave
         for f in done:
-            f.slot = -1
-            self._leave(f, now, None)
-            finished.append(f)
+            leave(f, now)
+        finished += done
         self.active_count -= len(done)
         if not coupled and slots is not None:
             coupled = not bulk.bounds_fit(now, slots)
