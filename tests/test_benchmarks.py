@@ -37,3 +37,23 @@ def test_benchmark_runner_rejects_an_unknown_scenario(capsys):
         assert exc.value.code == 2
         err = capsys.readouterr().err.strip().splitlines()[-1]
         assert "unknown scenario" in err and "choose from S1,S2,S3,S4,S5,S6,E" in err
+
+
+def test_jit_warmup_drives_the_array_store_and_the_component_solve():
+    # the JIT compile time is measured on a run that calls every kernel: the per-flow
+    # component solve and the array store (entered, with its solves)
+    from benchmarks.jit import compile_all
+
+    modes = compile_all()["modes"]
+    assert modes["enter"] == 1 and modes["arrays"] > 0
+
+
+def test_s6_is_a_two_level_leaf_spine_of_4096_gpus():
+    from benchmarks.allreduce import scenarios
+    from simcollective.simulate import RunConfig, build_graph
+
+    (label, kw), = scenarios({"S6"})["S6"]
+    g = build_graph(RunConfig(topology=kw["topology"], nodes=kw["nodes"], topology_opts=kw["topology_opts"]))
+    kinds = [a.get("kind") for _, a in g.nodes(data=True)]
+    assert kinds.count("gpu") == 4096 and kw["options"]["group_size"] == 64 and kw["elements"] == 2**30
+    assert sum(1 for n in g.nodes if str(n).startswith("leaf")) == 64

@@ -9,8 +9,6 @@ from __future__ import annotations
 
 import operator
 
-from .kernels import max_min_rates
-
 __all__ = ["by_seq", "component", "solve_component"]
 
 by_seq = operator.attrgetter("seq")
@@ -51,6 +49,8 @@ def component(seeds, maxload, satl, res_flows, limit):
 
 def solve_component(comp, sat, cap, level_tol) -> list:
     """Max-min rates of ``comp`` (sorted) over resources ``sat`` (sorted)."""
+    from .kernels import max_min_rates  # (numba loads on the first solve only)
+
     idx = {r: j for j, r in enumerate(sat)}
     fi, rj, av = [], [], []
     for i, f in enumerate(comp):

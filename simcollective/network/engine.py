@@ -28,14 +28,12 @@ never change which mode or solve runs.
 
 from __future__ import annotations
 
-from .bulk import BulkStore
 from .calendar import Calendar, SimEnvironment
 from .component import by_seq as _by_seq
 from .component import component, solve_component
-from .kernels import max_min_rates
 from .paths import Flow, PathTable, path_parameters
 from .routing import Route, Router
-from .stats import LinkStats, link_series, link_stats, record_series, res_bytes
+from .stats import LinkStats, LinkStatsMixin, record_series
 from .tuning import DEFAULT_TUNING, Tuning
 
 __all__ = ["SimEnvironment", "Flow", "Network", "LinkStats", "max_min_rates", "Tuning"]
@@ -43,7 +41,17 @@ __all__ = ["SimEnvironment", "Flow", "Network", "LinkStats", "max_min_rates", "T
 _INF = float("inf")
 
 
-class Network:
+def __getattr__(name):
+    # numba (about 0.4 s to import) loads only when a solve first needs a kernel: runs
+    # whose flows all take their bounds never pay for it
+    if name == "max_min_rates":
+        from .kernels import max_min_rates
+
+        return max_min_rates
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+class Network(LinkStatsMixin):
     """Flows over a hardware graph inside a SimPy environment.
 
     Parameters
@@ -152,19 +160,6 @@ class Network:
             bucket = cal.new_bucket(when)
         bucket.append(f)
         return f
-
-    @property
-    def res_bytes(self) -> list:
-        """Bytes carried per resource (forward routes only, not cross traffic)."""
-        return res_bytes(self._paths.values(), len(self.cap))
-
-    def link_stats(self, makespan: float | None = None) -> list[LinkStats]:
-        """Totals per resource that carried bytes (busy time closed at ``env.now``)."""
-        return link_stats(self.router, self.res_bytes, self.busy_time, self.busy_since, self.res_flows, self._env.now)
-
-    def link_series(self) -> dict:
-        """Recorded load time series per resource name (``series`` must be enabled)."""
-        return link_series(self.series, self.router.resource_name)
 
     def rate_of(self, f) -> float:
         """The current rate of flow ``f`` (in either mode)."""
@@ -327,6 +322,8 @@ class Network:
     # -- array mode ------------------------------------------------------------------
     def _enter_bulk(self, now: float) -> None:
         """Move all active flows into arrays (their calendar completions are dropped)."""
+        from .bulk import BulkStore
+
         self.modes["enter"] += 1
         bulk = self._bulk = BulkStore(self.cap, self._table, self.tuning)
         flows = list(self._active)

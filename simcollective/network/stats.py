@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-__all__ = ["LinkStats", "res_bytes", "link_stats", "record_series", "link_series"]
+__all__ = ["LinkStats", "LinkStatsMixin", "res_bytes", "link_stats", "record_series", "link_series"]
 
 
 @dataclass
@@ -61,3 +61,20 @@ def record_series(series, res_flows, rate_of, now: float, flow_groups) -> None:
 def link_series(series, names) -> dict:
     """Recorded load time series per resource name."""
     return {names[r]: pts for r, pts in sorted(series.items())} if series else {}
+
+
+class LinkStatsMixin:
+    """The statistics part of :class:`~simcollective.network.engine.Network`."""
+
+    @property
+    def res_bytes(self) -> list:
+        """Bytes carried per resource (forward routes only, not cross traffic)."""
+        return res_bytes(self._paths.values(), len(self.cap))
+
+    def link_stats(self, makespan: float | None = None) -> list[LinkStats]:
+        """Totals per resource that carried bytes (busy time closed at ``env.now``)."""
+        return link_stats(self.router, self.res_bytes, self.busy_time, self.busy_since, self.res_flows, self._env.now)
+
+    def link_series(self) -> dict:
+        """Recorded load time series per resource name (``series`` must be enabled)."""
+        return link_series(self.series, self.router.resource_name)
