@@ -101,7 +101,7 @@ def draw_figures(df, name: str, figures: list, outdir: Path) -> list:
 
 
 def _show(col, v):
-    from simcollective.plot import _fmt_count, _fmt_fraction
+    from simcollective.parsing import format_count as _fmt_count, format_fraction as _fmt_fraction
 
     if col == "density":
         return _fmt_fraction(float(v))

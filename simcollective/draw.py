@@ -16,6 +16,8 @@ from collections import defaultdict
 from pathlib import Path
 
 from .errors import UserInputError
+from .parsing import check_output_path
+from .plot import FIGURE_SUFFIXES, save_figure
 
 __all__ = ["layered_layout", "draw_topology", "link_utilization", "add_parser", "LINK_COLORS"]
 
@@ -96,8 +98,13 @@ def layered_layout(graph) -> dict:
         rows = by_server[s]
         width = max(len(v) for v in rows.values())
         gpus = sorted(rows.get("gpu", []), key=lambda n: graph.nodes[n].get("local", 0))
+        grid = _cube_mesh_grid(graph, gpus)
         for i, n in enumerate(gpus):
-            pos[n] = (x0 + (i + 0.5) * width / max(1, len(gpus)), y_of["gpu"])
+            if grid is not None:        # DGX-1: its 2 x 4 hybrid cube-mesh, two quads side by side
+                col, row = grid[n]
+                pos[n] = (x0 + (col + 0.5) * width / 4, y_of["gpu"] - CUBE_ROW_GAP * row)
+            else:
+                pos[n] = (x0 + (i + 0.5) * width / max(1, len(gpus)), y_of["gpu"])
         for rname in sorted(rows, key=lambda r: y_of.get(r, 0)):
             if rname == "gpu":
                 continue
@@ -117,6 +124,41 @@ def layered_layout(graph) -> dict:
         for i, n in enumerate(nodes):
             pos[n] = ((i + 0.5) * total / len(nodes), y_of[rname])
     return pos
+
+
+#: vertical distance of the two GPU rows of a cube-mesh server
+CUBE_ROW_GAP = 0.75
+# local GPU -> (column, row) of the hybrid cube-mesh: quad 0-3 on the left, quad 4-7 on the
+# right, so every link but 0-4 and 3-7 (drawn as arcs around) joins neighbours
+_CUBE_MESH = {0: (0, 0), 1: (1, 0), 2: (1, 1), 3: (0, 1), 5: (2, 0), 4: (3, 0), 7: (3, 1), 6: (2, 1)}
+_CUBE_MESH_EDGES = {frozenset(e) for e in [(0, 1), (0, 2), (0, 3), (1, 2), (1, 3), (2, 3), (4, 5), (4, 6), (4, 7),
+                                           (5, 6), (5, 7), (6, 7), (0, 4), (1, 5), (2, 6), (3, 7)]}
+
+
+def _cube_mesh_grid(graph, gpus):
+    """GPU -> (column, row) when a server's GPUs are wired as DGX-1's hybrid cube-mesh, else None."""
+    if len(gpus) != 8:
+        return None
+    local = {n: graph.nodes[n].get("local") for n in gpus}
+    if sorted(local.values()) != list(range(8)):
+        return None
+    edges = {frozenset((local[u], local[v])) for u in gpus for v in graph.successors(u) if v in local}
+    if edges != _CUBE_MESH_EDGES:
+        return None
+    return {n: _CUBE_MESH[local[n]] for n in gpus}
+
+
+def _racks(graph, server: dict) -> list:
+    """[(leaf switches, [servers])]: servers grouped by the switches their devices attach to."""
+    leaves_of = defaultdict(set)
+    for n, srv in server.items():
+        for m in graph.successors(n):
+            if graph.nodes[m].get("kind") == "switch":
+                leaves_of[srv].add(m)
+    groups: dict = {}
+    for srv in sorted(leaves_of):
+        groups.setdefault(frozenset(leaves_of[srv]), []).append(srv)
+    return [(k, v) for k, v in groups.items() if k]
 
 
 def _natural(n) -> tuple:
@@ -163,6 +205,21 @@ def link_utilization(run_json) -> tuple[dict, dict, str]:
     return edges, nodes, note
 
 
+def _check_same_machine(graph, edges: dict, nodes: dict, source) -> None:
+    """A run of another machine would colour the wrong links: every link it names must be here."""
+    where = f"--utilization-from {str(source)!r}" if isinstance(source, (str, Path)) else "utilization"
+    for k in edges:
+        a, b = tuple(k) if len(k) == 2 else (next(iter(k)),) * 2
+        if a not in graph or b not in graph or not (graph.has_edge(a, b) or graph.has_edge(b, a)):
+            raise UserInputError(f"{where} is a run of another machine: its link {a}<->{b} is not in the drawn "
+                                 f"topology {graph.graph.get('name', '')!r} ({graph.number_of_nodes()} nodes); "
+                                 "give the same --topology/--nodes/--topology-file as the run")
+    for n in nodes:
+        if n not in graph:
+            raise UserInputError(f"{where} is a run of another machine: node {n!r} is not in the drawn topology; "
+                                 "give the same --topology/--nodes/--topology-file as the run")
+
+
 def _edge_width(bw: float) -> float:
     return min(3.5, max(0.6, 1.0 + 0.4 * math.log2(max(bw, 1.0) / 12.5e9)))
 
@@ -173,9 +230,6 @@ def draw_topology(graph, out=None, utilization=None, title: str | None = None, l
     ``utilization``: a ``run --json`` dict or path; links are then coloured by utilization.
     """
     import matplotlib
-
-    if out is not None:
-        matplotlib.use("Agg")
     import matplotlib.pyplot as plt
     import numpy as np
     from matplotlib.lines import Line2D
@@ -183,7 +237,7 @@ def draw_topology(graph, out=None, utilization=None, title: str | None = None, l
     from matplotlib.path import Path as MPath
 
     if out is not None:
-        _check_out(out)
+        check_output_path(out, "-o", FIGURE_SUFFIXES)
     pos = layered_layout(graph)
     server = _servers(graph)
     n_nodes = graph.number_of_nodes()
@@ -200,8 +254,9 @@ def draw_topology(graph, out=None, utilization=None, title: str | None = None, l
     cmap = norm = None
     if utilization is not None:
         util_edges, util_nodes, note = link_utilization(utilization)
+        _check_same_machine(graph, util_edges, util_nodes, utilization)
         cmap = matplotlib.colors.LinearSegmentedColormap.from_list(
-            "util", plt.get_cmap("plasma")(np.linspace(0.0, 0.82, 256)))      # no pale yellow on white
+            "util", plt.get_cmap("inferno_r")(np.linspace(0.12, 1.0, 256)))   # idle pale, busiest darkest
         vmax = max([*util_edges.values(), *util_nodes.values(), 1e-9])
         norm = matplotlib.colors.Normalize(vmin=0.0, vmax=max(vmax, 0.01))
 
@@ -220,6 +275,43 @@ def draw_topology(graph, out=None, utilization=None, title: str | None = None, l
                     fontsize=7 if wide else 5, color="#636363", va="bottom", ha="left" if wide else "center",
                     zorder=1)
 
+    # racks: servers attached to the same leaf switches, boxed together (fabrics of several racks)
+    racks = _racks(graph, server)
+    if len(racks) > 1:
+        for i, (leaves, servers_) in enumerate(racks):
+            pts = [p for srv in servers_ for p in members[srv]]
+            x_lo, x_hi = min(p[0] for p in pts) - 0.6, max(p[0] for p in pts) + 0.6
+            y_lo, y_hi = min(p[1] for p in pts) - 0.55, max(p[1] for p in pts) + 0.45
+            ax.add_patch(FancyBboxPatch((x_lo, y_lo), x_hi - x_lo, y_hi - y_lo, boxstyle="round,pad=0.02",
+                                        facecolor="none", edgecolor="#8c8c8c", linewidth=1.0, linestyle="--",
+                                        zorder=0, gid=f"rack:{i}"))
+            names = ", ".join(sorted((str(n).rsplit("/", 1)[-1] for n in leaves), key=_natural))
+            ax.text((x_lo + x_hi) / 2, y_lo + 0.02, f"rack {i} ({len(servers_)} servers; {names})", fontsize=7,
+                    color="#525252", ha="center", va="bottom", zorder=1)
+
+    # GPUs of cube-mesh servers: node -> (row, column spacing, single NVLink bandwidth)
+    cube_rows = {}
+    for srv in set(server.values()):
+        gs = [n for n in graph.nodes if server.get(n) == srv and graph.nodes[n].get("kind") == "gpu"]
+        gs.sort(key=lambda n: graph.nodes[n].get("local", 0))
+        grid = _cube_mesh_grid(graph, gs)
+        if grid is None:
+            continue
+        xs_ = sorted({pos[n][0] for n in gs})
+        spacing = min(b - a for a, b in zip(xs_, xs_[1:])) if len(xs_) > 1 else 1.0
+        single = min(float(a.get("bandwidth", 0)) for u, v, a in graph.edges(gs, data=True) if v in gs)
+        for n in gs:
+            cube_rows[n] = (grid[n][1], spacing, single)
+
+    # an NVSwitch that is its server's switch plane: drawn as a bar under the GPUs it joins,
+    # each GPU's port a vertical line down to it (not a fan of crossing lines)
+    planes = {}
+    for n, a in graph.nodes(data=True):
+        if a.get("kind") == "nvswitch":
+            gs = [m for m in graph.successors(n) if graph.nodes[m].get("kind") == "gpu"]
+            if len(gs) >= 2:
+                planes[n] = (min(pos[m][0] for m in gs) - 0.3, max(pos[m][0] for m in gs) + 0.3)
+
     # links (one per cable / pair of directions)
     done = set()
     types_seen = set()
@@ -234,27 +326,62 @@ def draw_topology(graph, out=None, utilization=None, title: str | None = None, l
         if graph.has_edge(v, u) and a.get("duplex") == "full":
             bw = max(bw, float(graph.edges[v, u].get("bandwidth", bw)))
         color, alpha, z = LINK_COLORS.get(lt, "#7f7f7f"), 0.85, 2
-        if utilization is not None:
+        lw = _edge_width(bw)
+        if utilization is not None:         # busiest: thickest, darkest, on top
             if k in util_edges:
-                color, alpha, z = cmap(norm(util_edges[k])), 1.0, 3
+                frac = norm(util_edges[k])
+                color, alpha, z, lw = cmap(frac), 1.0, 3 + frac, 0.8 + 3.2 * frac
             else:
-                color, alpha = "#cfcfcf", 0.9
+                color, alpha, lw = "#e3e3e3", 0.9, 0.6
         (x1, y1), (x2, y2) = pos[u], pos[v]
-        if abs(y1 - y2) < 1e-9:     # same row (e.g. NVLink between GPUs): an arc under the row
+        if v in planes:
+            x2 = x1
+        elif u in planes:
+            x1 = x2
+        gid = f"link:{min(u, v)}|{max(u, v)}"      # tests and SVG readers find a link's artists by it
+        in_grid = u in cube_rows and v in cube_rows
+        neighbours = in_grid and abs(x2 - x1) <= 1.01 * cube_rows[u][1] and abs(y2 - y1) <= CUBE_ROW_GAP + 1e-9
+        double = in_grid and bw >= 1.5 * cube_rows[u][2]
+        if in_grid and utilization is None:
+            lw = 1.3                         # single and double links told apart by the number of lines
+        if abs(y1 - y2) < 1e-9 and not neighbours:   # same row, not neighbours: an arc around the row
             dx = abs(x2 - x1)
-            cy = y1 - min(0.62, 0.2 + 0.08 * dx)     # the curve dips half as deep: inside the box
-            path = MPath([(x1, y1), ((x1 + x2) / 2, cy), (x2, y2)], [MPath.MOVETO, MPath.CURVE3, MPath.CURVE3])
-            ax.add_patch(PathPatch(path, facecolor="none", edgecolor=color, linewidth=_edge_width(bw),
-                                   alpha=alpha, zorder=z))
+            depth = min(0.62, 0.2 + 0.08 * dx) if not in_grid else 0.32
+            up = in_grid and cube_rows[u][0] == 0          # a cube-mesh's top row arcs upwards
+            for extra in ((-0.03, 0.03) if double else (0.0,)):
+                cy = y1 + depth + extra if up else y1 - depth - extra
+                path = MPath([(x1, y1), ((x1 + x2) / 2, cy), (x2, y2)],
+                             [MPath.MOVETO, MPath.CURVE3, MPath.CURVE3])
+                ax.add_patch(PathPatch(path, facecolor="none", edgecolor=color, gid=gid,
+                                       linewidth=max(0.8, lw * 0.6) if double else lw, alpha=alpha, zorder=z))
+        elif double:                         # a double NVLink: two parallel lines
+            length = math.hypot(x2 - x1, y2 - y1) or 1.0
+            ox, oy = -(y2 - y1) / length * 0.045, (x2 - x1) / length * 0.045
+            for sgn in (1, -1):
+                ax.plot([x1 + sgn * ox, x2 + sgn * ox], [y1 + sgn * oy, y2 + sgn * oy], color=color,
+                        linewidth=lw if utilization is None else max(0.8, lw * 0.6), alpha=alpha, zorder=z,
+                        solid_capstyle="round", gid=gid)
         else:
-            ax.plot([x1, x2], [y1, y2], color=color, linewidth=_edge_width(bw), alpha=alpha, zorder=z,
-                    solid_capstyle="round")
+            ax.plot([x1, x2], [y1, y2], color=color, linewidth=lw, alpha=alpha, zorder=z, solid_capstyle="round",
+                    gid=gid)
 
     # nodes
     by_kind = defaultdict(list)
     for n, a in graph.nodes(data=True):
         by_kind[a.get("kind", "switch")].append(n)
+    for n, (x_lo, x_hi) in planes.items():
+        st = _NODE_STYLE["nvswitch"]
+        face = cmap(norm(util_nodes[n])) if utilization is not None and n in util_nodes else st["color"]
+        ax.add_patch(FancyBboxPatch((x_lo, pos[n][1] - 0.09), x_hi - x_lo, 0.18, boxstyle="round,pad=0.01",
+                                    facecolor=face, edgecolor=st["edgecolor"], linewidth=0.8, zorder=4,
+                                    gid=f"plane:{n}"))
+        if labels:
+            ax.text((x_lo + x_hi) / 2, pos[n][1], f"{str(n).rsplit('/', 1)[-1]} (switch plane)", fontsize=6,
+                    ha="center", va="center", zorder=5, color="#00441b")
     for kind, nodes in by_kind.items():
+        nodes = [n for n in nodes if n not in planes]
+        if not nodes:
+            continue
         style = dict(_NODE_STYLE.get(kind, _NODE_STYLE["switch"]))
         face = [style["color"]] * len(nodes)
         if utilization is not None:
@@ -278,6 +405,9 @@ def draw_topology(graph, out=None, utilization=None, title: str | None = None, l
         for lt in [t for t in LINK_COLORS if t in types_seen] + sorted(t for t in types_seen if t not in LINK_COLORS):
             handles.append(Line2D([], [], color=LINK_COLORS.get(lt, "#7f7f7f"), linewidth=2.2,
                                   label=_LINK_LABELS.get(lt, lt)))
+        if cube_rows:
+            handles.append(Line2D([], [], color="none", label="NVLink in a cube-mesh: one line = single link,\n"
+                                                               "two lines = double link"))
     for kind in [k for k in _NODE_STYLE if k in by_kind]:
         st = _NODE_STYLE[kind]
         handles.append(Line2D([], [], linestyle="none", marker=st["marker"], markersize=7, markerfacecolor=st["color"],
@@ -301,28 +431,13 @@ def draw_topology(graph, out=None, utilization=None, title: str | None = None, l
                       else f" (coloured: {note}; grey: not reported)")
     ax.set_title(title, fontsize=10)
     ax.set_xlim(min(xs) - 0.8, max(xs) + 0.8)
-    ax.set_ylim(min(ys) - 0.45, max(ys) + 0.45)
+    ax.set_ylim(min(ys) - (0.8 if len(racks) > 1 else 0.45), max(ys) + 0.45)
     ax.set_axis_off()
     fig.tight_layout()
     if out is not None:
-        _save(fig, out)
+        save_figure(fig, out)
         plt.close(fig)
     return fig
-
-
-def _check_out(out) -> None:
-    ext = Path(out).suffix.lower()
-    if ext not in (".png", ".svg", ".pdf"):
-        raise UserInputError(f"-o {str(out)!r}: the file type is chosen by extension: .png, .svg or .pdf")
-    parent = Path(out).parent
-    if not parent.exists():
-        raise UserInputError(f"-o {str(out)!r}: directory {str(parent)!r} does not exist")
-
-
-def _save(fig, out) -> None:
-    _check_out(out)
-    ext = Path(out).suffix.lower()
-    fig.savefig(out, dpi=200 if ext == ".png" else None, bbox_inches="tight")
 
 
 # -- command line ----------------------------------------------------------------------------
@@ -335,7 +450,7 @@ def add_parser(subparsers) -> None:
         description="Draw the hardware graph of a topology preset or file: GPUs at the bottom, PCIe "
                     "switches and NICs above, then each switch level; servers boxed; links coloured by "
                     "type or, with --utilization-from, by a run's link utilization.")
-    add_topology_arguments(p)
+    add_topology_arguments(p, network=False)
     p.add_argument("-o", "--out", required=True, metavar="FILE", help="output .png, .svg or .pdf")
     p.add_argument("--utilization-from", metavar="RUN.json",
                    help="colour links by utilization from `simcollective run ... --json RUN.json`")
@@ -345,11 +460,17 @@ def add_parser(subparsers) -> None:
 
 
 def cmd_draw(args) -> int:
-    from .cli import _int, _topology_opts
+    import matplotlib
+
+    matplotlib.use("Agg")      # the command line draws to files only
+    from .cli import check_topology_conflicts
+    from .parsing import check_output_path, parse_int, parse_topology_opts
     from .simulate import RunConfig, build_graph
 
-    config = RunConfig(topology=args.topology, nodes=_int(args.nodes, "--nodes", 1),
-                       topology_opts=_topology_opts(args.topology_opt), topology_file=args.topology_file)
+    check_topology_conflicts(args)
+    check_output_path(args.out, "-o", (".png", ".svg", ".pdf"))
+    config = RunConfig(topology=args.topology, nodes=parse_int(args.nodes, "--nodes", 1),
+                       topology_opts=parse_topology_opts(args.topology_opt), topology_file=args.topology_file)
     graph = build_graph(config)
     draw_topology(graph, args.out, utilization=args.utilization_from, title=args.title,
                   labels=False if args.no_labels else None)

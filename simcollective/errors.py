@@ -21,8 +21,9 @@ class UserInputError(SimCollectiveError, ValueError):
     """A bad option, size, name or file given by the user."""
 
 
-class TopologyError(UserInputError):
-    """A hardware graph that does not follow the schema (names the node or edge)."""
+# The one TopologyError: the topologies package's (a ValueError, one line naming the node,
+# edge, option or file). The CLI reports it like a UserInputError (exit 2).
+from topologies import TopologyError  # noqa: E402
 
 
 class VerificationError(SimCollectiveError):

@@ -1,6 +1,7 @@
 """Rank placement: which GPU of the hardware graph runs which rank.
 
-``linear``: GPUs sorted by (server, local index). ``study``: the study's per-node order
+``auto`` (the default): the graph's own ``rank_order`` where it declares one (DGX-1: the
+study's ring over double NVLinks), linear otherwise. ``linear``: GPUs sorted by (server, local index). ``study``: the study's per-node order
 when the graph declares one (graph attribute ``rank_order``, e.g. ``"0,3,2,1,5,6,7,4"`` on
 DGX-1: a ring over double NVLinks), linear otherwise. A PATH: a text file listing GPU node
 ids (or linear GPU indices), one per line or comma-separated. With ``nranks`` only the
@@ -13,9 +14,23 @@ from pathlib import Path
 
 from .errors import UserInputError
 
-__all__ = ["resolve_placement", "PLACEMENTS"]
+__all__ = ["resolve_placement", "describe_placement", "PLACEMENTS", "DEFAULT_PLACEMENT"]
 
-PLACEMENTS = ("linear", "study")
+PLACEMENTS = ("auto", "linear", "study")
+DEFAULT_PLACEMENT = "auto"
+
+
+def describe_placement(graph, spec) -> str:
+    """How ``spec`` places ranks on ``graph``, in words (stated in the output of a run)."""
+    order = graph.graph.get("rank_order")
+    if spec in ("auto", "study"):
+        return (f"{spec}: the graph's rank order {order} on every server" if order
+                else f"{spec}: linear (the graph declares no rank order)")
+    if spec is None or spec == "linear":
+        return "linear"
+    if isinstance(spec, (list, tuple)):
+        return "list"
+    return f"file {spec}"
 
 
 def _linear(graph) -> list:
@@ -41,7 +56,7 @@ def resolve_placement(graph, spec: str | list | None = "linear", nranks: int | N
         order = linear
     elif isinstance(spec, (list, tuple)):
         order = _explicit(graph, linear, list(spec), "placement list")
-    elif spec == "study":
+    elif spec in ("study", "auto"):
         text = graph.graph.get("rank_order")
         if not text:
             order = linear
@@ -59,7 +74,10 @@ def resolve_placement(graph, spec: str | list | None = "linear", nranks: int | N
         path = Path(spec)
         if not path.is_file():
             raise UserInputError(f"placement {spec!r} is not one of {', '.join(PLACEMENTS)} nor an existing file")
-        items = [t.strip() for line in path.read_text().splitlines() for t in line.split(",")]
+        from .parsing import read_text
+
+        text = read_text(path, "placement file")
+        items = [t.strip() for line in text.splitlines() for t in line.split(",")]
         order = _explicit(graph, linear, [t for t in items if t and not t.startswith("#")], f"placement file {spec}")
     if nranks is not None:
         if nranks < 1:

@@ -25,13 +25,13 @@ if TYPE_CHECKING:  # pandas is imported lazily, where it is used
     import pandas as pd
 
 import math
-from fractions import Fraction
+import sys
 from pathlib import Path
 
 from .errors import UserInputError
-from .units import parse_fraction, parse_size
+from .parsing import check_output_path, format_axis_bytes, format_count, format_fraction, parse_fraction, parse_size
 
-__all__ = ["plot_results", "load_results", "add_parser"]
+__all__ = ["plot_results", "load_results", "save_figure", "FIGURE_SUFFIXES", "add_parser"]
 
 _TIME_COLS = ("time_s", "wall_s")
 _BW_COLS = ("algbw", "busbw")
@@ -128,29 +128,9 @@ def _split_where(text):
 
 # -- axis formatting -------------------------------------------------------------------------
 
-def _fmt_count(v) -> str:
-    if v >= 2**20 and v % 2**20 == 0:
-        return f"{int(v // 2**20)}M"
-    if v >= 2**10 and v % 2**10 == 0:
-        return f"{int(v // 2**10)}K"
-    return f"{v:g}"
-
-
-def _fmt_bytes(v) -> str:
-    for unit, scale in (("GiB", 2**30), ("MiB", 2**20), ("KiB", 2**10)):
-        if v >= scale:
-            return f"{v / scale:g} {unit}"
-    return f"{v:g} B"
-
-
-def _fmt_fraction(v) -> str:
-    if v <= 0:
-        return "0"
-    inv = 1 / v
-    if abs(inv - round(inv)) < 1e-6 * inv:
-        return f"1/{round(inv)}"
-    f = Fraction(v).limit_denominator(4096)
-    return f"{f.numerator}/{f.denominator}" if abs(float(f) - v) < 1e-9 else f"{v:.3g}"
+_fmt_count = format_count          # the formatters live in simcollective.parsing (public)
+_fmt_bytes = format_axis_bytes
+_fmt_fraction = format_fraction
 
 
 def _time_unit(values):
@@ -161,7 +141,7 @@ def _time_unit(values):
     return "ns", 1e-9
 
 
-def _y_spec(col, values, speedup_over=None):
+def _y_spec(col, values, speedup_over=None, sparse=False):
     """(label, divisor) of the y axis."""
     if speedup_over is not None:
         return f"speedup over {speedup_over} (×)", 1.0
@@ -170,6 +150,8 @@ def _y_spec(col, values, speedup_over=None):
         name = _LABELS.get(col, col[6:] + " time" if col.startswith("phase_") else col)
         return f"{name} ({unit})", scale
     if col in _BW_COLS:
+        if sparse and col == "busbw":
+            return "effective bus bandwidth, dense equivalent (GB/s)", 1e9
         return f"{_LABELS[col]} (GB/s)", 1e9
     if col in _SIZE_COLS or col.startswith("bytes_"):
         return f"{_LABELS.get(col, col.replace('bytes_', '') + ' bytes')} (MiB)", 2**20
@@ -302,21 +284,17 @@ def _speedup(df, y, baseline):
 # -- plotting --------------------------------------------------------------------------------
 
 def plot_results(data, x, y="time_s", hue=None, facet=None, logx=False, logy=False, speedup_over=None,
-                 breakdown=False, where=None, out=None, title=None, sharey=False):
+                 breakdown=False, where=None, out=None, title=None, sharey=False, ax=None):
     """Draw a figure from results; return the matplotlib Figure (saved to ``out`` if given).
+
+    ``ax``: draw into this matplotlib Axes (one panel: no ``facet``) and return its Figure.
+    The matplotlib backend is never changed (the command line alone selects Agg).
 
     ``data``: a DataFrame or path(s) of results tables. ``where``: a dict ``{col: value}``
     or a list of ``"COL=VALUE"`` strings (``VALUE`` may list several values, ``a,b``).
     """
-    import matplotlib
-
     if out is not None:
-        matplotlib.use("Agg")
-        ext = Path(out).suffix.lower()
-        if ext not in (".png", ".svg", ".pdf"):
-            raise UserInputError(f"-o {str(out)!r}: the file type is chosen by extension: .png, .svg or .pdf")
-        if not Path(out).parent.exists():
-            raise UserInputError(f"-o {str(out)!r}: directory {str(Path(out).parent)!r} does not exist")
+        check_output_path(out, "-o", FIGURE_SUFFIXES)
     import pandas as pd
 
     df = data if isinstance(data, pd.DataFrame) else load_results(data)
@@ -331,6 +309,10 @@ def plot_results(data, x, y="time_s", hue=None, facet=None, logx=False, logy=Fal
         df = df[df["ok"].astype(bool)]
     if df.empty:
         raise UserInputError("no successful rows in the results to plot")
+    if not breakdown and not pd.api.types.is_numeric_dtype(df[y]) and not _all_numeric(df[y]):
+        numeric = [str(c) for c in df.columns if pd.api.types.is_numeric_dtype(df[c])
+                   and not pd.api.types.is_bool_dtype(df[c]) and df[c].notna().any() and str(c) != "key"]
+        raise UserInputError(f"--y {y!r} is not a numeric column; numeric columns: {', '.join(numeric)}")
     df, filters = _apply_where(df, where)
     df = df[df[x].notna()]
     if df.empty:
@@ -368,12 +350,19 @@ def plot_results(data, x, y="time_s", hue=None, facet=None, logx=False, logy=Fal
         panel_h = 4.2
     else:
         panel_w, panel_h = 4.6, 3.5
-    fig, axes = plt.subplots(nrows, ncols, figsize=(panel_w * ncols + 1.8, panel_h * nrows + 0.4), squeeze=False,
-                             sharey=sharey)
+    given_ax = ax
+    if ax is not None:
+        if n > 1:
+            raise UserInputError(f"ax= draws one panel; --facet {facet} has {n} values (leave ax out or drop facet)")
+        fig, axes = ax.figure, [[ax]]
+    else:
+        fig, axes = plt.subplots(nrows, ncols, figsize=(panel_w * ncols + 1.8, panel_h * nrows + 0.4),
+                                 squeeze=False, sharey=sharey)
     cmap = plt.get_cmap("tab10" if len(hues) <= 10 else "tab20")
     colors = {h: cmap(i % cmap.N) for i, h in enumerate(hues)}
+    sparse = "kind" in df.columns and (df["kind"].astype(str) == "sparse").any()
     ylabel, yscale = _y_spec(y if not breakdown else "phase_", df[value_cols].to_numpy().ravel().tolist(),
-                             speedup_over)
+                             speedup_over, sparse)
     if breakdown:
         ylabel = f"time per phase ({_time_unit(df[value_cols].sum(axis=1).tolist())[0]})"
         yscale = _time_unit(df[value_cols].sum(axis=1).tolist())[1]
@@ -412,12 +401,56 @@ def plot_results(data, x, y="time_s", hue=None, facet=None, logx=False, logy=Fal
     if notes:
         sup = (sup + "  " if sup else "") + "(" + "; ".join(notes) + ")"
     if sup:
-        fig.suptitle(sup, fontsize=11)
-    fig.tight_layout()
+        if given_ax is not None:
+            given_ax.set_title(sup, fontsize=10)
+        else:
+            fig.suptitle(sup, fontsize=11)
+    if given_ax is None:
+        fig.tight_layout()
     if out is not None:
-        fig.savefig(out, dpi=200 if str(out).lower().endswith(".png") else None, bbox_inches="tight")
-        plt.close(fig)
+        save_figure(fig, out)
+        if given_ax is None:
+            plt.close(fig)
     return fig
+
+
+#: figure file types, chosen by the extension of the output path
+FIGURE_SUFFIXES = (".png", ".svg", ".pdf")
+
+
+def save_figure(fig, out) -> None:
+    """Save reproducibly: the same figure gives the same bytes (no creation date in PDF/SVG
+    metadata), so re-running an experiment does not rewrite committed figures."""
+    check_output_path(out, "-o", FIGURE_SUFFIXES)
+    ext = Path(out).suffix.lower()
+    metadata = {"png": {"Software": None}, "pdf": {"CreationDate": None, "Creator": None, "Producer": None},
+                "svg": {"Date": None, "Creator": None}}[ext[1:]]
+    import matplotlib
+
+    with matplotlib.rc_context({"svg.hashsalt": "simcollective"}):     # stable SVG element ids
+        fig.savefig(out, dpi=200 if ext == ".png" else None, bbox_inches="tight", metadata=metadata)
+
+
+def _approximate(rows) -> bool:
+    """Rows of an approximate algorithm or option (``exact`` False: gtopk, --resparsify)."""
+    if "exact" in rows.columns and rows["exact"].notna().any():
+        return not bool(rows["exact"].fillna(True).astype(bool).all())
+    if "algorithm" in rows.columns:        # tables written before the exact column
+        from .algorithms import load_all
+
+        algos = load_all()
+        names = set(rows["algorithm"].astype(str))
+        if any(n in algos and not algos[n].exact for n in names):
+            return True
+    if "resparsify" in rows.columns:
+        return bool(rows["resparsify"].fillna(False).astype(bool).any())
+    return False
+
+
+def _all_numeric(series) -> bool:
+    import pandas as pd
+
+    return bool(pd.to_numeric(series.dropna(), errors="coerce").notna().all()) and series.notna().any()
 
 
 def _draw_lines(ax, sub, x, hue, hues, col, yscale, colors, speedup_over, handles, numeric_x):
@@ -440,8 +473,14 @@ def _draw_lines(ax, sub, x, hue, hues, col, yscale, colors, speedup_over, handle
         is_base = speedup_over is not None and hue == "algorithm" and hv == speedup_over
         if is_base:
             label = f"{hv} (baseline)"
+        approx = _approximate(part)
+        if approx:
+            label += " (approximate)"
         kw = dict(color="black" if is_base else colors[hv], marker=_MARKERS[j % len(_MARKERS)], markersize=5,
-                  linewidth=1.2 if is_base else 1.6, linestyle="--" if is_base else "-", label=label)
+                  linewidth=1.2 if is_base else 1.6, linestyle="--" if is_base else (":" if approx else "-"),
+                  label=label)
+        if approx:             # hollow markers, dotted line: not the exact sum
+            kw["markerfacecolor"] = "white"
         if np.any(hi > lo):
             h = ax.errorbar(xs, ys, yerr=[ys - lo, hi - ys], capsize=2, **kw)
         else:
@@ -549,8 +588,23 @@ def add_parser(subparsers) -> None:
 
 
 def cmd_plot(args) -> int:
+    import matplotlib
+
+    matplotlib.use("Agg")      # the command line draws to files only
     plot_results(args.results, x=args.x, y=args.y, hue=args.hue, facet=args.facet, logx=args.logx,
                  logy=args.logy, speedup_over=args.speedup_over, breakdown=args.breakdown, where=args.where,
                  out=args.out, title=args.title, sharey=args.sharey)
     print(f"wrote {args.out}")
     return 0
+
+
+# ``simcollective.plot(...)`` is the Python API function (:func:`simcollective.api.plot`): importing
+# this submodule binds its name on the package, so the module itself is callable and delegates.
+class _CallableModule(type(sys.modules[__name__])):
+    def __call__(self, *args, **kwargs):
+        from .api import plot as api_plot
+
+        return api_plot(*args, **kwargs)
+
+
+sys.modules[__name__].__class__ = _CallableModule

@@ -9,10 +9,15 @@ yields the events returned by the communicator's primitives and returns its outp
         return (yield comm.add(x, got))               # reduction, with its compute cost
 
 Point-to-point semantics follow MPI and SimGrid's SMPI: messages are matched by (source,
-tag, communicator) in posting order; a send of at most ``profile.eager_threshold`` bytes is
-eager (its flow starts at once and the send completes immediately), a larger one is a
-rendezvous (its flow starts when the matching receive is posted, and the send completes
-when the data has arrived). Message sizes come from the payloads (``wire_bytes`` if the
+tag, communicator) in posting order. With the profile's ``small_messages = "eager"`` (the
+``ideal`` profile) a send of at most ``profile.eager_threshold`` bytes is eager (its flow
+starts at once and the send completes immediately), a larger one is a rendezvous (its flow
+starts when the matching receive is posted, and the send completes when the data has
+arrived). With ``small_messages = "smpi"`` (the ``cm02`` and ``smpi`` profiles: SimGrid
+SMPI's own behaviour, study-quirks.md section 4) a send of strictly fewer than
+``eager_threshold`` bytes is *detached* (it completes when posted), and the flow of every
+message, small or large, starts only once it is matched, at max(send posted, receive
+posted). Message sizes come from the payloads (``wire_bytes`` if the
 payload has it, else ``nbytes``); payloads are shared by reference, never copied.
 
 Time accounting: each rank's timeline is split into the named phases the algorithm opens
@@ -103,6 +108,7 @@ class _Message:
 @dataclass
 class _RankState:
     gpu: object
+    start: float = 0.0
     stack: list = field(default_factory=list)
     mark: float = 0.0
     acc: dict = field(default_factory=lambda: defaultdict(float))
@@ -127,12 +133,16 @@ class World:
         self._comm_ids: dict[tuple, int] = {}
         self._comm_names: list[str] = []
         self._eager = profile.eager_threshold
+        # SMPI: small sends are detached (complete at post) when < threshold, and no flow
+        # starts before its message is matched
+        self._smpi = getattr(profile, "small_messages", "eager") == "smpi"
         # whether reductions take no simulated time (no compute rates in the profile)
         self.free_sums = profile.dense_bytes_per_second <= 0 and profile.sparse_elements_per_second <= 0
         self.messages = 0
         self.message_bytes = 0
         self.servers = [network.router.graph.nodes[g].get("server") for g in self.placement]
         self._transfer = network.transfer  # (bound once: on every message's path)
+        self.shared: dict = {}   # per-simulation memo the algorithms may share (Comm.shared)
 
     def comm_id(self, members: tuple, name: str) -> int:
         cid = self._comm_ids.get(members)
@@ -162,7 +172,10 @@ class World:
         m = _Message()
         m.src, m.dst, m.tag, m.cid, m.payload, m.nbytes, m.sop = src, dst, tag, cid, payload, nbytes, sop
         m.rop, m.flow, m.arrived = None, None, False
-        m.eager = eager = nbytes <= self._eager
+        if self._smpi:
+            m.eager = eager = nbytes < self._eager  # detached: completes at post
+        else:
+            m.eager = eager = nbytes <= self._eager
         self.messages += 1
         self.message_bytes += nbytes
         key = (src, tag, cid)
@@ -176,7 +189,7 @@ class World:
             m.flow = self._transfer(self.placement[src], self.placement[dst], nbytes, self._arrived, m)
         else:
             self._unexpected[dst][key].append(m)
-            if eager:
+            if eager and not self._smpi:
                 m.flow = self._transfer(self.placement[src], self.placement[dst], nbytes, self._arrived, m)
         if eager:
             self._complete(sop)
@@ -218,6 +231,9 @@ class World:
     def _rank_body(self, rank: int, main, args):
         st = self.ranks[rank]
         comm = Comm(self, tuple(range(self.size)), rank, "world")
+        if st.start > 0:  # --timing study: the rank leaves the barrier this much later
+            yield self.env.timeout(st.start)
+            st.mark = self.env.now
         st.output = yield from main(comm, *args)
         now = self.env.now
         self._attribute(st, now)
@@ -320,9 +336,6 @@ class Comm:
             ev._ok, ev._value, ev.callbacks = True, rop.value, None
         return ev
 
-    def wait(self, req):
-        return req
-
     def waitall(self, reqs, value_index=None):
         """An event that fires when all ``reqs`` are done; value: list of their values
         (or only the value of ``reqs[value_index]``)."""
@@ -388,10 +401,28 @@ class Comm:
         ev.callbacks.insert(0, close)
         return ev
 
+    def delay(self, seconds: float, value=None):
+        """Let ``seconds`` pass in the current phase (a fixed latency the algorithm models
+        itself, e.g. NCCL's launch and per-hop latencies); value: ``value``."""
+        env = self.world.env
+        if seconds <= 0:
+            return _done_event(env, value)
+        return env.timeout(seconds, value)
+
+    @property
+    def graph(self):
+        """The hardware graph the ranks run on (read-only use)."""
+        return self.world.network.router.graph
+
+    def gpu(self, rank: int | None = None):
+        """Graph node id of the GPU of ``rank`` of this communicator (default: this rank)."""
+        return self.world.placement[self.members[self.rank if rank is None else rank]]
+
     def add(self, a, b, op=None):
         """Reduce two payloads (``a + b`` or ``op(a, b)``) and pay the profile's compute time:
         dense sums at ``dense_bytes_per_second`` (3 x bytes), sparse merges at
-        ``sparse_elements_per_second`` (a.nnz + b.nnz). Value: the result."""
+        ``sparse_elements_per_second`` (a.nnz + b.nnz; a scatter-add of a sparse stream
+        into a dense one: the sparse one's nnz). Value: the result."""
         result = a + b if op is None else op(a, b)
         if isinstance(result, np.ndarray):
             result.flags.writeable = False  # payloads are immutable: shared by reference
@@ -400,7 +431,10 @@ class Comm:
             return _done_event(world.env, result)
         prof = world.profile
         if hasattr(a, "nnz") and hasattr(b, "nnz"):
-            cost = prof.sparse_merge_time(a.nnz + b.nnz)
+            if a.is_dense != b.is_dense:  # scatter-add of the sparse one into the dense one
+                cost = prof.sparse_merge_time(b.nnz if a.is_dense else a.nnz)
+            else:
+                cost = prof.sparse_merge_time(a.nnz + b.nnz)
         else:
             cost = prof.dense_sum_time(payload_bytes(result))
         return self.compute(cost, result)
@@ -419,6 +453,16 @@ class Comm:
             _, t0 = st.stack.pop()
             if world.trace:
                 st.spans.append((name, "phase", t0, world.env.now, {}))
+
+    @property
+    def shared(self) -> dict:
+        """A dict private to this simulation, the same for every rank and communicator
+        (for results several ranks compute identically; see ``_sparse_common``)."""
+        return self.world.shared
+
+    def server(self, rank: int | None = None):
+        """The server (physical node) id of ``rank`` of this communicator (default: this rank)."""
+        return self.world.servers[self.members[self.rank if rank is None else rank]]
 
     # -- sub-communicators ----------------------------------------------------------------
     def sub(self, ranks, name: str) -> "Comm":
@@ -481,6 +525,7 @@ class RunResult:
     spans: list | None = None
     placement: list | None = None
     link_series: dict | None = None  # traces: {link name: [(t, bytes/s), ...]}
+    starts: list | None = None       # each rank's start (0 unless timing="study")
 
 
 def _run(env, net, world, progress) -> None:
@@ -499,9 +544,25 @@ def _run(env, net, world, progress) -> None:
             progress(env.now, net.flows_completed, world.messages)
 
 
+#: ``timing`` of :func:`run_ranks`: "simultaneous" (every rank starts at 0) or "study"
+TIMINGS = ("simultaneous", "study")
+
+
+def barrier_offsets(net: Network, placement, profile) -> list:
+    """The study's start offsets (study-quirks.md section 5): after SMPI's linear barrier
+    rank r leaves route latency(rank 0 -> r) x the latency factor at 0 bytes after rank
+    0 (no bandwidth term)."""
+    k = profile.latency_factor(0)
+    return [net.route(placement[0], g).latency * k if g != placement[0] else 0.0 for g in placement]
+
+
 def run_ranks(graph, placement, main, args_for_rank, profile, routing: str = "first", trace: bool = False,
-              progress=None, network: Network | None = None) -> RunResult:
+              progress=None, network: Network | None = None, timing: str = "simultaneous") -> RunResult:
     """Run ``main(comm, *args_for_rank(rank))`` on every rank; return the measurements.
+
+    ``timing="study"``: rank r starts at its barrier-exit offset (:func:`barrier_offsets`),
+    the reported time (``makespan``) is the largest (finish - own start) over ranks, and
+    phases are measured from each rank's start (``finish`` stays absolute).
 
     Raises :class:`~simcollective.errors.DeadlockError` naming the blocked ranks if some
     rank never finishes, and :class:`~simcollective.errors.SimCollectiveError` if a
@@ -509,9 +570,14 @@ def run_ranks(graph, placement, main, args_for_rank, profile, routing: str = "fi
     """
     t0 = time.perf_counter()
     env = SimEnvironment()
-    net = network if network is not None else Network(env, graph, profile, routing)
+    net = network if network is not None else Network(env, profile.effective_graph(graph), profile, routing)
     net.env = env
     world = World(env, net, placement, profile, trace)
+    if timing not in TIMINGS:
+        raise SimCollectiveError(f"timing {timing!r} is not one of: {', '.join(TIMINGS)}")
+    starts = barrier_offsets(net, world.placement, profile) if timing == "study" else [0.0] * world.size
+    for st, t in zip(world.ranks, starts):
+        st.start = st.mark = t
     if trace:
         net.series = {}
     for r in range(world.size):
@@ -536,8 +602,9 @@ def run_ranks(graph, placement, main, args_for_rank, profile, routing: str = "fi
             f"{len(leftovers)} message queue(s) never received, e.g. rank {src} -> rank {r} "
             f"(tag {tag}, {world._comm_names[cid]})")
     finish = [st.finish for st in world.ranks]
-    makespan = max(finish) if finish else 0.0
-    last = max(range(world.size), key=lambda r: (finish[r], -r))
+    elapsed = [f - t for f, t in zip(finish, starts)]
+    makespan = max(elapsed) if elapsed else 0.0
+    last = max(range(world.size), key=lambda r: (elapsed[r], -r))
     phases = dict(world.ranks[last].acc)
     phases_max: dict = {}
     for st in world.ranks:
@@ -553,5 +620,5 @@ def run_ranks(graph, placement, main, args_for_rank, profile, routing: str = "fi
         phases_max=phases_max, messages=world.messages, message_bytes=world.message_bytes, links=links,
         bytes_by_link_type=dict(by_type), wall_s=time.perf_counter() - t0, events=next(env._eid),
         flows=net.flows_started, recomputations=net.recomputations, spans=spans, placement=list(placement),
-        link_series=net.link_series() if trace else None,
+        link_series=net.link_series() if trace else None, starts=starts,
     )

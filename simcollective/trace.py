@@ -13,7 +13,9 @@
   communication tracks just below it (``"rank r p2p"``, more lanes when several messages
   are in flight at once), as complete events named ``send``/``recv`` with ``peer`` (world
   rank) and ``bytes`` in their args.
-* Counter tracks (``"ph": "C"``) for the busiest links. With per-link rate series in the
+* Flow arrows (``"ph": "s"``/``"f"``, category ``message``) from each send to its receive.
+* Counter tracks (``"ph": "C"``) for the busiest links, in a process of their own (pid 1,
+  named "links ..."). With per-link rate series in the
   result (``RunResult.link_series``: link name -> [(t, bytes/s), ...]) they show the
   utilization over time; otherwise the run's average utilization of the link
   (bytes / capacity / time), held from 0 to the end of the run, named "... (run average)".
@@ -30,6 +32,8 @@ __all__ = ["trace_events", "write_trace", "TOP_LINKS"]
 
 #: number of links that get a counter track
 TOP_LINKS = 8
+#: the process of the link counter tracks (the ranks are process 0)
+LINKS_PID = 1
 _LANE_TID = 100000
 
 
@@ -95,6 +99,8 @@ def trace_events(report) -> dict:
                           f"({len(spans)} ranks, {fields.get('elements')} x {fields.get('dtype')})"}},
         {"ph": "M", "pid": pid, "name": "process_sort_index", "args": {"sort_index": 0}},
     ]
+    sends: dict = {}
+    recvs: dict = {}
     for r, rank_spans in enumerate(spans):
         finish = result.finish[r] if result.finish[r] is not None else result.makespan
         gpu = placement[r]
@@ -132,9 +138,33 @@ def trace_events(report) -> dict:
                 events.append({"ph": "X", "pid": pid, "tid": tid, "name": ev["name"], "cat": ev["cat"],
                                "ts": _us(ev["_t0"]), "dur": _us(ev["_t1"] - ev["_t0"]),
                                "args": {**ev["args"], "rank": r}})
-    events += _link_counters(result, pid)
+                peer, nbytes = ev["args"].get("peer"), ev["args"].get("bytes")
+                if ev["name"] == "send":
+                    sends.setdefault((r, peer, nbytes), []).append((ev["_t0"], ev["_t1"], tid))
+                elif ev["name"] == "recv":
+                    recvs.setdefault((peer, r, nbytes), []).append((ev["_t0"], ev["_t1"], tid))
+    events += _flow_arrows(sends, recvs, pid)
+    events += _link_counters(result, LINKS_PID)
     meta = {k: v for k, v in fields.items() if isinstance(v, (str, int, float, bool)) or v is None}
     return {"traceEvents": events, "displayTimeUnit": "ns", "otherData": meta}
+
+
+def _flow_arrows(sends: dict, recvs: dict, pid: int) -> list:
+    """Flow events (``ph`` s/f) from each send to the receive it matched: the k-th send from
+    rank a to rank b of a size pairs with the k-th receive of that size at b from a, both in
+    posting order (MPI's non-overtaking order)."""
+    out = []
+    n = 0
+    for key in sorted(sends, key=str):
+        rs = sorted(recvs.get(key, ()))
+        for (s0, _s1, stid), (_r0, r1, rtid) in zip(sorted(sends[key]), rs):
+            src, dst, nbytes = key
+            common = {"name": "message", "cat": "message", "pid": pid, "id": n,
+                      "args": {"from": src, "to": dst, "bytes": nbytes}}
+            out.append({**common, "ph": "s", "tid": stid, "ts": _us(s0)})
+            out.append({**common, "ph": "f", "bp": "e", "tid": rtid, "ts": _us(r1)})
+            n += 1
+    return out
 
 
 def _link_counters(result, pid) -> list:
@@ -144,7 +174,9 @@ def _link_counters(result, pid) -> list:
         return []
     top = sorted(links, key=lambda ls: (-ls.bytes / ls.capacity, ls.name))[:TOP_LINKS]
     series = getattr(result, "link_series", None) or {}
-    out = []
+    out = [{"ph": "M", "pid": pid, "name": "process_name",
+            "args": {"name": f"links (the {len(top)} busiest, utilization %)"}},
+           {"ph": "M", "pid": pid, "name": "process_sort_index", "args": {"sort_index": 1}}]
     for ls in top:
         if ls.name in series:
             name = f"{ls.name} utilization %"

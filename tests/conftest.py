@@ -41,3 +41,14 @@ def two_level_mesh(groups: int, L: int, intra=(1e10, 1e-6), inter=(1e9, 5e-6)) -
 @pytest.fixture
 def mesh():
     return mesh_graph
+
+
+def expected_check(dtype, approximate_of=None, nranks=None) -> str:
+    """What verification checks for ``dtype``: integers exactly, floats within the summation
+    bound; approximate algorithms against their own definition. A test asserts this string
+    rather than ``rep["verified"]`` (always True: a wrong result raises before it). One rank
+    (``nranks=1``) has one contribution: its result is held exactly, floats included."""
+    how = f"exact ({dtype})" if dtype.startswith("int") or nranks == 1 else f"within (P-1)*eps*sum|x| ({dtype})"
+    if approximate_of:
+        return f"against the NumPy definition of {approximate_of} (approximate by design): {how}"
+    return how

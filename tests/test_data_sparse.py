@@ -357,7 +357,7 @@ def test_verify_sparse_result_exact_and_errors():
         verify_sparse_result(SparseStream.from_pairs(0, 3000, total.indices[keep], total.values[keep]), ref)
     with pytest.raises(VerificationError, match="element 1000 comes next"):
         verify_sparse_result(split_at(total, [(0, 1000), (1500, 3000)]), ref)
-    with pytest.raises(VerificationError, match=r"covers \[0, 2000\)"):
+    with pytest.raises(VerificationError, match=r"covers elements \[0, 2000\)"):
         verify_sparse_result(split_at(total, [(0, 2000)]), ref)
 
 

@@ -31,7 +31,7 @@ def kernel_env(tmp_path, monkeypatch):
     assert KernelSpecManager().get_kernel_spec("python3").argv[0] == sys.executable
 
 
-@pytest.mark.parametrize("name", ["scaling_curves.ipynb", "explore_topology.ipynb"])
+@pytest.mark.parametrize("name", ["scaling_curves.ipynb", "explore_topology.ipynb", "which_collective.ipynb"])
 def test_notebook_runs(name, kernel_env):
     nb = nbformat.read(NOTEBOOKS / name, as_version=4)
     assert all(not c.get("outputs") for c in nb.cells if c.cell_type == "code"), "commit notebooks with outputs cleared"

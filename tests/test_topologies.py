@@ -8,7 +8,6 @@ import json
 import math
 import subprocess
 import sys
-import time
 from collections import Counter
 
 import networkx as nx
@@ -151,11 +150,8 @@ def test_dgx2_counts_4_nodes():
     assert nx.shortest_path(G, "n0/gpu0", "n0/gpu15") == ["n0/gpu0", "n0/nvswitch", "n0/gpu15"]
 
 
-def test_fat_tree_counts_1024_hosts_and_speed():
-    t0 = time.perf_counter()
+def test_fat_tree_counts_1024_hosts():
     G = fat_tree(1024)
-    elapsed = time.perf_counter() - t0
-    assert elapsed < 1.0
     assert kinds(G) == {"gpu": 1024, "nic": 1024, "switch": 80}
     assert levels(G) == {"leaf": 64, "spine": 16}
     assert all(G.out_degree(f"leaf{i}") == 32 for i in range(64))
@@ -491,12 +487,27 @@ def test_validate_one_way_reachability():
         validate(G)
 
 
-def test_validate_is_fast_on_large_graph():
+def test_validate_is_linear_on_large_graph(monkeypatch):
+    """Reachability costs two graph searches from one GPU, whatever the size (a per-pair
+    check would be quadratic: 6,800 nodes took seconds). Counted, not timed: timed tests
+    fail on a loaded machine."""
+    import networkx as nx
+
     G = abci(1088)  # 32 racks: ~6800 nodes
     assert G.number_of_nodes() > 5000
-    t0 = time.perf_counter()
+    calls = {}
+    for name in ("descendants", "ancestors", "has_path", "shortest_path", "shortest_path_length",
+                 "single_source_shortest_path_length", "bfs_tree", "dfs_tree",
+                 "strongly_connected_components", "is_strongly_connected"):
+        real = getattr(nx, name)
+
+        def counted(*a, _real=real, _name=name, **kw):
+            calls[_name] = calls.get(_name, 0) + 1
+            return _real(*a, **kw)
+
+        monkeypatch.setattr(nx, name, counted)
     validate(G)
-    assert time.perf_counter() - t0 < 0.5
+    assert calls == {"descendants": 1, "ancestors": 1}
 
 
 # ---------------------------------------------------------------------- io
@@ -581,7 +592,8 @@ def test_io_bad_paths(tmp_path):
 
 # ------------------------------------------------------------------ registry
 def test_presets_names_and_descriptions():
-    assert list(PRESETS) == ["abci", "dgx1", "dgx2", "fat-tree", "dgx-h100"]
+    assert list(PRESETS) == ["abci", "dgx1", "dgx2", "fat-tree", "dgx-h100", "dgx1-v100",
+                             "dgx2-v100", "dgx-a100", "dgx-b200", "gb200-nvl72"]
     for name, (builder, desc) in PRESETS.items():
         assert callable(builder) and isinstance(desc, str) and "\n" not in desc
         G = build(name, 2)

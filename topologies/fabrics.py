@@ -324,6 +324,7 @@ def leaf_spine(
     spine_bandwidth: float = 1.625e13,
     spine_latency: float = 4e-7,
     duplex: str = "full",
+    uplink_latency: float | None = None,
 ) -> list[str]:
     """Leaf-spine (``levels=2``) or 3-level pod fat-tree (``levels=3``) over given leaves.
 
@@ -364,6 +365,8 @@ def leaf_spine(
         Crossing figures; the spine figures apply to core switches of a
         3-level tree.
     duplex : {"shared", "full"}
+    uplink_latency : float, optional
+        Latency of the switch-to-switch cables; default `link_latency`.
 
     Returns
     -------
@@ -395,13 +398,14 @@ def leaf_spine(
     for leaf, ports in zip(leaves, leaf_ports):
         attach_ports(G, ports, leaf, link_bandwidth, link_latency, duplex)
     up = [uplinks_for(len(p), oversubscription) for p in leaf_ports]
+    up_lat = link_latency if uplink_latency is None else uplink_latency
     if not leaves:
         return leaves
     width = max(up)
     if levels == 2:
         spine_ids = [add_switch(G, f"spine{j}", "spine", spine_bandwidth, spine_latency)
                      for j in range(spines or width)]
-        connect_up(G, leaves, spine_ids, up, link_bandwidth, link_latency, duplex)
+        connect_up(G, leaves, spine_ids, up, link_bandwidth, up_lat, duplex)
         return leaves
 
     pods = []
@@ -409,7 +413,7 @@ def leaf_spine(
         aggs = [add_switch(G, f"p{p}/agg{j}", "agg", agg_bandwidth, agg_latency)
                 for j in range(width)]
         down = connect_up(G, leaves[start:start + leaves_per_pod], aggs,
-                          up[start:start + leaves_per_pod], link_bandwidth, link_latency, duplex)
+                          up[start:start + leaves_per_pod], link_bandwidth, up_lat, duplex)
         pods.append((aggs, down))
     m = max(max(down.values()) for _, down in pods)
     cores = [add_switch(G, f"core{i}", "core", spine_bandwidth, spine_latency)
@@ -418,7 +422,7 @@ def leaf_spine(
         for j, agg in enumerate(aggs):
             if down[agg]:
                 connect_up(G, [agg], cores[j * m:(j + 1) * m], down[agg],
-                           link_bandwidth, link_latency, duplex)
+                           link_bandwidth, up_lat, duplex)
     return leaves
 
 
@@ -435,12 +439,15 @@ def rail_optimized(
     spine_bandwidth: float = 6.4e12,
     spine_latency: float = 9e-8,
     duplex: str = "full",
+    oversubscription: float = 1.0,
+    uplink_latency: float | None = None,
 ) -> list[str]:
     """Rail-optimized fabric: port ``i`` of every server of a scalable unit on rail leaf ``i``.
 
     Servers are grouped in scalable units (SU) of `nodes_per_su`; leaf
     ``su{s}/leaf{i}`` takes port ``i`` of every server of SU ``s``. Leaves go
-    to spines at full bisection (:func:`leaf_spine` with oversubscription 1).
+    to spines through :func:`leaf_spine` (`oversubscription` 1 = full
+    bisection; `uplink_latency` defaults to `link_latency`).
 
     Returns
     -------
@@ -467,8 +474,9 @@ def rail_optimized(
             ports.append([p[i] for p in unit])
             ids.append(f"su{s}/leaf{i}")
     return leaf_spine(
-        G, ports, leaf_ids=ids, oversubscription=1.0, levels=2, spines=spines,
+        G, ports, leaf_ids=ids, oversubscription=oversubscription, levels=2, spines=spines,
         link_bandwidth=link_bandwidth, link_latency=link_latency,
         leaf_bandwidth=leaf_bandwidth, leaf_latency=leaf_latency,
         spine_bandwidth=spine_bandwidth, spine_latency=spine_latency, duplex=duplex,
+        uplink_latency=uplink_latency,
     )

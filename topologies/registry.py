@@ -15,25 +15,63 @@ from typing import Any
 
 import networkx as nx
 
-from .builders import abci, dgx1_cluster, dgx2_cluster, dgx_h100_cluster, fat_tree
+from .builders import abci, dgx1_cluster, dgx2_cluster, fat_tree
+from .hardware import dgx1_v100, dgx2_v100, dgx_a100, dgx_b200, dgx_h100, gb200_nvl72
 from .schema import TopologyError, validate
 
-__all__ = ["PRESETS", "build", "preset_options"]
+__all__ = ["PRESETS", "build", "preset_options", "preset_label"]
+
+#: Label of the study's presets in listings: models of 2019 machines with the
+#: study's conventions (shared-duplex NVLink, the study's latencies).
+STUDY_LABEL = "[the study's platform model]"
+#: Label of the presets built from datasheets (:mod:`topologies.hardware`).
+HARDWARE_LABEL = "[hardware, as built]"
+#: Label of the parametric fabrics.
+PARAMETRIC_LABEL = "[parametric]"
 
 #: Preset name -> (builder, one-line description). The builder's first
-#: parameter is the size given to :func:`build` as ``nodes``.
+#: parameter is the size given to :func:`build` as ``nodes``. Each
+#: description starts with :data:`STUDY_LABEL`, :data:`HARDWARE_LABEL` or
+#: :data:`PARAMETRIC_LABEL`.
 PRESETS: OrderedDict[str, tuple[Callable[..., nx.DiGraph], str]] = OrderedDict([
-    ("abci", (abci, "ABCI: 4 x V100 per node, NVLink fully connected, racks of 34 nodes "
-                    "with 4 leaves + 3 FBB switches, 2 spines (the study's model)")),
-    ("dgx1", (dgx1_cluster, "DGX-1 cluster: 8 x V100 hybrid cube-mesh per node, 6 nodes per "
-                            "leaf, one root, 2:1 (the study's model)")),
-    ("dgx2", (dgx2_cluster, "DGX-2 cluster: 16 x V100 on NVSwitch per node, 3 nodes per leaf, "
-                            "one root (the study's model)")),
-    ("fat-tree", (fat_tree, "parametric leaf-spine / 3-level fat-tree of single-GPU or DGX "
-                            "hosts, configurable oversubscription (nodes = hosts)")),
-    ("dgx-h100", (dgx_h100_cluster, "DGX H100 cluster: 8 x H100 on NVSwitch, 8 NDR NICs per "
-                                    "node, rail-optimized leaves, full bisection spines")),
+    ("abci", (abci, f"{STUDY_LABEL} ABCI: 4 x V100 per node, NVLink fully connected, racks "
+                    "of 34 nodes with 4 leaves + 3 FBB switches, 2 spines")),
+    ("dgx1", (dgx1_cluster, f"{STUDY_LABEL} DGX-1 cluster: 8 x V100 hybrid cube-mesh per "
+                            "node, 6 nodes per leaf, one root, 2:1")),
+    ("dgx2", (dgx2_cluster, f"{STUDY_LABEL} DGX-2 cluster: 16 x V100 on NVSwitch per node, "
+                            "3 nodes per leaf, one root")),
+    ("fat-tree", (fat_tree, f"{PARAMETRIC_LABEL} leaf-spine / 3-level fat-tree of single-GPU "
+                            "or DGX hosts, configurable oversubscription (nodes = hosts)")),
+    ("dgx-h100", (dgx_h100, f"{HARDWARE_LABEL} DGX H100: 8 x H100, 18 NVLink4 (450 GB/s/dir) "
+                            "to NVSwitch with NVLS, 8 x 400G NICs on rails")),
+    ("dgx1-v100", (dgx1_v100, f"{HARDWARE_LABEL} DGX-1V: 8 x V100 hybrid cube-mesh NVLink2 "
+                              "(25 GB/s/dir per link, double pairs 50), 4 EDR NICs on rails")),
+    ("dgx2-v100", (dgx2_v100, f"{HARDWARE_LABEL} DGX-2: 16 x V100, 2 boards x 6 NVSwitch "
+                              "planes (6 links per GPU, 150 GB/s/dir), 8 EDR NICs on rails")),
+    ("dgx-a100", (dgx_a100, f"{HARDWARE_LABEL} DGX A100: 8 x A100, 12 NVLink3 (300 GB/s/dir) "
+                            "to NVSwitch, 8 x 200G HDR NICs on rails")),
+    ("dgx-b200", (dgx_b200, f"{HARDWARE_LABEL} DGX B200: 8 x B200, 18 NVLink5 (900 GB/s/dir) "
+                            "to NVSwitch with NVLS, 8 x 400G NICs on rails")),
+    ("gb200-nvl72", (gb200_nvl72, f"{HARDWARE_LABEL} GB200 NVL72: hosts of 4 B200 in NVLink "
+                                  "domains of 72 GPUs (900 GB/s/dir, NVLS), 4 x 400G NICs per "
+                                  "host on rails (nodes = hosts)")),
 ])
+
+
+def preset_label(name: str) -> str:
+    """``"study"``, ``"hardware"`` or ``"parametric"``: the kind of preset `name`.
+
+    Examples
+    --------
+    >>> preset_label("dgx1"), preset_label("dgx1-v100"), preset_label("fat-tree")
+    ('study', 'hardware', 'parametric')
+    """
+    desc = PRESETS[_name(name)][1]
+    if desc.startswith(STUDY_LABEL):
+        return "study"
+    if desc.startswith(HARDWARE_LABEL):
+        return "hardware"
+    return "parametric"
 
 
 def preset_options(name: str) -> dict[str, Any]:
@@ -51,13 +89,14 @@ def preset_options(name: str) -> dict[str, Any]:
     return {p.name: p.default for p in params if p.default is not inspect.Parameter.empty}
 
 
+def _name(name: str) -> str:
+    if not isinstance(name, str) or name not in PRESETS:
+        raise TopologyError(f"unknown topology {name!r}; allowed: {', '.join(PRESETS)}")
+    return name
+
+
 def _builder(name: str) -> Callable[..., nx.DiGraph]:
-    try:
-        return PRESETS[name][0]
-    except (KeyError, TypeError):
-        raise TopologyError(
-            f"unknown topology {name!r}; allowed: {', '.join(PRESETS)}"
-        ) from None
+    return PRESETS[_name(name)][0]
 
 
 def _convert(name: str, key: str, value: Any, default: Any) -> Any:
@@ -114,8 +153,10 @@ def build(
     Parameters
     ----------
     name : str
-        One of :data:`PRESETS`: ``"abci"``, ``"dgx1"``, ``"dgx2"``,
-        ``"fat-tree"``, ``"dgx-h100"``.
+        One of :data:`PRESETS`: the study's ``"abci"``, ``"dgx1"``,
+        ``"dgx2"``; ``"fat-tree"``; the hardware presets ``"dgx-h100"``,
+        ``"dgx1-v100"``, ``"dgx2-v100"``, ``"dgx-a100"``, ``"dgx-b200"``,
+        ``"gb200-nvl72"`` (:mod:`topologies.hardware`).
     nodes : int
         Passed as the builder's first parameter; must be >= 1.
     options : mapping of str to str, int or float, optional

@@ -21,6 +21,8 @@ Node ids are strings, hierarchical and readable::
     "r0/leaf2"     leaf switch 2 of rack 0         (ABCI)
     "r0/fbb1"      second-level switch 1 of rack 0 (ABCI)
     "su1/leaf3"    rail leaf 3 of scalable unit 1  (rail-optimized fabrics)
+    "n0/nvswitch1" the NVSwitch planes of baseboard 1 of server 0 (DGX-2 as built)
+    "nvl1/nvswitch" the NVLink switch trays of NVLink domain 1 (GB200 NVL72)
     "p2/leaf0", "p2/agg1", "core7"                 (3-level fat-trees)
     "leaf5", "spine0", "root"                      (machine-wide switches)
 
@@ -46,6 +48,12 @@ Node attributes:
     PCIe switches and NVSwitches carry none.
 ``model`` (str, optional)
     informational, e.g. ``"V100"``.
+``nic`` (str, optional, GPU nodes of the hardware presets)
+    id of the GPU's nearest NIC (the one NCCL's NIC selection gives it).
+``nvls`` (bool), ``chips``, ``links_per_gpu`` (int), optional, NVSwitch nodes
+    ``nvls`` is True when the switch can reduce (NVLink SHARP: H100, B200,
+    GB200); ``chips`` NVSwitch chips folded into the node, ``links_per_gpu``
+    the NVLinks each GPU has to it.
 
 Edges
 -----
@@ -73,7 +81,11 @@ permutation of ``0..gpus_per_node-1``, e.g. ``"0,3,2,1,5,6,7,4"``: the
 Builders set ``gpus_per_node`` to the GPUs of each server; the study's
 two-level algorithms use ``default_group_size`` ranks per group.
 
-Only ``str``, ``int`` and ``float`` values are used anywhere, so a topology
+The hardware presets (:mod:`topologies.hardware`) also set ``platform``
+(``"hardware"``) and ``nvls`` (bool: an NVSwitch of the graph can reduce);
+``gb200-nvl72`` sets ``hosts_per_domain`` (int).
+
+Only ``str``, ``int``, ``float`` (and ``bool`` for ``nvls``) values are used anywhere, so a topology
 round-trips through GraphML and node-link JSON (:mod:`topologies.io`).
 Additional attributes of those types are allowed and ignored.
 

@@ -1,11 +1,13 @@
-"""Allreduce algorithms, one module each, registered in :mod:`.registry`."""
+"""Collective algorithms (allreduce, allgather, reduce-scatter, broadcast, reduce, alltoall),
+one module each, registered in :mod:`.registry` under (collective, name)."""
 
 import importlib
 import pkgutil
 
+from ._sparse_common import STUDY_SIZING
 from .registry import ALGORITHMS, Algorithm, get_algorithm, register
 
-__all__ = ["ALGORITHMS", "Algorithm", "get_algorithm", "register", "load_all"]
+__all__ = ["ALGORITHMS", "Algorithm", "get_algorithm", "register", "load_all", "STUDY_SIZING"]
 
 _loaded = False
 

@@ -5,10 +5,8 @@ Streams are immutable and shared by reference; reductions go through ``comm.add`
 that the profile's sparse merge time is paid, with the ``densify`` policy of
 :func:`simcollective.data.sparse.merge` passed as the reduction ``op``.
 
-Why not all of :mod:`._common`: its ``ring_pass`` reduces with ``comm.add(a, b)``
-(no ``op``), which on streams always merges with the default ``densify="exact"``
-policy, so ``densify="upper-bound"`` could not be honoured. ``fold`` takes the op and is
-reused, as are the policy-free ``pof2_floor``, ``real_rank`` and ``unfold``.
+The ring pass, fold/unfold, the recursive-doubling loop and the allgather are those of
+:mod:`._common`, given the sparse merge (with its ``densify`` policy) as ``op``.
 
 Memory: when several ranks compute *the same* reduction of *the same* operand objects
 (both partners of a recursive-doubling exchange, or all ranks summing the gathered
@@ -21,43 +19,39 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..data.blocks import sub_bounds
-from ..data.parts import Parts
+from ..data.blocks import iter_parts, sub_bounds
 from ..data.dense import positions, scatter_add
-from ..data.sparse import DENSIFY_POLICIES, SparseStream, merge, split_at, turns_dense
+from ..data.sparse import SparseStream, merge, split_at, turns_dense
 from ..errors import UserInputError
 from ._common import fold as _dense_fold
-from ._common import pof2_floor, real_rank, unfold
+from ._common import ALLGATHERS, allgather, pof2_floor, real_rank, unfold
+from ._common import ring_pass as _ring_pass
+from .registry import OPTION_CHECKS
 
 __all__ = [
     "pof2_floor", "real_rank", "unfold", "fold", "is_pof2",
     "check_densify", "check_allgather", "check_group_size", "check_bool",
-    "merge_op", "shared_merge_op", "split_stream", "ring_pass", "allgather",
-    "selection_time", "sum_streams", "shared_sum", "ALLGATHERS",
+    "merge_op", "shared_merge_op", "split_stream", "ring_pass", "ring_reduce_scatter", "ring_allgather", "allgather",
+    "selection_time", "split_time", "assembly_time", "sum_streams", "shared_sum", "ALLGATHERS",
+    "STUDY_SIZING", "no_study_sizing",
 ]
 
-#: allgather variants accepted by the ``allgather`` option
-ALLGATHERS = ("direct", "ring", "recursive-doubling")
 
-
-# -- option checks (registry ``check=`` hooks are built from these) ---------------------------
+# -- option checks: done by name in the registry (``registry.OPTION_CHECKS``); these names
+# remain for code written against them ---------------------------------------------------------
 def check_densify(densify) -> None:
-    if densify is not None and densify not in DENSIFY_POLICIES:
-        raise UserInputError(f"--densify {densify!r} must be one of: {', '.join(DENSIFY_POLICIES)}")
+    if densify is not None:
+        OPTION_CHECKS["densify"](densify, 1)
 
 
 def check_allgather(allgather) -> None:
-    if allgather is not None and allgather not in ALLGATHERS:
-        raise UserInputError(f"--allgather {allgather!r} must be one of: {', '.join(ALLGATHERS)}")
+    if allgather is not None:
+        OPTION_CHECKS["allgather"](allgather, 1)
 
 
 def check_group_size(nranks: int, group_size) -> None:
-    if group_size is None:
-        return
-    if isinstance(group_size, bool) or not isinstance(group_size, int) or group_size < 1:
-        raise UserInputError(f"--group-size {group_size!r} must be a positive integer")
-    if nranks % group_size:
-        raise UserInputError(f"--group-size {group_size} does not divide the {nranks} ranks")
+    if group_size is not None:
+        OPTION_CHECKS["group_size"](group_size, nranks)
 
 
 def check_bool(name: str, value) -> None:
@@ -72,18 +66,14 @@ def is_pof2(p: int) -> bool:
 # -- reductions ----------------------------------------------------------------------------------
 def merge_op(densify: str = "exact"):
     """The ``op`` for ``comm.add`` that merges two streams with the ``densify`` policy."""
-    if densify == "exact":
+    if densify in ("exact", "study"):  # the study's merges follow the exact dense rule
         return merge
     return lambda a, b: merge(a, b, densify)
 
 
 def _shared(comm) -> dict:
-    """A dict private to this simulation (lives on the run's World object)."""
-    world = comm.world
-    memo = world.__dict__.get("_sparse_memo")
-    if memo is None:
-        memo = world.__dict__["_sparse_memo"] = {}
-    return memo
+    """A dict private to this simulation (``Comm.shared``)."""
+    return comm.shared
 
 
 def shared_merge_op(comm, densify: str = "exact", users: int = 2):
@@ -108,6 +98,36 @@ def shared_merge_op(comm, densify: str = "exact", users: int = 2):
         return entry[2]
 
     return shared
+
+
+#: ``--densify study`` (the study's message sizing, study-quirks.md section 3) exists for these
+STUDY_SIZING = ("dsar-split-allgather", "ssar-split-allgather", "sparse-ring", "sparse-ring-ring")
+
+
+def no_study_sizing(name: str):
+    """A registry ``check=`` (requirement) for an algorithm that takes ``densify`` but has
+    no study sizing rule: ``--densify study`` is a one-line error naming those that do."""
+    def check(nranks: int, densify=None, **_ignored) -> None:
+        if densify == "study":
+            raise UserInputError(
+                f"--densify study: algorithm '{name}' has no study sizing rule "
+                f"(it exists for: {', '.join(STUDY_SIZING)})")
+    return check
+
+
+def split_time(comm, x) -> float:
+    """Cost of cutting the stream ``x`` into parts: the profile's split rate per entry
+    (0 unless the profile sets it, e.g. the study compute table under --study)."""
+    return comm.profile.split_time(x.nnz)
+
+
+def assembly_time(comm, parts) -> float:
+    """Cost of assembling the output from ``parts`` (streams): the profile's assembly
+    rate per entry (0 unless the profile sets it)."""
+    prof = comm.profile
+    if prof.assembly_elements_per_second <= 0:
+        return 0.0
+    return prof.assembly_time(sum(p.nnz for p in iter_parts(parts)))
 
 
 def selection_time(comm, entries: int) -> float:
@@ -212,82 +232,26 @@ def fold(comm, x, densify: str = "exact"):
 
 # -- ring --------------------------------------------------------------------------------------------
 def ring_pass(comm, parts: list, first: int, reduce: bool, densify: str = "exact"):
-    """One ring pass (P - 1 steps) over ``comm``: at step s send ``parts[(first - s) % P]``
-    to r + 1, receive part ``(first - s - 1) % P`` from r - 1 and merge it into yours
-    (``reduce``) or store it. After a reduce pass with ``first`` the rank owns part
-    ``first + 1``; an allgather pass of owners ``o(r)`` uses ``first = o``. ``parts`` (a
-    list) is updated in place with new streams; no stream is modified. A reduce pass
-    sets the parts it handed on to ``None`` (only the owned part is complete; keeping
-    every partial sum would hold ~P/2 copies of the vector in a simulation)."""
-    P, r = comm.size, comm.rank
-    if P == 1:
+    """One ring pass (P - 1 steps) over ``comm`` on part-streams: the dense
+    :func:`._common.ring_pass` (one block per part, one message per step) merging with
+    the ``densify`` policy. At step s send ``parts[(first - s) % P]`` to r + 1, receive
+    part ``(first - s - 1) % P`` from r - 1 and merge it into yours (``reduce``) or store
+    it. After a reduce pass with ``first`` the rank owns part ``first + 1``. ``parts`` (a
+    list) is updated in place; a reduce pass sets the parts it handed on to ``None``."""
+    if comm.size == 1:
         return parts
-    right, left = (r + 1) % P, (r - 1) % P
-    op = merge_op(densify)
-    for s in range(P - 1):
-        sb, rb = (first - s) % P, (first - s - 1) % P
-        got = yield comm.sendrecv(right, parts[sb], left)
-        if reduce:
-            parts[sb] = None   # a partial sum handed on: drop it (the allgather brings the result)
-            parts[rb] = yield comm.add(parts[rb], got, op=op)
-        else:
-            parts[rb] = got
+    blocks = [[p] for p in parts]
+    yield from _ring_pass(comm, blocks, first, reduce, op=merge_op(densify) if reduce else None)
+    parts[:] = [b[0] for b in blocks]
     return parts
 
 
-# -- allgather of one item per rank ---------------------------------------------------------------
-def allgather(comm, item, variant: str = "recursive-doubling", pack=Parts, tag="ag"):
-    """Gather every rank's ``item`` (a payload); returns the list of the P items in rank
-    order (references, nothing copied).
+def ring_reduce_scatter(comm, parts: list, owns: int, densify: str = "exact"):
+    """Ring reduce-scatter of part-streams after which this rank owns part ``owns``
+    (its rank plus a constant, mod P, on every rank) merged over ``comm``."""
+    return (yield from ring_pass(comm, parts, (owns - 1) % comm.size, True, densify))
 
-    ``variant``: ``"direct"`` (every rank posts its item to every other rank at once and
-    receives P - 1 items), ``"ring"`` (P - 1 steps, one item per message) or
-    ``"recursive-doubling"`` (log2 p' exchanges of the items gathered so far, packed into
-    one message by ``pack(list_of_items)``; unpacked with ``list(...)``; for P not a power
-    of two, even r < 2 rem first hands its item to r + 1 and gets the full list back
-    from it at the end). ``pack=Parts`` sizes a message as one stream (the concatenation,
-    dense if not smaller dense); ``pack=tuple`` as the sum of the items' sizes.
-    """
-    P, r = comm.size, comm.rank
-    if P == 1:
-        return [item]
-    if variant == "direct":
-        sends = [comm.isend((r + i) % P, item, tag=tag) for i in range(1, P)]
-        srcs = [(r - i) % P for i in range(1, P)]
-        got = yield comm.waitall([comm.irecv(s, tag=tag) for s in srcs])
-        yield comm.waitall(sends)
-        items = [None] * P
-        items[r] = item
-        for s, v in zip(srcs, got):
-            items[s] = v
-        return items
-    if variant == "ring":
-        items = [None] * P
-        items[r] = item
-        right, left = (r + 1) % P, (r - 1) % P
-        for s in range(P - 1):
-            items[(r - s - 1) % P] = yield comm.sendrecv(right, items[(r - s) % P], left, tag=tag)
-        return items
-    if variant != "recursive-doubling":
-        raise UserInputError(f"--allgather {variant!r} must be one of: {', '.join(ALLGATHERS)}")
-    p2 = pof2_floor(P)
-    rem = P - p2
-    if r < 2 * rem:
-        if r % 2 == 0:
-            yield comm.send(r + 1, item, tag=(tag, "fold"))
-            return list((yield comm.recv(r + 1, tag=(tag, "unfold"))))
-        coll = [(yield comm.recv(r - 1, tag=(tag, "fold"))), item]
-        v = r // 2
-    else:
-        coll = [item]
-        v = r - rem
-    dist = 1
-    while dist < p2:
-        pv = v ^ dist
-        partner = real_rank(pv, rem)
-        got = list((yield comm.sendrecv(partner, pack(coll), partner, tag=tag)))
-        coll = coll + got if pv > v else got + coll
-        dist <<= 1
-    if r < 2 * rem:
-        yield comm.send(r - 1, pack(coll), tag=(tag, "unfold"))
-    return coll
+
+def ring_allgather(comm, parts: list, owns: int):
+    """Ring allgather of part-streams: this rank starts with part ``owns`` and ends with all."""
+    return (yield from ring_pass(comm, parts, owns % comm.size, False))

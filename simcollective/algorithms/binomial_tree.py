@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ._common import check_chunk_size, nchunks, split
+from ._common import nchunks, split
 from .registry import register
 
 
@@ -22,7 +22,7 @@ def binomial_links(P: int, r: int):
     return parent, children
 
 
-@register("binomial-tree", kind="dense", options=("chunk_size",), check=check_chunk_size)
+@register("binomial-tree", kind="dense", options=("chunk_size",))
 def binomial_tree(comm, x, *, chunk_size=None):
     """Binomial tree: reduce to rank 0, then broadcast down the same tree.
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ._common import TreeJob, check_chunk_size, flatten, nchunks, pipelined_trees, split
+from ._common import TreeJob, flatten, nchunks, pipelined_trees, split
 from .registry import register
 
 #: NCCL's SIMPLE-protocol step: NCCL_BUFFSIZE (4 MiB) / NCCL_STEPS (8)
@@ -46,9 +46,8 @@ def node_layout(comm) -> list[list[int]]:
     """Ranks of ``comm`` grouped by server (physical node): nodes in order of their first
     rank, each node's ranks in rank order (its chain)."""
     nodes: dict = {}
-    servers = comm.world.servers
     for r in range(comm.size):
-        nodes.setdefault(servers[comm.global_index(r)], []).append(r)
+        nodes.setdefault(comm.server(r), []).append(r)
     return list(nodes.values())
 
 
@@ -88,7 +87,7 @@ def auto_chunk(half_bytes: int, depth: int) -> int:
     return c
 
 
-@register("double-binary-tree", kind="dense", options=("chunk_size",), check=check_chunk_size)
+@register("double-binary-tree", kind="dense", options=("chunk_size",))
 def double_binary_tree(comm, x, *, chunk_size=None):
     """NCCL's double binary tree: two pipelined trees over the nodes, half the data each.
 

@@ -5,14 +5,11 @@ from __future__ import annotations
 
 from ..data.dense import positions, scatter_add
 from ..data.parts import Parts
-from ..data.sparse import SparseStream
-from ._sparse_common import check_allgather, split_stream
+from ..data.sparse import HEADER_BYTES, SparseStream
+from ..errors import UserInputError
+from ._sparse_common import assembly_time, split_stream, split_time
 from ._sparse_common import allgather as gather_items
 from .registry import register
-
-
-def _check(nranks: int, allgather=None, **_ignored) -> None:
-    check_allgather(allgather)
 
 
 def _scatter_add_into(acc: SparseStream, got: SparseStream) -> SparseStream:
@@ -25,8 +22,25 @@ def _scatter_add_into(acc: SparseStream, got: SparseStream) -> SparseStream:
     return acc
 
 
-@register("dsar-split-allgather", kind="sparse", options=("allgather",), check=_check)
-def dsar_split_allgather(comm, x, *, allgather="direct"):
+def _study_only(nranks: int, densify=None, **_ignored) -> None:
+    if densify is not None and densify != "study":
+        raise UserInputError(f"--densify {densify!r}: dsar-split-allgather accepts only 'study' "
+                             "(its parts are dense by construction)")
+
+
+class _Raw:
+    """A dense part on the wire without its 4-byte stream header (the study's allgatherv
+    of raw values); ``stream`` is the part itself."""
+
+    __slots__ = ("stream", "nbytes")
+
+    def __init__(self, stream: SparseStream):
+        self.stream = stream
+        self.nbytes = stream.nbytes - HEADER_BYTES
+
+
+@register("dsar-split-allgather", kind="sparse", options=("allgather", "densify"), check=_study_only)
+def dsar_split_allgather(comm, x, *, allgather="direct", densify=None):
     """DSAR split-allgather: direct exchange of P part-streams into a dense own part, then an allgather of the dense parts.
 
     Any P. "split": cut the stream into P parts (``block_bounds(N, P)``); post P - 1
@@ -37,15 +51,19 @@ def dsar_split_allgather(comm, x, *, allgather="direct"):
     other rank at once), "ring" (P - 1 steps) or "recursive-doubling" (log2 p' steps,
     folding for P not a power of two). Output: the P dense parts in index order.
 
+    ``densify="study"`` (``--densify study``, part of ``--study``): the study's code
+    (study-quirks.md section 3) gathers the dense parts as raw values, (N/P) sv bytes
+    each, without the 4-byte header.
+
     The dense accumulator is private to the rank until the last part is added (only
     then is it frozen and sent), so the scatter-adds update it in place instead of
     copying N/P values per received part.
     """
-    check_allgather(allgather)
     P, r = comm.size, comm.rank
     if P == 1:
         return Parts([x])
     parts = split_stream(x, P)
+    yield comm.compute(split_time(comm, x))
     with comm.phase("split"):
         sends = [comm.isend((r + i) % P, parts[(r + i) % P], tag="split") for i in range(1, P)]
         recvs = [comm.irecv((r - i) % P, tag="split") for i in range(1, P)]
@@ -58,6 +76,11 @@ def dsar_split_allgather(comm, x, *, allgather="direct"):
         acc.values.flags.writeable = False
         yield comm.waitall(sends)
     with comm.phase("allgather"):
-        items = yield from gather_items(comm, acc, allgather, pack=Parts)
+        if densify == "study":
+            items = yield from gather_items(comm, _Raw(acc), allgather, pack=tuple)
+            items = [i.stream for i in items]
+        else:
+            items = yield from gather_items(comm, acc, allgather, pack=Parts)
+    yield comm.compute(assembly_time(comm, items))
     return Parts(items)
 

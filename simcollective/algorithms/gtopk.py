@@ -10,7 +10,7 @@ from ._sparse_common import is_pof2, selection_time
 from .registry import register
 
 
-def _check(nranks: int, **_ignored) -> None:
+def requires_pof2(nranks: int, **_ignored) -> None:
     if not is_pof2(nranks):
         raise UserInputError(
             f"gtopk needs a power-of-two number of ranks; P = {nranks} is not one "
@@ -78,7 +78,7 @@ def gtopk_reference(workload, nranks: int, *, k=None, **_ignored) -> np.ndarray:
     return out
 
 
-@register("gtopk", kind="sparse", exact=False, reference=gtopk_reference, check=_check)
+@register("gtopk", kind="sparse", exact=False, reference=gtopk_reference, check=requires_pof2)
 def gtopk(comm, x, *, k):
     """gTop-k (approximate): tree reduction keeping the top-k at every merge, binomial broadcast.
 
@@ -91,7 +91,7 @@ def gtopk(comm, x, *, k):
     against :func:`gtopk_reference`.
     """
     P, r = comm.size, comm.rank
-    _check(P)
+    requires_pof2(P)
     cur = x.topk(k) if x.is_dense or x.nnz > k else x
     if P == 1:
         return cur

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from ._common import check_chunk_size, flatten, nchunks, ring_pass, split
+from ._common import flatten, nchunks, ring_allgather, ring_reduce_scatter, split
 from .registry import register
 
 
-@register("ring", kind="dense", options=("chunk_size",), check=check_chunk_size)
+@register("ring", kind="dense", options=("chunk_size",))
 def ring(comm, x, *, chunk_size=None):
     """Ring allreduce: reduce-scatter then allgather, P-1 steps each.
 
@@ -27,7 +27,7 @@ def ring(comm, x, *, chunk_size=None):
     k = nchunks(largest, chunk_size)
     blocks = [split(b, k) for b in bounds]
     with comm.phase("reduce-scatter"):
-        yield from ring_pass(comm, blocks, first=r, reduce=True)
+        yield from ring_reduce_scatter(comm, blocks, owns=(r + 1) % P)
     with comm.phase("allgather"):
-        yield from ring_pass(comm, blocks, first=(r + 1) % P, reduce=False)
+        yield from ring_allgather(comm, blocks, owns=(r + 1) % P)
     return flatten(blocks)

@@ -2,21 +2,11 @@
 
 from __future__ import annotations
 
-from ..errors import UserInputError
-from ._common import flatten, ring_pass, split
+from ._common import flatten, ring_allgather, ring_reduce_scatter, split
 from .registry import register
 
 
-def _check(nranks: int, group_size=None, **_ignored) -> None:
-    if group_size is None:
-        return
-    if isinstance(group_size, bool) or not isinstance(group_size, int) or group_size < 1:
-        raise UserInputError(f"--group-size {group_size!r} must be a positive integer")
-    if nranks % group_size:
-        raise UserInputError(f"--group-size {group_size} does not divide the {nranks} ranks")
-
-
-@register("ring-ring", kind="dense", options=("group_size",), check=_check)
+@register("ring-ring", kind="dense", options=("group_size",))
 def ring_ring(comm, x, *, group_size=None):
     """Ring-ring: intra-group ring reduce-scatter, inter-group rings, intra-group allgather.
 
@@ -34,13 +24,13 @@ def ring_ring(comm, x, *, group_size=None):
     M = inter.size
     blocks = [[b] for b in split(x, L)]
     with comm.phase("intra-reduce-scatter"):
-        yield from ring_pass(intra, blocks, first=l - 1, reduce=True)
+        yield from ring_reduce_scatter(intra, blocks, owns=l)
     subs = [[s] for s in split(blocks[l][0], M)]
     with comm.phase("inter-reduce-scatter"):
-        yield from ring_pass(inter, subs, first=g - 1, reduce=True)
+        yield from ring_reduce_scatter(inter, subs, owns=g)
     with comm.phase("inter-allgather"):
-        yield from ring_pass(inter, subs, first=g, reduce=False)
+        yield from ring_allgather(inter, subs, owns=g)
     blocks[l] = [flatten(subs)]   # block l as one payload: the list of its M sub-blocks
     with comm.phase("intra-allgather"):
-        yield from ring_pass(intra, blocks, first=l, reduce=False)
+        yield from ring_allgather(intra, blocks, owns=l)
     return flatten(blocks)

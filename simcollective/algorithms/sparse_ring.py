@@ -3,15 +3,11 @@
 from __future__ import annotations
 
 from ..data.parts import Parts
-from ._sparse_common import check_densify, ring_pass, split_stream
+from ._sparse_common import assembly_time, ring_allgather, ring_reduce_scatter, split_stream, split_time
 from .registry import register
 
 
-def _check(nranks: int, densify=None, **_ignored) -> None:
-    check_densify(densify)
-
-
-@register("sparse-ring", kind="sparse", options=("densify",), check=_check)
+@register("sparse-ring", kind="sparse", options=("densify",))
 def sparse_ring(comm, x, *, densify="exact"):
     """Sparse ring: the dense ring's reduce-scatter and allgather on part-streams.
 
@@ -19,7 +15,9 @@ def sparse_ring(comm, x, *, densify="exact"):
     the remainder; exact dense rule per part). Reduce-scatter step i: send part (r - i)
     to r + 1, receive part (r - i - 1) from r - 1 and merge it (``densify``: "exact"
     tests the dense rule on the union size, "upper-bound" on n1 + n2 as the study's
-    code); rank r then owns part r + 1. Allgather step i: send part (r + 1 - i), receive
+    code; "study", part of ``--study``: the study's ring code, which sizes every message
+    as 4 + 8 nnz or dense, whichever is smaller, i.e. the exact rule); rank r then owns
+    part r + 1. Allgather step i: send part (r + 1 - i), receive
     part (r - i). A reduce-scatter message of step i carries ~s(1 - (1 - d)^(i + 1))
     entries (capped at dense size) plus the 4-byte header. The output is the P parts in
     index order (a ``Parts``: dense if the total is not smaller dense; shared by
@@ -29,8 +27,10 @@ def sparse_ring(comm, x, *, densify="exact"):
     if P == 1:
         return Parts([x])
     parts = split_stream(x, P)
+    yield comm.compute(split_time(comm, x))
     with comm.phase("reduce-scatter"):
-        yield from ring_pass(comm, parts, first=r, reduce=True, densify=densify)
+        yield from ring_reduce_scatter(comm, parts, owns=(r + 1) % P, densify=densify)
     with comm.phase("allgather"):
-        yield from ring_pass(comm, parts, first=(r + 1) % P, reduce=False)
+        yield from ring_allgather(comm, parts, owns=(r + 1) % P)
+    yield comm.compute(assembly_time(comm, parts))
     return Parts(parts)

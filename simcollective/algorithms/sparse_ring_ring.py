@@ -8,15 +8,9 @@ import numpy as np
 from ..data.blocks import block_bounds
 from ..data.dense import Reference
 from ..data.parts import Parts
-from ._sparse_common import (check_bool, check_densify, check_group_size, ring_pass, selection_time,
-                             split_stream)
+from ._sparse_common import (assembly_time, ring_allgather, ring_reduce_scatter, selection_time, split_stream,
+                             split_time)
 from .registry import register
-
-
-def _check(nranks: int, group_size=None, densify=None, resparsify=None, **_ignored) -> None:
-    check_group_size(nranks, group_size)
-    check_densify(densify)
-    check_bool("resparsify", resparsify)
 
 
 def resparsify_k(k: int, L: int) -> int:
@@ -69,7 +63,7 @@ def resparsify_reference(workload, nranks: int, *, group_size=None, resparsify=F
 
 
 @register("sparse-ring-ring", kind="sparse", options=("group_size", "densify", "resparsify"),
-          check=_check, reference=resparsify_reference)
+          reference=resparsify_reference)
 def sparse_ring_ring(comm, x, *, k=None, group_size=None, densify="exact", resparsify=False):
     """Sparse ring-ring: intra-group ring reduce-scatter, multi-leader inter-group rings, intra-group allgather.
 
@@ -87,7 +81,8 @@ def sparse_ring_ring(comm, x, *, k=None, group_size=None, densify="exact", respa
     (d) (N/L)(1-(1-d)^P); each capped at dense size, plus the 4-byte header.
 
     ``densify``: "exact" (default) or "upper-bound" (n1 + n2, the study's code) for the
-    merges. ``resparsify`` (default False): after (a) each rank keeps only the
+    merges; "study" (part of ``--study``) sizes every message as the study's ring code
+    does, 4 + 8 nnz or dense, whichever is smaller (the exact rule). ``resparsify`` (default False): after (a) each rank keeps only the
     ceil(k / L) entries of largest |value| of its part (ties: lower index first), so the
     group's reduced vector is brought back to ~k entries (the input density) before the
     slow inter-group phases; the result is then approximate and verified against
@@ -101,19 +96,22 @@ def sparse_ring_ring(comm, x, *, k=None, group_size=None, densify="exact", respa
     l, g = intra.rank, inter.rank
     M = inter.size
     parts = split_stream(x, L)
+    yield comm.compute(split_time(comm, x))
     with comm.phase("intra-reduce-scatter"):
-        yield from ring_pass(intra, parts, first=l - 1, reduce=True, densify=densify)
+        yield from ring_reduce_scatter(intra, parts, owns=l, densify=densify)
     mine = parts[l]
     if resparsify:
         kk = resparsify_k(k, L)
         yield comm.compute(selection_time(comm, mine.nnz))
         mine = mine.topk(kk)
     subs = split_stream(mine, M)
+    yield comm.compute(split_time(comm, mine))
     with comm.phase("inter-reduce-scatter"):
-        yield from ring_pass(inter, subs, first=g - 1, reduce=True, densify=densify)
+        yield from ring_reduce_scatter(inter, subs, owns=g, densify=densify)
     with comm.phase("inter-allgather"):
-        yield from ring_pass(inter, subs, first=g, reduce=False)
+        yield from ring_allgather(inter, subs, owns=g)
     parts[l] = Parts(subs)
     with comm.phase("intra-allgather"):
-        yield from ring_pass(intra, parts, first=l, reduce=False)
+        yield from ring_allgather(intra, parts, owns=l)
+    yield comm.compute(assembly_time(comm, parts))
     return Parts(parts)

@@ -2,15 +2,13 @@
 
 from __future__ import annotations
 
-from ._sparse_common import check_densify, fold, pof2_floor, real_rank, shared_merge_op, unfold
+from ._common import recursive_doubling
+from ._sparse_common import merge_op, no_study_sizing, shared_merge_op
 from .registry import register
 
 
-def _check(nranks: int, densify=None, **_ignored) -> None:
-    check_densify(densify)
-
-
-@register("ssar-recursive-doubling", kind="sparse", options=("densify",), check=_check)
+@register("ssar-recursive-doubling", kind="sparse", options=("densify",),
+          check=no_study_sizing("ssar-recursive-doubling"))
 def ssar_recursive_doubling(comm, x, *, densify="exact"):
     """SSAR recursive doubling: exchange the whole stream with vrank XOR 2^j and merge.
 
@@ -23,19 +21,6 @@ def ssar_recursive_doubling(comm, x, *, densify="exact"):
     merge is computed once and shared (each rank pays its compute time), so every
     partial sum exists once per simulation, not once per rank.
     """
-    P = comm.size
-    if P == 1:
-        return x
-    p2 = pof2_floor(P)
-    rem = P - p2
-    v, x = yield from fold(comm, x, densify)
-    if v is not None:
-        with comm.phase("recursive-doubling"):
-            dist = 1
-            while dist < p2:
-                partner = real_rank(v ^ dist, rem)
-                got = yield comm.sendrecv(partner, x, partner)
-                # all 2 dist ranks of the new window merge the same two partial sums
-                x = yield comm.add(x, got, op=shared_merge_op(comm, densify, users=2 * dist))
-                dist <<= 1
-    return (yield from unfold(comm, x))
+    # at step dist all 2 dist ranks of the new window merge the same two partial sums
+    return (yield from recursive_doubling(comm, x, op=merge_op(densify),
+                                          step_op=lambda dist: shared_merge_op(comm, densify, users=2 * dist)))

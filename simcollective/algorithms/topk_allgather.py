@@ -3,16 +3,12 @@ locally (algorithms.md item 10)."""
 
 from __future__ import annotations
 
-from ._sparse_common import check_allgather, selection_time, shared_sum
+from ._sparse_common import selection_time, shared_sum
 from ._sparse_common import allgather as gather_items
 from .registry import register
 
 
-def _check(nranks: int, allgather=None, **_ignored) -> None:
-    check_allgather(allgather)
-
-
-@register("topk-allgather", kind="sparse", options=("allgather",), check=_check)
+@register("topk-allgather", kind="sparse", options=("allgather",))
 def topk_allgather(comm, x, *, allgather="recursive-doubling"):
     """TopkA (AGsparse): allgather all ranks' k pairs, then every rank scatter-adds the P k pairs.
 
@@ -25,7 +21,6 @@ def topk_allgather(comm, x, *, allgather="recursive-doubling"):
     is computed once and shared. Output: one stream over [0, N) (dense if the union is
     not smaller dense).
     """
-    check_allgather(allgather)
     P = comm.size
     if P == 1:
         return x

@@ -24,7 +24,6 @@ from collections.abc import Iterable
 import numpy as np
 
 from ..errors import UserInputError, VerificationError
-from .blocks import iter_parts
 
 
 def positions(indices: np.ndarray, start: int = 0) -> np.ndarray:
@@ -443,20 +442,8 @@ def verify_dense(output, ref, seen: set | None = None) -> str:
     VerificationError
         Naming the first bad index, got vs expected and the tolerance, or a length error.
     """
+    from .collectives import Piece, verify_pieces
+
     ref = as_reference(ref)
-    offset = 0
-    for i, part in enumerate(iter_parts(output)):
-        if not isinstance(part, np.ndarray) or part.ndim != 1:
-            raise VerificationError(f"part {i} is a {type(part).__name__}, not a 1-D NumPy array")
-        if offset + part.shape[0] > ref.n:
-            raise VerificationError(
-                f"result is longer than {ref.n} elements (part {i} ends at {offset + part.shape[0]})"
-            )
-        if seen is None or (id(part), offset) not in seen:
-            ref.check(offset, part, where=f"part {i}")
-            if seen is not None:
-                seen.add((id(part), offset))
-        offset += part.shape[0]
-    if offset != ref.n:
-        raise VerificationError(f"result covers {offset} of {ref.n} elements")
+    verify_pieces(output, [Piece(0, ref.n, 1)], lambda _source: ref, "dense", seen)
     return ref.describe()

@@ -67,10 +67,6 @@ class Parts(tuple):
             return HEADER_BYTES + self.size * first.dtype.itemsize
         return HEADER_BYTES + sum(p.nnz for p in self) * (first.index_bytes + first.dtype.itemsize)
 
-    def materialize(self):
-        """Build the concatenation (a new payload); avoid it for per-rank results."""
-        return concat(self)
-
     def __repr__(self) -> str:
         return f"Parts({len(self)} parts, {self.size} elements)"
 

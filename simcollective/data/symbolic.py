@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..errors import VerificationError
 from .blocks import iter_parts
 from .dense import check_dtype, freeze
 
@@ -293,31 +292,7 @@ def verify_symbolic(output, n: int, nranks: int, seen: set | None = None) -> str
     VerificationError
         Naming the first bad range and the missing, unexpected or duplicated ranks.
     """
-    full = (1 << nranks) - 1
-    pos = 0
-    for i, part in enumerate(iter_parts(output)):
-        if not isinstance(part, SymbolicArray):
-            raise VerificationError(f"part {i} is a {type(part).__name__}, not a SymbolicArray")
-        if part.error:
-            raise VerificationError(f"part {i}: {part.error}")
-        if part.start != pos:
-            raise VerificationError(
-                f"part {i} covers elements [{part.start}, {part.stop}) but element {pos} comes next"
-            )
-        if seen is not None:
-            if (id(part), pos) in seen:
-                pos = part.stop
-                continue
-            seen.add((id(part), pos))
-        for s, e, m in part.segments:
-            if m != full:
-                problems = []
-                if full & ~m:
-                    problems.append(f"missing rank(s) {format_ranks(full & ~m)}")
-                if m & ~full:
-                    problems.append(f"unexpected rank(s) {format_ranks(m & ~full)}")
-                raise VerificationError(f"part {i}: elements [{s}, {e}): {'; '.join(problems)}")
-        pos = part.stop
-    if pos != n:
-        raise VerificationError(f"result covers elements [0, {pos}) of [0, {n})")
+    from .collectives import Piece, verify_pieces
+
+    verify_pieces(output, [Piece(0, n, (1 << nranks) - 1)], None, "symbolic", seen)
     return "symbolic: every element holds each of the P contributions exactly once"

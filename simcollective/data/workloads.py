@@ -31,8 +31,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ..errors import UserInputError, VerificationError
-from .blocks import iter_parts
+from ..errors import UserInputError
 from .dense import Reference, as_reference, check_dtype
 from .sparse import SparseStream
 
@@ -348,30 +347,8 @@ def verify_sparse_result(output, ref_dense, seen: set | None = None) -> str:
     VerificationError
         Naming the first bad index (got vs expected) or the coverage problem.
     """
+    from .collectives import Piece, verify_pieces
+
     ref = as_reference(ref_dense)
-    pos = 0
-    for i, part in enumerate(iter_parts(output)):
-        where = f"part {i}"
-        if isinstance(part, np.ndarray):
-            start, stop = pos, pos + part.shape[0]
-        elif isinstance(part, SparseStream):
-            start, stop = part.start, part.stop
-        else:
-            raise VerificationError(f"{where} is a {type(part).__name__}, not a SparseStream")
-        if start != pos:
-            raise VerificationError(f"{where} covers [{start}, {stop}) but element {pos} comes next")
-        if stop > ref.n:
-            raise VerificationError(f"{where} ends at {stop}, beyond the vector length {ref.n}")
-        if seen is not None and (id(part), start) in seen:
-            pos = stop
-            continue
-        if isinstance(part, np.ndarray) or part.is_dense:
-            ref.check(start, part if isinstance(part, np.ndarray) else part.values, where)
-        else:
-            ref.check_sparse(start, stop, part.indices, part.values, where)
-        if seen is not None:
-            seen.add((id(part), start))
-        pos = stop
-    if pos != ref.n:
-        raise VerificationError(f"result covers [0, {pos}) of [0, {ref.n})")
+    verify_pieces(output, [Piece(0, ref.n, 1)], lambda _source: ref, "sparse", seen)
     return ref.describe()

@@ -31,7 +31,7 @@ from __future__ import annotations
 from .calendar import Calendar, SimEnvironment
 from .component import by_seq as _by_seq
 from .component import component, solve_component
-from .paths import Flow, PathTable, path_parameters
+from .paths import Flow, PathsMixin, PathTable
 from .routing import Route, Router
 from .stats import LinkStats, LinkStatsMixin, record_series
 from .tuning import DEFAULT_TUNING, Tuning
@@ -51,7 +51,7 @@ def __getattr__(name):
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
-class Network(LinkStatsMixin):
+class Network(PathsMixin, LinkStatsMixin):
     """Flows over a hardware graph inside a SimPy environment.
 
     Parameters
@@ -98,6 +98,7 @@ class Network(LinkStatsMixin):
         # the profile's latency and bandwidth factors when they do not depend on the size
         self._lat_k = profile.lat_factors[0] if len(profile.lat_factors) == 1 else None
         self._bw_k = profile.bw_factors[0] if len(profile.bw_factors) == 1 else None
+        self._bw_bound = getattr(profile, "bandwidth_factor_mode", "progress") == "bound"
         self.on_rates = None  # optional hook(now, flows) for tests
         self.series = None    # {resource: [(t, load)]} when enabled (traces)
 
@@ -114,15 +115,6 @@ class Network(LinkStatsMixin):
     def route(self, src, dst) -> Route:
         return self.router.route(src, dst)
 
-    def path_parameters(self, src, dst):
-        """Everything about flows src -> dst that does not depend on the message size
-        (cached): route, resources with their coefficients, weight and rate bound."""
-        key = (src, dst)
-        p = self._paths.get(key)
-        if p is None:
-            p = self._paths[key] = path_parameters(self.router, self.profile, self.cap, src, dst)
-        return p
-
     def transfer(self, src, dst, size: int, callback, tag=None) -> Flow:
         """Start sending ``size`` bytes from node ``src`` to node ``dst`` now.
 
@@ -130,13 +122,19 @@ class Network(LinkStatsMixin):
         """
         now = self._env.now
         f = Flow()
-        f.path = path = self._paths.get((src, dst)) or self.path_parameters(src, dst)
+        if self._bw_bound:  # f_bw bounds the flow's rate; data advances at the rate itself
+            path = self._bound_path(src, dst, size)
+        else:
+            path = self._paths.get((src, dst)) or self.path_parameters(src, dst)
+        f.path = path
         latency = path.route.latency
         if latency:
             lat_k = self._lat_k
             latency *= lat_k if lat_k is not None else self.profile.latency_factor(size)
         f.latency = latency
-        if size > 0:
+        if size > 0 and self._bw_bound:
+            f.eff = f.remaining = float(size)
+        elif size > 0:
             bw_k = self._bw_k
             f.eff = f.remaining = size / (bw_k if bw_k is not None else self.profile.bandwidth_factor(size))
         else:

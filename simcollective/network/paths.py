@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["Flow", "Path", "PathTable", "path_parameters"]
+__all__ = ["Flow", "Path", "PathTable", "PathsMixin", "bound_path", "path_parameters"]
 
 _INF = float("inf")
 
@@ -88,6 +88,18 @@ def path_parameters(router, profile, cap, src, dst) -> Path:
     return p
 
 
+def bound_path(base: Path, k: float) -> Path:
+    """``base`` with its rate bound at most ``k`` x the route's smallest capacity (the
+    ``bandwidth_factor_mode = "bound"`` profiles); a path of its own (own bytes, own
+    row in the path table)."""
+    p = Path()
+    p.route, p.res, p.coef, p.weight, p.bytes = base.route, base.res, base.coef, base.weight, 0
+    p.maxrate = maxrate = min(base.maxrate, k * base.route.capacity)
+    p.load = tuple((r, a, a * maxrate) for r, a in zip(base.res, base.coef))
+    p.coef_of, p.nres, p.pid = base.coef_of, base.nres, -1
+    return p
+
+
 class PathTable:
     """Paths as arrays (rows padded with the dummy resource ``n``, coefficient 0)."""
 
@@ -121,3 +133,28 @@ class PathTable:
         self.pw[pid] = p.weight
         self.pb[pid] = p.maxrate
         return pid
+
+
+class PathsMixin:
+    """The route-parameter cache of :class:`~simcollective.network.engine.Network`."""
+
+    def path_parameters(self, src, dst):
+        """Everything about flows src -> dst that does not depend on the message size
+        (cached): route, resources with their coefficients, weight and rate bound."""
+        key = (src, dst)
+        p = self._paths.get(key)
+        if p is None:
+            p = self._paths[key] = path_parameters(self.router, self.profile, self.cap, src, dst)
+        return p
+
+    def _bound_path(self, src, dst, size):
+        """Path parameters when the bandwidth factor bounds the rate (profile
+        ``bandwidth_factor_mode = "bound"``, SimGrid SMPI's convention): the flow's rate
+        bound is at most f_bw(size) x the route's smallest capacity; cached per factor."""
+        k = self.profile.bandwidth_factor(size)
+        key = (src, dst, k)
+        p = self._paths.get(key)
+        if p is None:
+            base = self.path_parameters(src, dst)
+            p = self._paths[key] = base if k == 1.0 else bound_path(base, k)
+        return p

@@ -8,7 +8,8 @@ left out, its latency still counted). Routes are computed lazily
 per (source, destination) and cached. Equal-cost paths are chosen deterministically:
 ``first`` (default) takes the lowest-ordered next hop at every step, as a static routing
 table would; ``hash`` spreads (source, destination) pairs over the equal-cost next hops
-with a stable hash (ECMP / D-mod-k style).
+with a stable hash (ECMP / D-mod-k style); ``study`` replays SimGrid's Floyd routing over
+the study's declared routes (:mod:`.study_routing`; the study's machines only).
 """
 
 from __future__ import annotations
@@ -23,16 +24,17 @@ from ..errors import UserInputError
 
 __all__ = ["Route", "Router", "ROUTING_POLICIES"]
 
-ROUTING_POLICIES = ("first", "hash")
+ROUTING_POLICIES = ("first", "hash", "study")
 
 
 @dataclass(frozen=True, slots=True)
 class Route:
     """A path between two nodes with its resources.
 
-    ``resources`` are resource indices in path order (links and switch crossings),
-    ``latency`` is the sum of link and crossing latencies in seconds, ``capacity`` the
-    smallest capacity on the route in bytes/s (inf for a route to oneself).
+    ``resources`` are resource indices in path order (links and switch crossings; a
+    resource crossed twice is listed twice), ``latency`` is the sum of link and crossing
+    latencies in seconds (per traversal), ``capacity`` the smallest capacity on the
+    route in bytes/s, divided by the number of traversals (inf for a route to oneself).
     """
 
     nodes: tuple
@@ -90,6 +92,11 @@ class Router:
         self._pred = {n: list(graph.predecessors(n)) for n in self.nodes}
         self._dist: dict[object, tuple] = {}  # per destination: (distances so far, search queue)
         self._routes: dict[tuple, Route] = {}
+        self._study = None
+        if policy == "study":
+            from .study_routing import StudyRoutes
+
+            self._study = StudyRoutes(graph, self)
 
     def _new_resource(self, bandwidth, name, link_type) -> int:
         self.capacity.append(float(bandwidth))
@@ -130,6 +137,13 @@ class Router:
             return r
         if src == dst:
             r = Route((src,), (), 0.0, float("inf"))
+            self._routes[key] = r
+            return r
+        if self._study is not None:
+            nodes, resources, latency = self._study.resources(src, dst)
+            # a resource crossed k times gives the route at most capacity / k
+            cap = min(self.capacity[x] / resources.count(x) for x in set(resources))
+            r = Route(nodes, resources, latency, cap)
             self._routes[key] = r
             return r
         dist = self._distances_to(dst, src)

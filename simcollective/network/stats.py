@@ -25,7 +25,7 @@ def res_bytes(paths, n: int) -> list:
     """Bytes carried per resource (forward routes only, not cross traffic), counting
     every traversal of a route that crosses a resource more than once."""
     out = [0] * n
-    for p in paths:
+    for p in {id(p): p for p in paths}.values():  # (a path may be cached under two keys)
         if p.bytes:
             for r in p.route.resources:
                 out[r] += p.bytes

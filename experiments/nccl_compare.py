@@ -1,0 +1,50 @@
+"""Run `simcollective compare` on every published allreduce log of experiments/nccl-tests/.
+
+    python experiments/nccl_compare.py [OUTDIR]      (default: experiments/results/nccl)
+
+Writes, per log, the table (.txt), the JSON (.json) and the busbw plot (.png). About 25
+minutes on one core, most of it the 4- and 8-node sections.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import sys
+from pathlib import Path
+
+from simcollective.cli import main
+
+HERE = Path(__file__).parent
+LOGS = HERE / "nccl-tests"
+RUNS = [  # name, log, arguments
+    ("v100x8", "v100x8-dgx1like-1node_allreduce_konnase.txt", ["--topology", "dgx1-v100"]),
+    ("a100x8", "azure-nda100v4-a100x8_allreduce_azurebench.txt", ["--topology", "dgx-a100"]),
+    ("h100x8-nvls", "azure-ndh100v5-h100x8_allreduce_azurebench.txt", ["--topology", "dgx-h100"]),
+    ("h100x16-A", "h100x8-2to8node-ib400_allreduce_ncclt309.txt", ["--section", "1", "--topology", "dgx-h100", "--nodes", "2"]),
+    ("h100x32-B", "h100x8-2to8node-ib400_allreduce_ncclt309.txt", ["--section", "2", "--topology", "dgx-h100", "--nodes", "4"]),
+    ("h100x64-C", "h100x8-2to8node-ib400_allreduce_ncclt309.txt", ["--section", "3", "--topology", "dgx-h100", "--nodes", "8"]),
+    ("h100x16-D", "h100x8-2to8node-ib400_allreduce_ncclt309.txt", ["--section", "4", "--topology", "dgx-h100", "--nodes", "2"]),
+    ("h100x32-E", "h100x8-2to8node-ib400_allreduce_ncclt309.txt", ["--section", "5", "--topology", "dgx-h100", "--nodes", "4"]),
+    ("h100x16-G-ring", "h100x8-2to8node-ib400_allreduce_ncclt309.txt", ["--section", "7", "--topology", "dgx-h100", "--nodes", "2"]),
+    ("a100x16-p4d", "p4d-a100x8-2node-efa_allreduce_awsdlami.txt",
+     ["--topology", "dgx-a100", "--nodes", "2", "--topology-opt", "nics_per_node=4", "--topology-opt", "nic_bandwidth=12.5e9"]),
+]
+
+
+def run(outdir: Path) -> int:
+    outdir.mkdir(parents=True, exist_ok=True)
+    status = 0
+    for name, log, args in RUNS:
+        buf = io.StringIO()
+        with contextlib.redirect_stdout(buf):
+            code = main(["compare", str(LOGS / log), *args, "--json", str(outdir / f"{name}.json"),
+                         "--plot", str(outdir / f"{name}.png")])
+        (outdir / f"{name}.txt").write_text(buf.getvalue())
+        print(f"{name}: exit {code}; " + (buf.getvalue().strip().splitlines() or [""])[-2])
+        status = status or code
+    return status
+
+
+if __name__ == "__main__":
+    sys.exit(run(Path(sys.argv[1]) if len(sys.argv) > 1 else HERE / "results" / "nccl"))

@@ -1,0 +1,288 @@
+"""``simcollective bench``: the nccl-tests workflow, simulated.
+
+``simcollective bench --collective allgather --topology dgx-h100 --nodes 2 -b 8 -e 1G -f 4``
+runs every size from ``-b`` to ``-e`` (times ``-f``, or plus ``-i`` bytes) in one command,
+verifies every rank's result at every size, and prints the table of nccl-tests'
+``*_perf`` binaries with the same columns, units and layout (``size`` in bytes, ``count``
+in elements, ``type``, ``redop``, ``root``, time in us, algbw and busbw in GB/s = 1e9 B/s,
+``#wrong``), so the two outputs can be diffed (``../shared/reference/nccl.md`` 1.2-1.4).
+
+How sizes map to counts is nccl-tests': for allreduce, broadcast, reduce the count is
+``size / itemsize``; for allgather, reduce-scatter and alltoall it is the per-rank share
+``size / (P itemsize)`` rounded down to a multiple of 16 bytes, and the printed size is
+``P x count x itemsize`` (so sizes below 16 P bytes give count 0: such rows are printed
+with time 0, as NCCL skips empty collectives, and are not simulated).
+
+The simulator runs one collective per size: the in-place columns repeat the out-of-place
+ones (the simulation does not tell them apart), ``#wrong`` is 0 when every element of every
+rank was verified (a wrong result stops the command with exit status 3 instead), and
+alltoall's in-place ``#wrong`` is ``N/A`` as in nccl-tests.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import sys
+
+from . import __version__
+from .errors import UserInputError
+from .parsing import check_output_path, parse_int, parse_topology_opts
+from .units import parse_size
+
+__all__ = ["add_parser", "cmd_bench", "bench_sizes", "run_bench", "format_table", "DEFAULT_ALGORITHM",
+           "NCCL_TYPES"]
+
+#: the algorithm ``bench`` runs when ``--algorithm`` is not given (NCCL's ring where it has
+#: one; the binomial tree for reduce; pairwise exchange for alltoall)
+DEFAULT_ALGORITHM = {
+    "allreduce": "ring", "allgather": "ring", "reduce-scatter": "ring", "broadcast": "ring",
+    "reduce": "binomial-tree", "alltoall": "pairwise",
+}
+#: nccl-tests' type names for the simulator's dtypes (``-d`` takes either)
+NCCL_TYPES = {"float32": "float", "float16": "half", "float64": "double", "int32": "int32"}
+_FROM_NCCL = {v: k for k, v in NCCL_TYPES.items()}
+
+_HEADER = """\
+#                                                              out-of-place                       in-place
+#       size         count      type   redop    root     time   algbw   busbw #wrong     time   algbw   busbw #wrong
+#        (B)    (elements)                               (us)  (GB/s)  (GB/s)            (us)  (GB/s)  (GB/s)"""
+
+
+def bench_sizes(minbytes: int, maxbytes: int, factor: int | None, step: int | None) -> list[int]:
+    """The sizes nccl-tests visits: ``minbytes``, then times ``factor`` (or plus ``step``)
+    while <= ``maxbytes``."""
+    if minbytes < 0:
+        raise UserInputError(f"-b {minbytes} must be >= 0")
+    if maxbytes < minbytes:
+        raise UserInputError(f"-e {maxbytes} is below -b {minbytes}; give -e >= -b")
+    if factor is not None and step is not None:
+        raise UserInputError("give -f (multiply) or -i (add), not both")
+    if factor is not None and factor < 2:
+        raise UserInputError(f"-f {factor} must be >= 2 (or use -i BYTES to add a fixed step)")
+    if factor is None and step is not None and step < 1:
+        raise UserInputError(f"-i {step} must be >= 1 (or use -f FACTOR >= 2)")
+    if factor is None and step is None:
+        step = 2**20                      # nccl-tests' default: -i 1M
+    sizes = []
+    size = minbytes
+    while size <= maxbytes:
+        sizes.append(size)
+        if factor is not None:
+            if size == 0:
+                break
+            size *= factor
+        else:
+            size += step
+        if len(sizes) > 10_000:
+            raise UserInputError("more than 10000 sizes; use a larger -f or -i")
+    return sizes
+
+
+def _dtype(name: str) -> str:
+    if name in NCCL_TYPES:
+        return name
+    if name in _FROM_NCCL:
+        return _FROM_NCCL[name]
+    raise UserInputError(f"-d {name!r} is not supported; choose from: "
+                         f"{', '.join(list(_FROM_NCCL) + list(NCCL_TYPES))}")
+
+
+def run_bench(base, sizes: list[int], progress=None) -> list[dict]:
+    """One verified simulation per size; rows as nccl-tests prints them (plus the run's
+    algorithm, ranks and verification). ``base`` is a RunConfig (its ``bytes`` is set per
+    size)."""
+    from dataclasses import replace
+
+    from .data.collectives import get_collective
+    from .simulate import build_graph, resolve, run
+
+    graph = build_graph(base)
+    coll = get_collective(base.collective)
+    # validate everything once before the long work (the size is filled in per row)
+    plan = resolve(replace(base, bytes=None, elements=1), graph)
+    P, itemsize = plan.P, plan.dtype.itemsize
+    rows = []
+    for size in sizes:
+        count = coll.count_from_bytes(size, P, itemsize)
+        row = {
+            "size": coll.size_bytes(count, P, itemsize), "count": count, "type": NCCL_TYPES[plan.dtype.name],
+            "redop": "sum" if coll.reduces else "none", "root": -1 if plan.root is None else plan.root,
+            "collective": coll.name, "algorithm": plan.algo.name, "ranks": P, "requested_bytes": size,
+        }
+        if count == 0:
+            row.update(time_us=0.0, algbw=0.0, busbw=0.0, wrong=0, verification="empty (count 0, not run)")
+        else:
+            rep = run(replace(base, bytes=None, elements=count), graph=graph)
+            row.update(time_us=rep["time_s"] * 1e6, algbw=rep["algbw"] / 1e9, busbw=rep["busbw"] / 1e9, wrong=0,
+                       verification=rep["verification"])
+        rows.append(row)
+        if progress is not None:
+            progress(row)
+    return rows
+
+
+def _time(us: float) -> str:
+    if us >= 10000.0:
+        return f"{us:7.0f}"
+    if us >= 100.0:
+        return f"{us:7.1f}"
+    return f"{us:7.2f}"
+
+
+def _row(r: dict, collective: str) -> str:
+    head = f"{r['size']:12d}  {r['count']:12d}  {r['type']:>8}  {r['redop']:>6}  {r['root']:6d}"
+    block = f"  {_time(r['time_us'])}  {r['algbw']:6.2f}  {r['busbw']:6.2f}  {r['wrong']:6d}"
+    inplace = block if collective != "alltoall" else block[:-6] + f"{'N/A':>6}"
+    return head + block + inplace
+
+
+def format_header(base, plan_info: dict, minbytes: int, maxbytes: int, factor, step) -> str:
+    from .data.collectives import get_collective
+
+    coll = get_collective(base.collective)
+    stepdesc = f"{factor}(factor)" if factor is not None else f"{step or 2**20}(bytes)"
+    lines = [
+        f"# simcollective {__version__} bench (simulated): {coll.name}, algorithm {plan_info['algorithm']}, "
+        f"{plan_info['ranks']} ranks on {plan_info['where']}, profile {base.profile}",
+        f"# Collective test starting: {coll.perf}",
+        f"# nThread 1 nGpus {plan_info['ranks']} minBytes {minbytes} maxBytes {maxbytes} step: {stepdesc} "
+        f"warmup iters: 0 iters: 1 agg iters: 1 validation: 1 graph: 0",
+        "#",
+        "# Using devices",
+    ]
+    for r, (gpu, server, model) in enumerate(plan_info["devices"]):
+        lines.append(f"#  Rank {r:2d} Group  0 Pid      0 on {('node' + str(server)):>10} device {r:2d} [{gpu}] {model}")
+    lines += ["#", _HEADER]
+    return "\n".join(lines)
+
+
+def format_table(rows: list[dict], collective: str) -> str:
+    return "\n".join(_row(r, collective) for r in rows)
+
+
+def format_footer(rows: list[dict], collective: str) -> str:
+    from .data.collectives import get_collective
+
+    avg = sum(r["busbw"] for r in rows) / len(rows) if rows else 0.0
+    return "\n".join([
+        "# Out of bounds values : 0 OK",
+        f"# Avg bus bandwidth    : {avg:g} ",
+        "#",
+        f"# Collective test concluded: {get_collective(collective).perf}",
+    ])
+
+
+def add_parser(subparsers) -> None:
+    from .cli import add_topology_arguments
+
+    p = subparsers.add_parser(
+        "bench", help="nccl-tests for the simulator: every size in one command, the *_perf table",
+        description="Simulate a collective at every size from -b to -e (x -f or + -i), verify every "
+                    "rank's result at each, and print the nccl-tests table (same columns, units, layout).")
+    add_topology_arguments(p)
+    p.add_argument("--collective", default="allreduce",
+                   help="allreduce (default), allgather, reduce-scatter, broadcast, reduce, alltoall")
+    p.add_argument("--algorithm", metavar="NAME",
+                   help="algorithm of the collective (default: " +
+                        ", ".join(f"{c} {a}" for c, a in DEFAULT_ALGORITHM.items()) + ")")
+    p.add_argument("-b", "--minbytes", default="32M", help="first size in bytes, K/M/G binary (default: 32M)")
+    p.add_argument("-e", "--maxbytes", default="32M", help="last size in bytes (default: 32M)")
+    p.add_argument("-f", "--stepfactor", help="multiply the size by this (>= 2) each step")
+    p.add_argument("-i", "--stepbytes", help="add this many bytes each step (default without -f: 1M)")
+    p.add_argument("-g", "--ngpus", metavar="P", help="ranks: the first P GPUs in placement order (default: all)")
+    p.add_argument("-d", "--datatype", default="float", help="float (default), half, double, int32")
+    p.add_argument("-o", "--op", default="sum", help="reduction: sum (the only one simulated)")
+    p.add_argument("-r", "--root", help="root of broadcast/reduce (default 0)")
+    p.add_argument("--placement", default="linear", metavar="linear|study|PATH")
+    p.add_argument("--group-size", metavar="L", help="ranks per group for two-level algorithms")
+    p.add_argument("--chunk-size", metavar="BYTES", help="pipelining chunk size of algorithms that take one")
+    p.add_argument("--allgather", choices=("direct", "ring", "recursive-doubling"),
+                   help="allgather variant of the sparse algorithms that take one")
+    p.add_argument("--density", metavar="D", help="sparse algorithms: nonzeros per rank as a fraction")
+    p.add_argument("--seed", default="1", help="seed of the inputs (default: 1)")
+    p.add_argument("--verify", default="auto", choices=("auto", "full", "symbolic"),
+                   help="full data, size-only, or auto by --memory-budget (default: auto)")
+    p.add_argument("--memory-budget", default="1G", metavar="BYTES")
+    p.add_argument("--json", metavar="PATH|-", help="write the rows as JSON (- for stdout)")
+    p.add_argument("--csv", metavar="PATH|-", help="write the rows as CSV (- for stdout)")
+    p.set_defaults(func=cmd_bench)
+
+
+def _write_json(rows, dest) -> None:
+    text = json.dumps(rows, indent=2)
+    if dest == "-":
+        print(text)
+    else:
+        with open(dest, "w") as fh:
+            fh.write(text + "\n")
+
+
+def cmd_bench(args) -> int:
+    from .data.collectives import get_collective
+    from .simulate import RunConfig, build_graph, resolve
+    from .units import parse_fraction
+
+    coll = get_collective(args.collective)
+    check_output_path(args.json, "--json")
+    check_output_path(args.csv, "--csv")
+    if args.op != "sum":
+        raise UserInputError(f"-o {args.op!r}: only sum is simulated")
+    if args.root is not None and not coll.rooted:
+        raise UserInputError(f"-r/--root applies to broadcast and reduce, not to {coll.name}")
+    factor = parse_int(args.stepfactor, "-f", 0) if args.stepfactor is not None else None
+    step = parse_size(args.stepbytes, "-i") if args.stepbytes is not None else None
+    minbytes, maxbytes = parse_size(args.minbytes, "-b"), parse_size(args.maxbytes, "-e")
+    sizes = bench_sizes(minbytes, maxbytes, factor, step)
+    options = {
+        "group_size": parse_int(args.group_size, "--group-size", 1) if args.group_size is not None else None,
+        "chunk_size": parse_size(args.chunk_size, "--chunk-size") if args.chunk_size is not None else None,
+        "allgather": args.allgather,
+    }
+    base = RunConfig(
+        topology=args.topology, nodes=parse_int(args.nodes, "--nodes", 1), topology_opts=parse_topology_opts(args.topology_opt),
+        topology_file=args.topology_file, algorithm=args.algorithm or DEFAULT_ALGORITHM[coll.name],
+        gpus=parse_int(args.ngpus, "-g", 1) if args.ngpus is not None else None, dtype=_dtype(args.datatype),
+        profile=args.profile, placement=args.placement, routing=args.routing, seed=parse_int(args.seed, "--seed", 0),
+        options={k: v for k, v in options.items() if v is not None},
+        density=parse_fraction(args.density, "--density") if args.density is not None else None,
+        verify=args.verify, memory_budget=parse_size(args.memory_budget, "--memory-budget"),
+        collective=coll.name, root=parse_int(args.root, "-r", 0) if args.root is not None else None)
+    graph = build_graph(base)
+    plan = resolve(base, graph)     # every bad input fails here, before the first size
+    nodes = graph.nodes
+    info = {
+        "algorithm": plan.algo.name, "ranks": plan.P,
+        "where": base.topology_file or f"{base.topology} ({base.nodes} nodes)",
+        "devices": [(g, nodes[g].get("server", 0), nodes[g].get("model", "GPU")) for g in plan.placement],
+    }
+    if args.json == "-" and args.csv == "-":
+        raise UserInputError("--json - and --csv - would both write to stdout; give a file to one of them")
+    quiet = args.json == "-" or args.csv == "-"
+    if not quiet:
+        print(format_header(base, info, minbytes, maxbytes, factor, step), flush=True)
+    rows = run_bench(base, sizes, progress=None if quiet else
+                     (lambda row: print(_row(row, coll.name), flush=True)))
+    if not quiet:
+        print(format_footer(rows, coll.name))
+    if args.json:
+        _write_json(rows, args.json)
+    if args.csv:
+        _write_csv(rows, args.csv)
+    return 0
+
+
+CSV_COLUMNS = ("size", "count", "type", "redop", "root", "time_us", "algbw", "busbw", "wrong",
+               "collective", "algorithm", "ranks", "requested_bytes", "verification")
+
+
+def _write_csv(rows, dest) -> None:
+    fh = sys.stdout if dest == "-" else open(dest, "w", newline="")
+    try:
+        w = csv.DictWriter(fh, fieldnames=CSV_COLUMNS)
+        w.writeheader()
+        for r in rows:
+            w.writerow({k: r[k] for k in CSV_COLUMNS})
+    finally:
+        if fh is not sys.stdout:
+            fh.close()

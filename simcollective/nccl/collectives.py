@@ -1,0 +1,352 @@
+"""NCCL's allreduce algorithms as per-rank generator code (used by ``algorithms/nccl_*.py``).
+
+Every algorithm runs on real data (or size-only symbolic data) through the communicator,
+channel by channel as NCCL does (``shared/reference/nccl.md`` 2.1-2.4):
+
+* the buffer is cut into ``C`` contiguous channel ranges; each channel runs its own ring,
+  tree or NVLS heads on its range, all channels at once;
+* the protocol's wire size is modelled as inflation of every message
+  (:class:`~simcollective.nccl.protocols.Wire`);
+* NCCL's latency of the call (its base latency + per-hop latencies along the algorithm, with
+  the ``[nccl]`` figures of the profile, see :func:`simcollective.nccl.model.latency`) is
+  spent once at the start, in the phase ``latency``; the flows carry only bandwidth (the
+  ``nccl`` profile sets the graph's own latencies to zero). In this flow model the number
+  of pipelined loops does not change the time, so loops beyond ``MAX_LOOPS`` per channel
+  are merged to keep the event count down.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from ..algorithms._common import TreeJob, pipelined_trees, split
+from ..errors import UserInputError
+from . import model
+from .protocols import PROTOCOLS, Wire, check_protocol, ring_chunk_bytes, tree_chunk_bytes
+from .search import ring_orders, tree_links
+
+__all__ = ["Plan", "make_plan", "run_plan", "check_options", "MAX_CHANNELS", "MAX_LOOPS"]
+
+#: NCCL's MAXCHANNELS for rings and trees; NVLS: NCCL_MAX_NVLS_ARITY heads x channels cap
+MAX_CHANNELS = {"ring": 64, "tree": 64, "nvls": 32}
+MAX_LOOPS = 2
+MAX_TREE_CHUNKS = 8
+ALGOS = ("ring", "tree", "nvls")
+NCCL_NAMES = {"ring": "Ring", "tree": "Tree", "nvls": "NVLS", "nvlstree": "NVLSTree"}
+#: NVLSTree: pieces of the buffer pipelined through NVLS reduce, network exchange, NVLS multicast
+NVLSTREE_PIECES = 16
+NVLS_CHUNK = 128 * 1024
+
+
+def check_options(nranks: int, protocol=None, channels=None, **_ignored) -> None:
+    """Registry ``check=`` hook of the nccl-* algorithms."""
+    if protocol is not None:
+        check_protocol(protocol)
+    if channels is not None and (isinstance(channels, bool) or not isinstance(channels, int) or channels < 1):
+        raise UserInputError(f"--channels {channels!r} must be a positive integer (NCCL runs 1 to 64 channels)")
+
+
+@dataclass
+class Plan:
+    """What every rank of one call runs: algorithm, protocol, channels and their rings/trees."""
+
+    algorithm: str
+    protocol: str
+    channels: int
+    latency_s: float
+    wire: float
+    machine: object
+    orders: list | None = None       # ring: ranks in ring order per channel
+    positions: list | None = None    # ring: rank -> position per channel
+    trees: list | None = None        # tree: rank -> (parent, children) per channel
+    model_choice: tuple | None = None  # nccl: NCCL's own pick (algorithm, protocol, channels, us)
+    predicted_us: float | None = None
+
+    def fields(self) -> dict:
+        name = "nvls" if self.algorithm == "nvlstree" else self.algorithm
+        out = {"algorithm_chosen": f"nccl-{name}", "protocol": self.protocol, "channels": self.channels,
+               "nccl_algorithm": NCCL_NAMES[self.algorithm], "nccl_latency_us": self.latency_s * 1e6}
+        if self.predicted_us is not None:
+            out["nccl_predicted_us"] = self.predicted_us
+        if self.model_choice is not None:
+            a, p, c, _ = self.model_choice
+            out["nccl_model_choice"] = {"algorithm": a, "protocol": p, "channels": c}
+        return out
+
+
+_PLANS: dict = {}
+
+
+def _nccl_table(profile) -> dict:
+    table = getattr(profile, "nccl", None)
+    if table is None:
+        from ..profile import load_profile
+
+        table = load_profile("nccl").nccl
+    return table
+
+
+def make_plan(graph, gpus, profile, algorithm: str, nbytes: int, protocol=None, channels=None) -> Plan:
+    """The :class:`Plan` of one allreduce of ``nbytes`` per rank; ``algorithm`` is ``ring``,
+    ``tree``, ``nvls`` or ``auto`` (NCCL's cost model picks). Cached: every rank asks."""
+    graph = graph.graph.get("line_rate_graph", graph)
+    key = (id(graph), tuple(gpus), id(profile), algorithm, nbytes, protocol, channels)
+    plan = _PLANS.get(key)
+    if plan is not None:
+        return plan
+    if len(_PLANS) > 256:
+        _PLANS.clear()
+    m = model.machine_of(graph, gpus)
+    graphs = model.graphs_of(m)
+    table = _nccl_table(profile)
+    model_choice = None
+    predicted = None
+    if algorithm == "nvls" and m.nnodes > 1:
+        algorithm = "nvlstree"   # NVLS inside the nodes, a tree across them
+    if algorithm == "auto":
+        protos = (protocol,) if protocol is not None else model.PROTOCOLS
+        model_choice = model.choose(m, nbytes, protos=protos)
+        runnable = model.choose(m, nbytes, algos=ALGOS + (("nvlstree",) if m.nnodes == 2 else ()), protos=protos)
+        algorithm, proto, nch, predicted = runnable
+        protocol = proto
+        if channels is None:
+            channels = nch
+    if protocol is None:   # NCCL picks the protocol of a forced algorithm by its model too
+        try:
+            protocol = model.choose(m, nbytes, algos=(algorithm,))[1]
+        except UserInputError:
+            protocol = "simple"
+    check_protocol(protocol)
+    if algorithm in ("nvls", "nvlstree"):
+        if not m.nvls:
+            raise UserInputError(
+                "nccl-nvls needs NVLink SHARP (Hopper or newer GPUs on an NVSwitch); this machine has "
+                f"{'no NVSwitch' if not m.nvswitch else 'GPUs of compute capability ' + str(m.cc / 10)}: "
+                "use nccl-ring or nccl-tree")
+        if m.nnodes > 2:
+            raise UserInputError(
+                f"nccl-nvls across nodes (NVLSTree) is modelled for 2 nodes; these ranks span {m.nnodes} "
+                "nodes: use nccl-ring or nccl-tree")
+        if protocol != "simple":
+            raise UserInputError(f"--protocol {protocol} does not apply to nccl-nvls (NVLS runs only simple)")
+    if protocol == "ll128" and not model.enabled(m, algorithm, "ll128"):
+        raise UserInputError("--protocol ll128 needs NVLink between the GPUs (NCCL disables LL128 otherwise); "
+                             "allowed here: simple, ll")
+    if channels is None:
+        channels = model.channels_for(m, graphs, algorithm, protocol, nbytes)
+    cap = MAX_CHANNELS["nvls" if algorithm == "nvlstree" else algorithm]
+    if channels > cap:
+        name = "nvls" if algorithm == "nvlstree" else algorithm
+        raise UserInputError(f"--channels {channels} is more than nccl-{name} supports (1 to {cap})")
+    if predicted is None:
+        predicted = model.predict(m, graphs, algorithm, protocol, nbytes)
+        predicted = None if math.isinf(predicted) else predicted
+    lat_us = table["launch_us"]
+    if m.nranks > 1:
+        lat_us += (model.latency(m, graphs, algorithm, protocol, table={"base": table["base"], "hop": table["hop"]})
+                   * model.ring_plateau_factor(m, graphs, algorithm, protocol, nbytes))
+    wire = table["wire_factor"][protocol]
+    if algorithm in ("nvls", "nvlstree"):
+        P = m.ppn
+        # every GPU link carries (P + 1)/P x S each way in NVLS (scatter + multimem store up,
+        # multimem load-reduce + gather down); the emulation sends 2 (P - 1)/P x S each way
+        wire = (P + 1) / (2 * (P - 1)) / table["nvls_efficiency"] if P > 1 else 1.0
+    plan = Plan(algorithm, protocol, channels, lat_us * 1e-6, wire, m, model_choice=model_choice,
+                predicted_us=predicted)
+    if algorithm == "ring":
+        local = None
+        if m.intra == "nvlink" and not m.nvswitch and m.direct:
+            _, _, local = model.ring_search(m)
+        plan.orders = ring_orders(m, channels, local or None)
+        plan.positions = [{r: i for i, r in enumerate(o)} for o in plan.orders]
+    elif algorithm == "tree":
+        plan.trees = [tree_links(m, c) for c in range(channels)]
+    _PLANS[key] = plan
+    return plan
+
+
+def plan_for(comm, x, algorithm, protocol=None, channels=None) -> Plan:
+    gpus = [comm.gpu(r) for r in range(comm.size)]
+    return make_plan(comm.graph, gpus, comm.profile, algorithm, int(x.nbytes), protocol, channels)
+
+
+def run_plan(comm, x, plan: Plan):
+    """Run ``plan`` on this rank; returns the list of result parts in order."""
+    if comm.size == 1:
+        return [x]
+    with comm.phase("latency"):
+        yield comm.delay(plan.latency_s)
+    if plan.algorithm == "ring":
+        return (yield from _ring(comm, x, plan))
+    if plan.algorithm == "tree":
+        return (yield from _tree(comm, x, plan))
+    if plan.algorithm == "nvlstree":
+        return (yield from _nvlstree(comm, x, plan))
+    return (yield from _nvls(comm, x, plan))
+
+
+def _ring(comm, x, plan):
+    """C rings at once, each on its channel range: reduce-scatter then allgather, P - 1
+    steps each, in up to MAX_LOOPS loops of P chunks (NCCL's chunk: the protocol's)."""
+    P, r, f = comm.size, comm.rank, plan.wire
+    C = plan.channels
+    ranges = split(x, C)
+    chunk = ring_chunk_bytes(plan.protocol)
+    item = x.dtype.itemsize
+    pieces = []
+    for rng in ranges:
+        loops = max(1, min(MAX_LOOPS, math.ceil(len(rng) * item / (P * chunk))))
+        pieces.append(split(rng, loops))
+    links = []
+    for c in range(C):
+        pos = plan.positions[c][r]
+        order = plan.orders[c]
+        links.append((pos, order[(pos + 1) % P], order[(pos - 1) % P]))
+    results = [[None] * len(p) for p in pieces]
+    for loop in range(max(len(p) for p in pieces)):
+        jobs = [(c, split(pieces[c][loop], P)) for c in range(C) if loop < len(pieces[c])]
+        with comm.phase("reduce-scatter"):
+            for s in range(P - 1):
+                sends, recvs = [], []
+                for c, blocks in jobs:
+                    pos, nxt, prv = links[c]
+                    sends.append(comm.isend(nxt, Wire(blocks[(pos - s) % P], f), tag=(c, loop, s)))
+                    recvs.append(comm.irecv(prv, tag=(c, loop, s)))
+                got = yield comm.waitall(recvs + sends)
+                for (c, blocks), g in zip(jobs, got):
+                    b = (links[c][0] - s - 1) % P
+                    blocks[b] = yield comm.add(blocks[b], g.data)
+        with comm.phase("allgather"):
+            for s in range(P - 1):
+                sends, recvs = [], []
+                for c, blocks in jobs:
+                    pos, nxt, prv = links[c]
+                    sends.append(comm.isend(nxt, Wire(blocks[(pos + 1 - s) % P], f), tag=(c, loop, "ag", s)))
+                    recvs.append(comm.irecv(prv, tag=(c, loop, "ag", s)))
+                got = yield comm.waitall(recvs + sends)
+                for (c, blocks), g in zip(jobs, got):
+                    blocks[(links[c][0] - s) % P] = g.data
+        for c, blocks in jobs:
+            results[c][loop] = blocks
+    return [b for per_channel in results for blocks in per_channel for b in blocks]
+
+
+def _tree(comm, x, plan):
+    """Per channel, reduce up and broadcast down its tree at once, chunk by chunk."""
+    r, f = comm.rank, plan.wire
+    C = plan.channels
+    chunk = tree_chunk_bytes(plan.protocol)
+    item = x.dtype.itemsize
+    jobs = []
+    for c, rng in enumerate(split(x, C)):
+        k = max(1, min(MAX_TREE_CHUNKS, math.ceil(len(rng) * item / chunk)))
+        parent, kids = plan.trees[c][r]
+        jobs.append(TreeJob(chunks=[Wire(p, f) for p in split(rng, k)], parent=parent, children=list(kids), tag=c))
+    with comm.phase("tree"):
+        yield from pipelined_trees(comm, jobs)
+    return [w.data for job in jobs for w in job.out]
+
+
+def _nvls(comm, x, plan):
+    """NVLS emulated with point-to-point messages: per channel, every rank sends block h
+    of its range to head h (rank h), which reduces it ("in the switch"), then every head
+    sends its reduced block to all ranks; message sizes are scaled so that each GPU link
+    carries what NVLS carries (see :func:`make_plan`)."""
+    P, r, f = comm.size, comm.rank, plan.wire
+    C = plan.channels
+    chans = [split(rng, P) for rng in split(x, C)]
+    others = [h for h in range(P) if h != r]
+    with comm.phase("nvls-reduce"):
+        sends, recvs = [], []
+        for c, blocks in enumerate(chans):
+            for h in others:
+                sends.append(comm.isend(h, Wire(blocks[h], f), tag=(c, "rs")))
+            for h in others:
+                recvs.append(comm.irecv(h, tag=(c, "rs")))
+        got = yield comm.waitall(recvs + sends)
+        i = 0
+        for c, blocks in enumerate(chans):
+            acc = blocks[r]
+            for _h in others:
+                acc = yield comm.add(acc, got[i].data)
+                i += 1
+            blocks[r] = acc
+    with comm.phase("nvls-multicast"):
+        sends, recvs = [], []
+        for c, blocks in enumerate(chans):
+            for h in others:
+                sends.append(comm.isend(h, Wire(blocks[r], f), tag=(c, "ag")))
+            for h in others:
+                recvs.append(comm.irecv(h, tag=(c, "ag")))
+        got = yield comm.waitall(recvs + sends)
+        i = 0
+        for c, blocks in enumerate(chans):
+            for h in others:
+                blocks[h] = got[i].data
+                i += 1
+    return [b for blocks in chans for b in blocks]
+
+
+def _nvlstree(comm, x, plan):
+    """NVLSTree on 2 nodes: NVLS inside each node (local GPU h is the head of block h), the
+    heads of the two nodes (same local index: same rail) exchange and add their reduced
+    blocks over the network, then NVLS multicasts the result inside each node.
+
+    The buffer is cut into pieces run as a three-stage software pipeline: at tick t this
+    rank reduces piece t, exchanges piece t - 1 and multicasts piece t - 2 (all posted at
+    once), as NCCL overlaps the three with its chunks. Channels only split the data in NCCL;
+    here they are not simulated separately (the same links, the same shares).
+    """
+    r, f = comm.rank, plan.wire
+    m = plan.machine
+    node = next(i for i, ranks in enumerate(m.nodes) if r in ranks)
+    local = m.nodes[node]
+    me = local.index(r)
+    peer = m.nodes[1 - node][me]
+    ppn = len(local)
+    others = [h for h in range(ppn) if h != me]
+    nbytes = int(x.nbytes)
+    K = max(1, min(NVLSTREE_PIECES, math.ceil(nbytes / (ppn * NVLS_CHUNK))))
+    blocks = [split(piece, ppn) for piece in split(x, K)]
+    with comm.phase("nvlstree"):
+        for t in range(K + 2):
+            sends, recvs, kinds = [], [], []
+            if t < K:                      # NVLS reduce of piece t to its heads
+                for h in others:
+                    sends.append(comm.isend(local[h], Wire(blocks[t][h], f), tag=("rs", t)))
+                for h in others:
+                    recvs.append(comm.irecv(local[h], tag=("rs", t)))
+                    kinds.append(("rs", t, h))
+            if 0 <= t - 1 < K:             # network exchange of piece t - 1 between the heads
+                sends.append(comm.isend(peer, Wire(blocks[t - 1][me], 1.0), tag=("x", t - 1)))
+                recvs.append(comm.irecv(peer, tag=("x", t - 1)))
+                kinds.append(("x", t - 1, me))
+            if 0 <= t - 2 < K:             # NVLS multicast of piece t - 2
+                for h in others:
+                    sends.append(comm.isend(local[h], Wire(blocks[t - 2][me], f), tag=("ag", t - 2)))
+                for h in others:
+                    recvs.append(comm.irecv(local[h], tag=("ag", t - 2)))
+                    kinds.append(("ag", t - 2, h))
+            got = yield comm.waitall(recvs + sends)
+            for (kind, i, h), g in zip(kinds, got):
+                if kind == "ag":
+                    blocks[i][h] = g.data
+                else:
+                    blocks[i][me] = yield comm.add(blocks[i][me], g.data)
+    return [b for piece in blocks for b in piece]
+
+
+def report_fields(algorithm):
+    """The ``report_fields(graph, placement, nbytes, options, profile)`` hook of an nccl-* algorithm."""
+
+    def fields(graph, placement, nbytes, options, profile):
+        plan = make_plan(graph, list(placement), profile, algorithm, int(nbytes), options.get("protocol"),
+                         options.get("channels"))
+        return plan.fields()
+
+    return fields
+
+
+def protocols_help() -> str:
+    return ", ".join(PROTOCOLS)

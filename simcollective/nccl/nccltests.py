@@ -1,0 +1,211 @@
+"""Reading nccl-tests output (``shared/reference/nccl.md`` 1.2-1.3).
+
+Formats understood, one or several result tables per file:
+
+* current (about 2021 on): ``size count type redop root | time algbw busbw #wrong | time
+  algbw busbw #wrong`` (out-of-place, then in-place);
+* old (before about 2020): the same without ``root``, the last column of each block the
+  maximum relative ``error``;
+* busbw-only summaries (Azure AI-benchmarking-guide): ``size-label in-place-busbw`` with
+  binary size labels such as ``65K`` or ``1G`` (the nearest power of two).
+
+The collective comes from the binary name in the text (``all_reduce_perf``, ``# Collective
+test starting: ...``); the rank count from the ``# Using devices`` lines, else from
+busbw/algbw (allreduce: 2(n-1)/n); GPUs per process from the ``nGpus`` header or ``-g N``.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass, field
+
+from ..errors import UserInputError
+
+__all__ = ["Row", "Table", "parse_log", "BUS_FACTOR", "DTYPES"]
+
+#: nccl-tests type name -> NumPy dtype name (those the simulator runs)
+DTYPES = {"float": "float32", "half": "float16", "double": "float64", "int32": "int32", "int": "int32",
+          "float32": "float32", "float16": "float16", "float64": "float64"}
+COLLECTIVES = ("all_reduce", "all_gather", "reduce_scatter", "alltoall", "broadcast", "reduce", "sendrecv",
+               "gather", "scatter", "hypercube")
+
+
+def BUS_FACTOR(collective: str, n: int) -> float:
+    """nccl-tests' busbw / algbw factor."""
+    if collective == "all_reduce":
+        return 2 * (n - 1) / n
+    if collective in ("all_gather", "reduce_scatter", "alltoall", "gather", "scatter"):
+        return (n - 1) / n
+    return 1.0
+
+
+@dataclass
+class Row:
+    size: int                    # bytes, as printed
+    count: int | None
+    dtype: str | None            # nccl-tests type name
+    time_us: float | None        # out-of-place
+    algbw: float | None
+    busbw: float | None
+    time_ip_us: float | None     # in-place
+    algbw_ip: float | None
+    busbw_ip: float | None
+
+
+@dataclass
+class Table:
+    collective: str
+    format: str                  # "current", "old" or "busbw-only"
+    rows: list = field(default_factory=list)
+    nranks: int | None = None
+    gpus_per_process: int | None = None
+    title: str = ""
+    forced_algorithm: str | None = None   # NCCL_ALGO=X named in the table's title or the file's header
+
+    @property
+    def dtype(self) -> str | None:
+        types = {r.dtype for r in self.rows if r.dtype}
+        return types.pop() if len(types) == 1 else None
+
+
+_SIZE_LABEL = re.compile(r"^(\d+(?:\.\d+)?)([KMGT])$")
+_UNITS = {"K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40}
+
+
+def _label_size(label: str) -> int | None:
+    m = _SIZE_LABEL.match(label)
+    if not m:
+        return int(label) if label.isdigit() else None
+    approx = float(m.group(1)) * _UNITS[m.group(2)]
+    return 1 << round(math.log2(approx))
+
+
+def _num(tok: str) -> float | None:
+    try:
+        v = float(tok)
+    except ValueError:
+        return None
+    return v if math.isfinite(v) else None
+
+
+def _parse_row(tokens: list):
+    """(format, Row) or None when the line is not a result row."""
+    n = len(tokens)
+    if n == 2:
+        size = _label_size(tokens[0])
+        bw = _num(tokens[1])
+        if size is None or bw is None:
+            return None
+        return "busbw-only", Row(size, None, None, None, None, None, None, None, bw)
+    if n < 12 or not tokens[0].isdigit() or not tokens[1].isdigit():
+        return None
+    has_root = n >= 13 and re.fullmatch(r"-?\d+", tokens[4]) is not None and _num(tokens[5]) is not None \
+        and n in (13, 21)
+    base = 5 if has_root else 4
+    vals = tokens[base:]
+    width = len(vals) // 2
+    if len(vals) % 2 or width not in (4, 8):
+        return None
+    oop, ip = vals[:width], vals[width:]
+    t, a, b = (_num(v) for v in oop[:3])
+    ti, ai, bi = (_num(v) for v in ip[:3])
+    if None in (t, a, b, ti, ai, bi):
+        return None
+    return ("current" if has_root else "old"), Row(int(tokens[0]), int(tokens[1]), tokens[2], t, a, b, ti, ai, bi)
+
+
+def parse_log(text: str, where: str = "log") -> list:
+    """The result tables of an nccl-tests output; a one-line error if there is none."""
+    binaries = re.findall(r"\b([a-z_]+)_perf\b", text)
+    collective = None
+    binaries += re.findall(r"\s-t\s+([a-z_]+)\b", text)  # run_nccl_tests.sh -t all_gather
+    for b in binaries:
+        if b in COLLECTIVES:
+            collective = b
+            break
+    gpp = None
+    m = re.search(r"nGpus\s+(\d+)", text) or re.search(r"\s-g\s+(\d+)\b", text)
+    if m:
+        gpp = int(m.group(1))
+    elif re.search(r"\s-g\s+<", text):  # "-g <nGPUs>": one process drives every GPU
+        gpp = -1
+    tables: list = []
+    header: list = []   # comment lines before the first result row
+    current: Table | None = None
+    devices = 0
+    title = ""
+    for line in text.splitlines():
+        s = line.strip()
+        if not s:
+            continue
+        if s.startswith("#"):
+            if not tables:
+                header.append(s)
+            if re.match(r"#\s+Rank\s+\d+", s):
+                devices += 1
+            if "Avg bus bandwidth" in s and current is not None:
+                current = None
+            sec = re.match(r"#\s*-{2,}\s*(.*?)\s*-*$", s)
+            if sec and sec.group(1):
+                title = sec.group(1)
+                current = None
+            continue
+        parsed = _parse_row(s.split())
+        if parsed is None:
+            continue
+        fmt, row = parsed
+        if current is None or current.format != fmt or (current.rows and row.size <= current.rows[-1].size):
+            current = Table(collective or "", fmt, title=title, gpus_per_process=gpp)
+            tables.append(current)
+        current.rows.append(row)
+    if not tables:
+        raise UserInputError(f"{where}: not nccl-tests output (no result rows of the form "
+                             "'size count type redop [root] time algbw busbw ...')")
+    forced = _forced(" ".join(header))
+    for t in tables:
+        t.forced_algorithm = _forced(t.title) or forced
+        if not t.collective:
+            t.collective = _guess_collective(t, where)
+        if devices and len(tables) == 1:
+            t.nranks = devices
+        elif t.collective == "all_reduce":
+            t.nranks = _ranks_from_ratio(t)
+    return tables
+
+
+def _forced(text: str) -> str | None:
+    m = re.search(r"NCCL_ALGO=([A-Za-z]+)", text)
+    return m.group(1).lower() if m else None
+
+
+def _guess_collective(t: Table, where: str) -> str:
+    if t.format == "busbw-only":
+        raise UserInputError(f"{where}: a busbw-only table does not say which collective it measured "
+                             "(no '*_perf' name in the file)")
+    r = max(t.rows, key=lambda r: r.size)
+    if r.count and r.dtype in DTYPES:
+        import numpy as np
+
+        item = np.dtype(DTYPES[r.dtype]).itemsize
+        if r.size != r.count * item:
+            raise UserInputError(f"{where}: size is not count x element size: an all_gather/reduce_scatter-like "
+                                 "log without its binary name; name it in the file (e.g. '# all_gather_perf')")
+    if r.algbw and r.busbw and r.busbw / r.algbw > 1.05:
+        return "all_reduce"
+    raise UserInputError(f"{where}: cannot tell which collective this log measured (busbw = algbw: "
+                         "broadcast, reduce or sendrecv); name the binary in the file (e.g. '# reduce_perf')")
+
+
+def _ranks_from_ratio(t: Table) -> int | None:
+    best = None
+    for r in t.rows:
+        for a, b in ((r.algbw, r.busbw), (r.algbw_ip, r.busbw_ip)):
+            if a and b and a >= 1.0 and (best is None or a > best[0]):
+                best = (a, b)
+    if best is None:
+        return None
+    ratio = best[1] / best[0]
+    if ratio >= 1.999:
+        return None
+    return max(2, round(2 / (2 - ratio)))

@@ -1,0 +1,67 @@
+"""NCCL's protocols as the simulator models them (``shared/reference/nccl.md`` section 3).
+
+A protocol changes what crosses a link for a byte of data: Simple sends the data (plus a
+step counter), LL sends 8-byte lines of 4 B data + 4 B flag (wire = 2 x data), LL128 sends
+128-byte lines of 120 B data + 8 B flag (wire = 128/120 x data). The simulator models
+this as wire-size inflation (:class:`Wire`), with the factors of the profile's ``[nccl]``
+table; chunk sizes follow NCCL's defaults (``calcCollChunking``).
+"""
+
+from __future__ import annotations
+
+import math
+
+__all__ = ["PROTOCOLS", "Wire", "wrap", "unwrap", "ring_chunk_bytes", "tree_chunk_bytes", "check_protocol"]
+
+PROTOCOLS = ("simple", "ll", "ll128")
+
+#: ring chunk (data bytes per rank and loop step) for AllReduce (nccl.md 2.2):
+#: Simple 4 steps of 512 KiB = 2 MiB, LL 32 KiB of data, LL128 614,400 x 15/16 = 576,000 B
+RING_CHUNK = {"simple": 2 * 1024 * 1024, "ll": 32 * 1024, "ll128": 576_000}
+#: tree chunk = one FIFO step of data: Simple 512 KiB, LL 32 KiB, LL128 576,000 B
+TREE_CHUNK = {"simple": 512 * 1024, "ll": 32 * 1024, "ll128": 576_000}
+
+
+def check_protocol(protocol) -> str:
+    from ..errors import UserInputError
+
+    if protocol not in PROTOCOLS:
+        raise UserInputError(f"--protocol {protocol!r} is not a protocol; allowed: {', '.join(PROTOCOLS)}")
+    return protocol
+
+
+class Wire:
+    """A payload that occupies ``factor`` times its data size on the wire.
+
+    ``nbytes`` is the wire size (what the runtime sends); ``data`` the payload itself.
+    Sums of two wires are wires (``Comm.add`` works unchanged).
+    """
+
+    __slots__ = ("data", "factor", "nbytes")
+
+    def __init__(self, data, factor: float):
+        self.data = data
+        self.factor = factor
+        self.nbytes = int(math.ceil(data.nbytes * factor)) if factor != 1.0 else int(data.nbytes)
+
+    def __add__(self, other):
+        return Wire(self.data + other.data, self.factor)
+
+    def __len__(self):
+        return len(self.data)
+
+
+def wrap(x, factor: float):
+    return Wire(x, factor)
+
+
+def unwrap(w):
+    return w.data if isinstance(w, Wire) else w
+
+
+def ring_chunk_bytes(protocol: str) -> int:
+    return RING_CHUNK[protocol]
+
+
+def tree_chunk_bytes(protocol: str) -> int:
+    return TREE_CHUNK[protocol]
