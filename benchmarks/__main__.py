@@ -1,7 +1,9 @@
-"""``python -m benchmarks [--only S1,S2,...] [--flows] [--update-baseline]``
+"""``python -m benchmarks [--only S1,S2,...] [--flows] [--no-jit] [--update-baseline]``
 
-Prints, for each scenario (S1-S5, and E: the engine without data operations), wall time, simulated events per second, peak resident memory
-and the simulated time; the bare SimPy event rate measured in the same run; the measured
+Prints the JIT compile time of the compiled kernels (first run with an empty cache, then
+cached); for each scenario (S1-S6, and E: the engine without data operations), wall
+time, CPU time, simulated events per second, peak resident memory and the simulated
+time; the bare SimPy event rate measured in the same run; the measured
 exponent of wall time versus P (S5). Simulated times are compared with
 ``benchmarks/baseline.json``: any difference beyond float rounding fails the run.
 """
@@ -33,8 +35,9 @@ def tolerance(key: str) -> float:
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(prog="python -m benchmarks", description=__doc__.split("\n\n")[1])
-    ap.add_argument("--only", help="comma-separated scenarios: S1,S2,S3,S4,S5,E (default: all)")
+    ap.add_argument("--only", help="comma-separated scenarios: S1,S2,S3,S4,S5,S6,E (default: all)")
     ap.add_argument("--flows", action="store_true", help="also run the engine flow benchmark")
+    ap.add_argument("--no-jit", action="store_true", help="skip the JIT compile time measurement")
     ap.add_argument("--update-baseline", action="store_true", help="record simulated times as the new baseline")
     args = ap.parse_args(argv)
     only = None
@@ -49,6 +52,15 @@ def main(argv=None) -> int:
     rate = simpy_event_rate()
     print(f"bare SimPy: {rate:,.0f} events/s ({1e6 / rate:.2f} us per event); "
           "overhead = wall per message event / bare event cost")
+    if not args.no_jit:
+        from .jit import jit_times
+
+        first, cached = jit_times()
+        for what, r in (("first run, empty cache", first), ("cached", cached)):
+            if "error" in r:
+                print(f"JIT ({what}): ERROR {r['error']}")
+            else:
+                print(f"JIT kernels ({what}): wall {r['wall_s']:.2f} s, cpu {r['cpu_s']:.2f} s (imports {r['import_s']:.2f} s wall)")
     if args.flows:
         from .flows import main as flows_main
 
@@ -74,6 +86,10 @@ def main(argv=None) -> int:
         ref = baseline.get(key)
         if ref is not None and not math.isclose(r["time_s"], ref, rel_tol=tolerance(key), abs_tol=0.0):
             failed.append(f"{key}: simulated time {r['time_s']!r} differs from baseline {ref!r}")
+    # (before any update of the baseline: compared with the one the run started from)
+    same = [k for k in results if k in baseline and results[k].get("time_s") == baseline[k]]
+    differ = [(k, abs(results[k]["time_s"] / baseline[k] - 1)) for k in results
+              if k in baseline and k not in same and "error" not in results[k]]
     if args.update_baseline:
         baseline.update({k: r["time_s"] for k, r in results.items() if "error" not in r})
         BASELINE.write_text(json.dumps(dict(sorted(baseline.items())), indent=1) + "\n")
@@ -82,7 +98,11 @@ def main(argv=None) -> int:
         print("\nFAILED:\n  " + "\n  ".join(failed))
         return 1
     checked = sum(1 for k in results if k in baseline)
-    print(f"\nsimulated times: {checked} of {len(results)} points match the baseline"
+    print(f"\nsimulated times: {len(same)} of {len(same) + len(differ)} points bit-identical to the baseline"
+          + (" (before the update)" if args.update_baseline else ""))
+    for k, rel in differ:
+        print(f"  {k}: relative difference {rel:.1e}")
+    print(f"simulated times: {checked} of {len(results)} points match the baseline"
           + ("" if checked == len(results) else " (others have no baseline yet: --update-baseline)"))
     return 0
 

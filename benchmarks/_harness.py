@@ -27,14 +27,18 @@ def _child(target, args, kwargs, queue):
         out = target(*args, **kwargs)
         out.setdefault("wall_s", time.perf_counter() - t0)
         out["peak_rss"] = peak_rss_bytes()
+        # CPU time of the whole process (imports included): on a shared machine the wall
+        # time depends on the other users' load, the CPU time much less
+        ru = resource.getrusage(resource.RUSAGE_SELF)
+        out["cpu_s"] = ru.ru_utime + ru.ru_stime
         queue.put(json.dumps(out))
     except BaseException as exc:  # report, do not hang the parent
         queue.put(json.dumps({"error": f"{type(exc).__name__}: {exc}"}))
 
 
 def measure(target, *args, **kwargs) -> dict:
-    """Run ``target(*args, **kwargs) -> dict`` in a fresh process; add ``wall_s`` and
-    ``peak_rss``."""
+    """Run ``target(*args, **kwargs) -> dict`` in a fresh process; add ``wall_s``,
+    ``cpu_s`` and ``peak_rss``."""
     ctx = mp.get_context("spawn")
     queue = ctx.Queue()
     proc = ctx.Process(target=_child, args=(target, args, kwargs, queue))

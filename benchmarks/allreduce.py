@@ -22,11 +22,12 @@ from .engine import ring_messages
 S1_S2_DENSE = ("ring", "ring-ring")
 
 
-def run_point(topology: str, nodes: int, algorithm: str, elements: int, density=None, dtype="int32", gpus=None) -> dict:
+def run_point(topology: str, nodes: int, algorithm: str, elements: int, density=None, dtype="int32", gpus=None,
+              topology_opts=None, options=None) -> dict:
     from simcollective.simulate import RunConfig, run_allreduce
 
     cfg = RunConfig(topology=topology, nodes=nodes, algorithm=algorithm, elements=elements, dtype=dtype,
-                    density=density, gpus=gpus)
+                    density=density, gpus=gpus, topology_opts=dict(topology_opts or {}), options=dict(options or {}))
     rep = run_allreduce(cfg)
     f = rep.fields
     return {
@@ -63,6 +64,11 @@ def scenarios(only=None) -> dict:
         pts.append((f"sparse-ring-ring P={P}", dict(topology="abci", nodes=P // 4, algorithm="sparse-ring-ring",
                                                     elements=32 * M, density=1 / 1024, dtype="int32")))
     sc["S5"] = pts
+    # 4096 GPUs: a two-level leaf-spine of 64 leaves x 64 hosts, ring-ring with the groups
+    # on the leaves, N = 1G float32, size-only (symbolic) data
+    sc["S6"] = [("ring-ring fat-tree 4096 1G f32", dict(topology="fat-tree", nodes=4096, algorithm="ring-ring",
+                                                       elements=1024 * M, dtype="float32",
+                                                       topology_opts={"hosts_per_leaf": 64}, options={"group_size": 64}))]
     # engine overhead without the data layer: the ring's messages only (benchmarks.engine)
     sc["E"] = [(f"ring messages, no data P={P}", dict(target=ring_messages, P=P)) for P in (16, 64, 256, 1024)]
     if only:
@@ -97,7 +103,8 @@ def run_scenarios(only=None, bare_rate: float = 1.0, printer=print) -> dict:
             # message event, in units of a bare SimPy event
             per_msg_event = r["sim_wall_s"] / (2 * r["flows"]) if r["flows"] else float("nan")
             overhead = per_msg_event * bare_rate
-            printer(f"  {label:<40} P={r['ranks']:<5} wall {r['wall_s']:8.2f} s  {r['events'] / r['sim_wall_s']:>10,.0f} ev/s  "
+            printer(f"  {label:<40} P={r['ranks']:<5} wall {r['wall_s']:8.2f} s  cpu {r['cpu_s']:8.2f} s  "
+                    f"{r['events'] / r['sim_wall_s']:>10,.0f} ev/s  "
                     f"{r['flows']:>9} msgs  overhead {overhead:5.1f}x  peak {r['peak_rss'] / 2**30:5.2f} GiB  "
                     f"sim {r['time_s']:.9g} s ({r['mode']})")
         printer(f"  {name} total wall {total_wall:.1f} s, largest peak RSS {peak / 2**30:.2f} GiB")

@@ -141,6 +141,7 @@ class World:
         self.messages = 0
         self.message_bytes = 0
         self.servers = [network.router.graph.nodes[g].get("server") for g in self.placement]
+        self._transfer = network.transfer  # (bound once: on every message's path)
         self.shared: dict = {}   # per-simulation memo the algorithms may share (Comm.shared)
 
     def comm_id(self, members: tuple, name: str) -> int:
@@ -185,11 +186,11 @@ class World:
             if not queue:
                 del posted[key]
             m.rop.nbytes = nbytes
-            self._start(m)
+            m.flow = self._transfer(self.placement[src], self.placement[dst], nbytes, self._arrived, m)
         else:
             self._unexpected[dst][key].append(m)
             if eager and not self._smpi:
-                self._start(m)
+                m.flow = self._transfer(self.placement[src], self.placement[dst], nbytes, self._arrived, m)
         if eager:
             self._complete(sop)
         return sop

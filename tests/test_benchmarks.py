@@ -18,24 +18,13 @@ def test_engine_scenario_sends_exactly_the_ring_messages():
 
 
 def test_filling_benchmark_problems_have_the_claimed_shape():
-    # independent racks: the sequential filling needs passes that grow with the racks,
-    # the parallel one does not; the all-to-all problem gains nothing; rates agree
-    import numpy as np
-
+    # independent racks: the filling needs a pass per distinct level, so passes grow with
+    # the racks; the all-to-all problem needs many passes
     from benchmarks.filling import all_to_all, racks, time_fill
-    from simcollective.network.engine import _max_min_parallel, _max_min_sequential
 
-    seq_passes = []
-    for g in (1, 8):
-        seq, k_seq, _ = time_fill(_max_min_sequential, racks(g), repeat=1, number=1)
-        par, k_par, _ = time_fill(_max_min_parallel, racks(g), repeat=1, number=1)
-        assert np.allclose(seq, par, rtol=1e-12, atol=0)
-        assert k_par <= 3
-        seq_passes.append(k_seq)
-    assert seq_passes[1] >= 6 * seq_passes[0]
-    _, k_seq, _ = time_fill(_max_min_sequential, all_to_all(), repeat=1, number=1)
-    _, k_par, _ = time_fill(_max_min_parallel, all_to_all(), repeat=1, number=1)
-    assert k_par == k_seq > 10
+    passes = [time_fill(racks(g), repeat=1, number=1)[1] for g in (1, 8)]
+    assert passes[1] >= 6 * passes[0]
+    assert time_fill(all_to_all(), repeat=1, number=1)[1] > 10
 
 
 def test_benchmark_runner_rejects_an_unknown_scenario(capsys):
@@ -47,4 +36,24 @@ def test_benchmark_runner_rejects_an_unknown_scenario(capsys):
             main(["--only", only])
         assert exc.value.code == 2
         err = capsys.readouterr().err.strip().splitlines()[-1]
-        assert "unknown scenario" in err and "choose from S1,S2,S3,S4,S5,E" in err
+        assert "unknown scenario" in err and "choose from S1,S2,S3,S4,S5,S6,E" in err
+
+
+def test_jit_warmup_drives_the_array_store_and_the_component_solve():
+    # the JIT compile time is measured on a run that calls every kernel: the per-flow
+    # component solve and the array store (entered, with its solves)
+    from benchmarks.jit import compile_all
+
+    modes = compile_all()["modes"]
+    assert modes["enter"] == 1 and modes["arrays"] > 0
+
+
+def test_s6_is_a_two_level_leaf_spine_of_4096_gpus():
+    from benchmarks.allreduce import scenarios
+    from simcollective.simulate import RunConfig, build_graph
+
+    (label, kw), = scenarios({"S6"})["S6"]
+    g = build_graph(RunConfig(topology=kw["topology"], nodes=kw["nodes"], topology_opts=kw["topology_opts"]))
+    kinds = [a.get("kind") for _, a in g.nodes(data=True)]
+    assert kinds.count("gpu") == 4096 and kw["options"]["group_size"] == 64 and kw["elements"] == 2**30
+    assert sum(1 for n in g.nodes if str(n).startswith("leaf")) == 64

@@ -1,0 +1,59 @@
+"""JIT compile time of the compiled kernels, recorded apart from the scenarios.
+
+``compile_all`` drives every kernel once (a tiny run through the per-flow solve and the
+array store, entered and left). Run in a fresh process with an empty numba cache it
+measures the first run in a fresh environment (compilation included); run again with the
+same cache it measures a cached start (loading the compiled kernels).
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+import time
+
+from ._harness import measure
+
+__all__ = ["compile_all", "jit_times"]
+
+
+def compile_all() -> dict:
+    t0 = time.perf_counter()
+    import networkx as nx
+
+    from simcollective.network.engine import Network, SimEnvironment, Tuning
+    from simcollective.profile import load_profile
+
+    t_import = time.perf_counter() - t0
+    g = nx.DiGraph()
+    for i in range(4):
+        g.add_node(i, kind="gpu", server=0, local=i)
+    for i in range(3):
+        for a, b in ((i, i + 1), (i + 1, i)):
+            g.add_edge(a, b, bandwidth=1e9, latency=1e-6, duplex="full", link_type="nvlink")
+    env = SimEnvironment()
+    net = Network(env, g, load_profile("ideal"), tuning=Tuning(bulk_min=0, walk_limit=0, bulk_off=0, refresh=2))
+    for k, (s, d) in enumerate([(0, 3), (1, 3), (0, 2), (2, 3), (3, 0), (0, 1)]):
+        net.transfer(s, d, 10**6 * (k + 1), lambda f: None)
+    env.run()
+    net2 = Network(SimEnvironment(), g, load_profile("ideal"))
+    for s, d in [(0, 3), (1, 3)]:
+        net2.transfer(s, d, 10**6, lambda f: None)
+    net2.env.run()
+    return {"import_s": t_import, "wall_s": time.perf_counter() - t0, "modes": net.modes}
+
+
+def jit_times() -> tuple:
+    """(first run with an empty cache, cached run) in seconds, each in a fresh process."""
+    old = os.environ.get("NUMBA_CACHE_DIR")
+    with tempfile.TemporaryDirectory() as cache:
+        os.environ["NUMBA_CACHE_DIR"] = cache
+        try:
+            first = measure(compile_all)
+            cached = measure(compile_all)
+        finally:
+            if old is None:
+                del os.environ["NUMBA_CACHE_DIR"]
+            else:
+                os.environ["NUMBA_CACHE_DIR"] = old
+    return first, cached

@@ -1,0 +1,123 @@
+"""The event calendar: when flows activate and complete, and the SimPy wake-ups.
+
+One SimPy wake-up per distinct due time, not one per flow: activations and completions
+are grouped by their exact due time, with a heap of the distinct times. Completion
+entries superseded by a rate change (their version is old) are skipped lazily, and only
+the earliest valid completion has a wake-up. :class:`SimEnvironment` is the only place
+that touches SimPy internals.
+"""
+
+from __future__ import annotations
+
+import heapq
+
+import simpy
+from simpy.core import NORMAL
+
+__all__ = ["SimEnvironment", "Calendar"]
+
+
+class SimEnvironment(simpy.Environment):
+    """A SimPy environment that can also run a callback at an exact absolute time.
+
+    ``env.timeout(t - env.now)`` would land at ``now + (t - now)``, which float rounding
+    can move off ``t``; the engine needs completions to happen exactly at the computed
+    instants so that simultaneous ones batch together.
+    """
+
+    def call_at(self, when: float, callback) -> None:
+        event = simpy.Event(self)
+        event._ok = True
+        event._value = None
+        event.callbacks.append(callback)
+        heapq.heappush(self._queue, (when, NORMAL, next(self._eid), event))
+
+
+class Calendar:
+    """Activations and completions by exact due time, with one wake-up per time."""
+
+    def __init__(self, env: SimEnvironment, wakeup):
+        self.env = env
+        self.wakeup = wakeup
+        self.buckets: dict = {}
+        self.times: list = []
+        self.ends: dict = {}
+        self.end_times: list = []
+        self.end_count = 0  # entries in ends, superseded ones included
+        self.wakeups: set = set()
+
+    def wake_at(self, when: float) -> None:
+        if when not in self.wakeups:
+            self.wakeups.add(when)
+            self.env.call_at(when, self.wakeup)
+
+    def new_bucket(self, when: float) -> list:
+        """The list of activations due at ``when`` (callers append to ``buckets[when]``
+        directly when it exists: this is on every message's path)."""
+        bucket = self.buckets[when] = []
+        heapq.heappush(self.times, when)
+        self.wake_at(when)
+        return bucket
+
+    def pop_activations(self, now: float) -> list:
+        """The buckets of activations due by ``now`` (a list of lists)."""
+        times, buckets, heappop = self.times, self.buckets, heapq.heappop
+        out = []
+        while times and times[0] <= now:
+            out.append(buckets.pop(heappop(times)))
+        return out
+
+    def schedule_end(self, f, when: float) -> None:
+        """Put ``f`` (at its current version) among the completions due at ``when``."""
+        due = self.ends.get(when)
+        if due is None:
+            due = self.ends[when] = []
+            heapq.heappush(self.end_times, when)
+        due.append((f, f.version))
+        self.end_count += 1
+
+    def pop_ends(self, now: float) -> list:
+        """Flows (still valid) whose completion is due by ``now``."""
+        ends, end_times, heappop = self.ends, self.end_times, heapq.heappop
+        out = []
+        while end_times and end_times[0] <= now:
+            due = ends.pop(heappop(end_times))
+            self.end_count -= len(due)
+            out += [f for f, version in due if version == f.version and f.active]
+        return out
+
+    def clear_ends(self) -> None:
+        self.ends, self.end_times, self.end_count = {}, [], 0
+
+    def compact(self, active: int) -> None:
+        """Drop superseded completions once they pile up (heavy contention)."""
+        if self.end_count <= 4 * active + 4096:
+            return
+        ends = {}
+        for when, due in self.ends.items():
+            due = [e for e in due if e[1] == e[0].version and e[0].active]
+            if due:
+                ends[when] = due
+        self.ends, self.end_times = ends, list(ends)
+        heapq.heapify(self.end_times)
+        self.end_count = sum(len(due) for due in ends.values())
+
+    def wake_next_end(self) -> None:
+        """Make sure the earliest valid completion has a wake-up."""
+        ends, end_times = self.ends, self.end_times
+        while end_times:
+            when = end_times[0]
+            due = ends[when]
+            for i, (f, version) in enumerate(due):
+                if version == f.version and f.active:
+                    break
+            else:  # all superseded
+                heapq.heappop(end_times)
+                del ends[when]
+                self.end_count -= len(due)
+                continue
+            if i:  # drop the superseded ones ahead of it (not scanned again)
+                del due[:i]
+                self.end_count -= i
+            self.wake_at(when)
+            return

@@ -1,0 +1,160 @@
+"""Route parameters: what a flow's sharing depends on, per (source, destination).
+
+A :class:`Path` holds the route's distinct resources with their usage coefficients, the
+flow weight and the rate bound. A route that crosses the same resource more than once
+(a hairpin through a switch, say) uses it once per traversal: its coefficient is the
+multiplicity (``sum of coefficient x rate <= capacity`` in the max-min solve), its
+latency counts every traversal (the router sums it), and per-link bytes count every
+traversal (:mod:`.stats`). Under cross traffic, the reverse route's resources carry a
+share ``cross_traffic`` of the rate, added to the coefficient per traversal.
+
+The :class:`PathTable` keeps the same figures as arrays for the compiled array store.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+__all__ = ["Flow", "Path", "PathTable", "PathsMixin", "bound_path", "path_parameters"]
+
+_INF = float("inf")
+
+
+class Path:
+    __slots__ = ("route", "res", "nres", "coef", "coef_of", "weight", "maxrate", "load", "bytes", "pid")
+
+
+class Flow:
+    """One message in flight. Times in seconds, sizes in bytes, rates in bytes/s."""
+
+    __slots__ = (
+        "src", "dst", "size", "path", "latency", "eff", "remaining", "rate", "t_last", "slot",
+        "res", "coef", "weight", "maxrate", "version", "active", "callback",
+        "t_post", "t_start", "t_end", "tag", "seq",
+    )
+
+    def __repr__(self):
+        return f"Flow({self.src!r}->{self.dst!r}, {self.size} B)"
+
+
+def _coefficients(route, reverse, cross: float):
+    """Distinct resources in first-traversal order with coefficient = traversals (+ the
+    cross-traffic share per traversal of the reverse route)."""
+    pos: dict = {}
+    res: list = []
+    coef: list = []
+    for r in route.resources:
+        i = pos.get(r)
+        if i is None:
+            pos[r] = len(res)
+            res.append(r)
+            coef.append(1.0)
+        else:
+            coef[i] += 1.0
+    if cross > 0 and res:
+        for r in reverse.resources:
+            i = pos.get(r)
+            if i is None:
+                pos[r] = len(res)
+                res.append(r)
+                coef.append(cross)
+            else:
+                coef[i] += cross
+    return res, coef
+
+
+def path_parameters(router, profile, cap, src, dst) -> Path:
+    """Everything about flows src -> dst that does not depend on the message size."""
+    prof = profile
+    route = router.route(src, dst)
+    reverse = router.route(dst, src) if prof.cross_traffic > 0 and route.resources else None
+    res, coef = _coefficients(route, reverse, prof.cross_traffic)
+    if prof.sharing == "penalty":
+        penalty = route.latency + sum(prof.weight_s / cap[r] for r in route.resources)
+        weight = 1.0 / penalty if penalty > 0 else 1.0
+    else:
+        weight = 1.0
+    maxrate = min((cap[r] / a for r, a in zip(res, coef)), default=_INF)
+    if prof.bound_by_route_capacity:
+        maxrate = min(maxrate, route.capacity)
+    if prof.tcp_gamma > 0 and route.latency > 0:
+        maxrate = min(maxrate, prof.tcp_gamma / (2.0 * route.latency))
+    p = Path()
+    p.route, p.res, p.coef, p.weight, p.maxrate, p.bytes = route, tuple(res), tuple(coef), weight, maxrate, 0
+    p.load = tuple((r, a, a * maxrate) for r, a in zip(res, coef))
+    p.coef_of = dict(zip(res, coef))
+    p.nres = len(res)
+    p.pid = -1
+    return p
+
+
+def bound_path(base: Path, k: float) -> Path:
+    """``base`` with its rate bound at most ``k`` x the route's smallest capacity (the
+    ``bandwidth_factor_mode = "bound"`` profiles); a path of its own (own bytes, own
+    row in the path table)."""
+    p = Path()
+    p.route, p.res, p.coef, p.weight, p.bytes = base.route, base.res, base.coef, base.weight, 0
+    p.maxrate = maxrate = min(base.maxrate, k * base.route.capacity)
+    p.load = tuple((r, a, a * maxrate) for r, a in zip(base.res, base.coef))
+    p.coef_of, p.nres, p.pid = base.coef_of, base.nres, -1
+    return p
+
+
+class PathTable:
+    """Paths as arrays (rows padded with the dummy resource ``n``, coefficient 0)."""
+
+    def __init__(self, n: int):
+        self.n = n
+        self.count = 0
+        self.D = 1
+        self.pres = np.full((16, 1), n, dtype=np.intp)
+        self.pcoef = np.zeros((16, 1))
+        self.pw = np.ones(16)
+        self.pb = np.zeros(16)
+
+    def register(self, p: Path) -> int:
+        if p.pid >= 0:
+            return p.pid
+        if p.nres > self.D:
+            extra = p.nres - self.D
+            self.pres = np.concatenate((self.pres, np.full((self.pres.shape[0], extra), self.n, dtype=np.intp)), axis=1)
+            self.pcoef = np.concatenate((self.pcoef, np.zeros((self.pcoef.shape[0], extra))), axis=1)
+            self.D = p.nres
+        if self.count == self.pw.shape[0]:
+            k = self.count
+            self.pres = np.concatenate((self.pres, np.full((k, self.D), self.n, dtype=np.intp)))
+            self.pcoef = np.concatenate((self.pcoef, np.zeros((k, self.D))))
+            self.pw = np.concatenate((self.pw, np.ones(k)))
+            self.pb = np.concatenate((self.pb, np.zeros(k)))
+        pid = p.pid = self.count
+        self.count += 1
+        self.pres[pid, : p.nres] = p.res
+        self.pcoef[pid, : p.nres] = p.coef
+        self.pw[pid] = p.weight
+        self.pb[pid] = p.maxrate
+        return pid
+
+
+class PathsMixin:
+    """The route-parameter cache of :class:`~simcollective.network.engine.Network`."""
+
+    def path_parameters(self, src, dst):
+        """Everything about flows src -> dst that does not depend on the message size
+        (cached): route, resources with their coefficients, weight and rate bound."""
+        key = (src, dst)
+        p = self._paths.get(key)
+        if p is None:
+            p = self._paths[key] = path_parameters(self.router, self.profile, self.cap, src, dst)
+        return p
+
+    def _bound_path(self, src, dst, size):
+        """Path parameters when the bandwidth factor bounds the rate (profile
+        ``bandwidth_factor_mode = "bound"``, SimGrid SMPI's convention): the flow's rate
+        bound is at most f_bw(size) x the route's smallest capacity; cached per factor."""
+        k = self.profile.bandwidth_factor(size)
+        key = (src, dst, k)
+        p = self._paths.get(key)
+        if p is None:
+            base = self.path_parameters(src, dst)
+            p = self._paths[key] = base if k == 1.0 else bound_path(base, k)
+        return p
