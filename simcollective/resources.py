@@ -12,8 +12,14 @@ The estimates are deliberately rough upper bounds, measured on this code base:
   :data:`BYTES_PER_GRAPH_NODE` per node of the hardware graph;
 * dense data (``verify full``): every rank's input and output and the reference,
   ``3 x P x N x itemsize``; size-only data (``verify symbolic``): nothing per element;
-* sparse data: inputs ``P x k x (itemsize + 8)`` (values and int64 indices) and results that
-  grow towards dense: ``2 x P x min(N x itemsize, P x k x (itemsize + 8))``.
+* sparse data: inputs ``P x k x (itemsize + 8)`` (values and int64 indices), the exact
+  reference ``8 x N`` (a 64-bit accumulator) and the reduced results, which grow towards dense
+  but are shared between ranks (ring and allgather phases hand on references; recursive
+  doubling's pairs hold one merge each): ``4 x min(N x itemsize, P x k x (itemsize + 8))``.
+  Measured peaks, abci, N = 32M int32, d = 1/1024: 256 ranks ssar-recursive-doubling 0.86 GB
+  (estimate 1.0 GB), topk-allgather 0.55 GB, sparse-ring-ring 0.59 GB; 1024 ranks
+  sparse-ring-ring 1.25 GB (estimate 1.8 GB). (The first guard charged every rank a result of
+  its own, ``2 x P x min(...)``: 48 GiB and 257 GiB for these, refusing runs that fit.)
 """
 
 from __future__ import annotations
@@ -64,8 +70,8 @@ def estimate_run_bytes(ranks: int, elements: int, itemsize: int, mode: str, k: i
         total += 3 * ranks * elements * itemsize + 8 * elements
     elif mode == "sparse":
         entry = itemsize + 8
-        total += ranks * (k or 0) * entry
-        total += 2 * ranks * min(elements * itemsize, ranks * (k or 0) * entry)
+        total += ranks * (k or 0) * entry + 8 * elements
+        total += 4 * min(elements * itemsize, ranks * (k or 0) * entry)
     return int(total)
 
 

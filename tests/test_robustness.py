@@ -6,6 +6,7 @@ import json
 import re
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from simcollective.cli import main
@@ -257,6 +258,17 @@ def test_guard_dense_full_names_the_option_that_fits(capsys, memory_20g):
 def test_guard_sparse(capsys, memory_20g):
     one_line_error(capsys, ["run", "--nodes", "4", "--elements", "1G", "--algorithm", "sparse-ring",
                             "--density", "1/2"], "sparse data", "--density")
+
+
+def test_guard_lets_large_sparse_runs_that_fit_through(memory_20g):
+    """Regression: the guard charged every rank a result of its own and refused the S4 and S5
+    benchmark runs (sparse-ring-ring at 1024 and 256 ranks, measured peaks 1.25 and 0.59 GB)
+    as needing 257 and 48 GiB."""
+    from simcollective.resources import check_run_memory
+
+    for ranks in (256, 1024):
+        need = check_run_memory(ranks, 32 * 2**20, np.dtype("int32"), "sparse", 32 * 2**20 // 1024, 20_000)
+        assert need < 2 * 2**30
 
 
 def test_guard_estimate_and_small_memory(capsys, monkeypatch):
