@@ -47,9 +47,10 @@ def component(seeds, maxload, satl, res_flows, limit):
     return comp, sat
 
 
-def solve_component(comp, sat, cap, level_tol) -> list:
-    """Max-min rates of ``comp`` (sorted) over resources ``sat`` (sorted)."""
-    from .kernels import max_min_rates  # (numba loads on the first solve only)
+def solve_component(comp, sat, cap, level_tol, jit_after) -> list:
+    """Max-min rates of ``comp`` (sorted) over resources ``sat`` (sorted); interpreted
+    until the process has done ``jit_after`` filling work, then compiled (same rates)."""
+    from .filling import max_min_rates
 
     idx = {r: j for j, r in enumerate(sat)}
     fi, rj, av = [], [], []
@@ -61,4 +62,4 @@ def solve_component(comp, sat, cap, level_tol) -> list:
                 rj.append(j)
                 av.append(a)
     return max_min_rates([f.weight for f in comp], [f.maxrate for f in comp], fi, rj, av,
-                         [cap[r] for r in sat], level_tol).tolist()
+                         [cap[r] for r in sat], level_tol, jit_after).tolist()

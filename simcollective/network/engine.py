@@ -42,10 +42,10 @@ _INF = float("inf")
 
 
 def __getattr__(name):
-    # numba (about 0.4 s to import) loads only when a solve first needs a kernel: runs
-    # whose flows all take their bounds never pay for it
+    # numba (about 0.4 s to import) loads only when a run has solved enough to need the
+    # compiled kernels (Tuning.jit_after): small runs never pay for it
     if name == "max_min_rates":
-        from .kernels import max_min_rates
+        from .filling import max_min_rates
 
         return max_min_rates
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
@@ -286,7 +286,7 @@ class Network(PathsMixin, LinkStatsMixin):
         if len(comp) == 1 or not sat:
             new_rates = [f.maxrate for f in comp]
         else:
-            new_rates = solve_component(comp, sat, self.cap, self.tuning.level_tol)
+            new_rates = solve_component(comp, sat, self.cap, self.tuning.level_tol, self.tuning.jit_after)
         self._apply(comp, new_rates, now)
         return comp
 

@@ -39,6 +39,11 @@ class Tuning:
     #: the array store recomputes its per-resource sums every this many solves, so the
     #: incremental sums cannot drift by rounding
     refresh: int = 1024
+    #: filling work (entries + flows + resources of a problem, per pass) a process runs
+    #: interpreted before it loads the compiled filling: importing numba and loading the
+    #: first cached kernel cost about 0.35 s CPU, as much as this much interpreted work
+    #: (measured on issue 17's S1 points), and small runs never need more
+    jit_after: int = 500_000
 
 
 DEFAULT_TUNING = Tuning()

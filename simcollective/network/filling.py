@@ -1,0 +1,147 @@
+"""Weighted progressive filling over flat arrays, as a plain Python function.
+
+:func:`fill` is the one implementation of the max-min filling: :mod:`.kernels` compiles
+this very function with ``@njit(cache=True)``, and :func:`max_min_rates` runs it
+interpreted until a process has done enough filling to repay loading numba (about 0.17 s
+to import numba and 0.2 s to set up its compiler target before the first cached kernel
+loads, measured on issue 17's S1 points; each further cached kernel loads in about 3 ms).
+Both run the same operations in the same order on IEEE doubles, so they give bit-identical
+rates (a test checks it). The incidence of a problem is three arrays of entries: flow
+``fi[e]`` consumes ``av[e]`` units of resource ``rj[e]`` per unit of its rate (``av`` is the
+multiplicity of the resource on the flow's route, plus any cross-traffic share).
+"""
+
+from __future__ import annotations
+
+import sys
+
+import numpy as np
+
+__all__ = ["fill", "max_min_rates", "interpreted_work"]
+
+_INF = np.inf
+
+# filling work (entries + flows + resources, per pass) this process has run interpreted
+_WORK = [0]
+
+
+def fill(w, b, fi, rj, av, c, rates, level_tol):
+    """Progressive filling, one level per pass: raise all unfixed flows together until
+    the lowest level (a resource's capacity left / weight of its unfixed flows, or a
+    flow's bound / weight) is reached, fix the flows it stops, repeat. Adds the rates to
+    ``rates``, uses up ``c``; returns the number of passes. Levels within a relative
+    ``level_tol`` count as equal. Sums run in entry order (as ``np.bincount`` does)."""
+    m, n, k = w.shape[0], c.shape[0], fi.shape[0]
+    fl = b / w
+    aw = np.empty(k)
+    for e in range(k):
+        aw[e] = av[e] * w[fi[e]]
+    fixed = np.zeros(m, dtype=np.bool_)
+    fix = np.zeros(m, dtype=np.bool_)
+    wsum, level, dec = np.empty(n), np.empty(n), np.empty(n)
+    left = m
+    passes = 0
+    while left > 0:
+        passes += 1
+        # per-resource weight sums of the unfixed flows (entry order), the lowest level
+        for j in range(n):
+            wsum[j] = 0.0
+        for e in range(k):
+            if not fixed[fi[e]]:
+                wsum[rj[e]] += aw[e]
+        lam = _INF
+        for i in range(m):
+            if fl[i] < lam:
+                lam = fl[i]
+        for j in range(n):
+            if wsum[j] > 0.0:
+                level[j] = c[j] / wsum[j]
+                if level[j] < lam:
+                    lam = level[j]
+            else:
+                level[j] = _INF
+        if lam == _INF:
+            break
+        thresh = lam * (1.0 + level_tol)
+        for i in range(m):
+            fix[i] = fl[i] <= thresh
+        for e in range(k):
+            if not fixed[fi[e]] and level[rj[e]] <= thresh:
+                fix[fi[e]] = True
+        for j in range(n):
+            dec[j] = 0.0
+        for i in range(m):
+            if fix[i]:
+                rates[i] += min(w[i] * lam, b[i])
+                fixed[i] = True
+                fl[i] = _INF
+                left -= 1
+        for e in range(k):
+            i = fi[e]
+            if fix[i]:
+                dec[rj[e]] += av[e] * min(w[i] * lam, b[i])
+        for j in range(n):
+            c[j] = max(c[j] - dec[j], 0.0)
+    return passes
+
+
+def interpreted_work() -> int:
+    """Filling work this process has run interpreted (see :func:`max_min_rates`)."""
+    return _WORK[0]
+
+
+def _kernel(size: int, jit_after: int):
+    """The compiled :func:`fill` once numba is loaded or the interpreted work (with this
+    problem's first pass) would pass ``jit_after``; else the plain function."""
+    if "simcollective.network.kernels" in sys.modules or _WORK[0] + size > jit_after:
+        from .kernels import fill as compiled
+
+        return compiled
+    return fill
+
+
+def max_min_rates(weights, bounds, entries_flow, entries_res, entries_coef, capacities, level_tol=1e-12,
+                  jit_after=None):
+    """Weighted max-min fair rates by progressive filling.
+
+    Parameters
+    ----------
+    weights, bounds : array of shape (m,)
+        Flow weights (shares are proportional to them) and per-flow upper bounds.
+    entries_flow, entries_res, entries_coef : arrays of shape (nnz,)
+        Incidence: flow ``entries_flow[e]`` consumes ``entries_coef[e]`` units of resource
+        ``entries_res[e]`` per unit of its rate.
+    capacities : array of shape (n,)
+    level_tol : float
+    jit_after : int, optional
+        Filling work (entries + flows + resources, per pass) to run interpreted in this
+        process before loading the compiled kernel (default
+        :attr:`~.tuning.Tuning.jit_after`); the rates are the same either way.
+
+    Returns
+    -------
+    numpy.ndarray of shape (m,)
+
+    Examples
+    --------
+    Worked check 3 of the network model: A: x->y, B: y->z, C: x->z, capacities 1.
+
+    >>> max_min_rates([1, 1, 1], [9, 9, 9], [0, 1, 2, 2], [0, 1, 0, 1], [1, 1, 1, 1], [1.0, 1.0])
+    array([0.5, 0.5, 0.5])
+    """
+    w = np.asarray(weights, dtype=np.float64)
+    rates = np.zeros(w.shape[0])
+    if w.shape[0]:
+        if jit_after is None:
+            from .tuning import DEFAULT_TUNING
+
+            jit_after = DEFAULT_TUNING.jit_after
+        fi = np.asarray(entries_flow, dtype=np.intp)
+        c = np.array(capacities, dtype=np.float64)
+        size = fi.shape[0] + w.shape[0] + c.shape[0]
+        kernel = _kernel(size, jit_after)
+        passes = kernel(w, np.asarray(bounds, dtype=np.float64), fi, np.asarray(entries_res, dtype=np.intp),
+                        np.asarray(entries_coef, dtype=np.float64), c, rates, level_tol)
+        if kernel is fill:
+            _WORK[0] += passes * size
+    return rates
