@@ -350,15 +350,12 @@ def merge(a: SparseStream, b: SparseStream, densify: str = "exact") -> SparseStr
 
     Notes
     -----
-    The sparse union of runs of similar length concatenates the two index runs and sorts
-    them with a stable argsort (timsort merges the two sorted runs in linear time), then
-    adds the pairs of equal indices (few at these densities) and drops the second of each
-    pair; this measured faster than ``searchsorted``-based merges and much faster than
-    ``np.union1d`` for 10**5..10**6 entries, and 1.5-2x faster than summing with
-    ``np.add.reduceat`` over every entry (60 vs 89 us at 4,096 + 4,096 entries, 5.3 vs
-    8.6 ms at 262,144 + 262,144). A run more than 16 times shorter than the other is placed
-    by ``searchsorted`` instead, without a sort (2x faster at 500k + 8k entries, 1.5x at
-    16k + 512; at 12 times shorter the two ways cost the same).
+    The sparse union is one compiled pass over both sorted runs
+    (:func:`~simcollective.data.merge_kernel.union`, linear in both, for every dtype: it
+    moves the values' bits), and one NumPy addition at the indices common to both. It
+    replaced a NumPy union (a stable argsort of the concatenated runs, or ``searchsorted``
+    of a run more than 16 times shorter than the other), which cost about half of S2's
+    sparse-ring (issue 17 follow-up).
     """
     if densify not in DENSIFY_POLICIES:
         raise ValueError(f"densify policy {densify!r} is not one of {', '.join(DENSIFY_POLICIES)}")
@@ -383,44 +380,19 @@ def merge(a: SparseStream, b: SparseStream, densify: str = "exact") -> SparseStr
         out[positions(ai, start)] = a._values
         scatter_add(out, positions(bi, start), b._values)
         return SparseStream(start, stop, None, freeze(out), ib)
-    if 16 * min(n1, n2) < max(n1, n2):
-        # a small run into a large one: locate it by binary search, add at common
-        # indices, insert the rest (linear in the large run, no sort)
-        (li, lv), (si, sv) = ((ai, a._values), (bi, b._values)) if n1 >= n2 else ((bi, b._values), (ai, a._values))
-        pos = li.searchsorted(si)  # (the method: no Python wrapper)
-        hit = pos < li.shape[0]
-        hit[hit] = li[pos[hit]] == si[hit]
-        miss = np.flatnonzero(~hit)
-        pmiss = pos[miss]
-        # final places of the new entries (np.insert's rule: before li[pos]), and of the
-        # common ones (after the new entries placed at or before them)
-        dest = pmiss + np.arange(miss.shape[0])
-        phit = pos[hit]
-        at = phit + pmiss.searchsorted(phit, side="right")
-        rest = np.empty(li.shape[0] + miss.shape[0], dtype=bool)
-        rest.fill(True)
-        rest[dest] = False
-        idx = np.empty(rest.shape[0], dtype=li.dtype)
-        idx[dest] = si[miss]
-        idx[rest] = li
-        vals = np.empty(rest.shape[0], dtype=lv.dtype)
-        vals[dest] = sv[miss]
-        vals[rest] = lv
-        vals[at] += sv[hit]  # two operands: a + b == b + a, also in floating point
-    else:
-        idx = np.concatenate((ai, bi))
-        order = np.argsort(idx, kind="stable")
-        idx = idx[order]
-        vals = np.concatenate((a._values, b._values))[order]
-        # an index common to both runs appears twice in a row, a's entry first (stable
-        # sort): add b's value into a's, then drop b's entries
-        same = idx[1:] == idx[:-1]
-        if same.any():
-            dup = np.flatnonzero(same)
-            vals[dup] += vals[dup + 1]
-            keep = np.ones(idx.shape[0], dtype=bool)
-            keep[dup + 1] = False
-            idx, vals = idx[keep], vals[keep]
+    from .merge_kernel import union  # (numba loads on the first sparse + sparse merge)
+
+    bits = np.dtype(f"u{itemsize}")
+    idx = np.empty(n1 + n2, dtype=np.uint32)
+    vals = np.empty(n1 + n2, dtype=a.dtype)
+    at = np.empty(min(n1, n2), dtype=np.intp)
+    src = np.empty(min(n1, n2), dtype=np.intp)
+    u, h = union(ai, a._values.view(bits), bi, b._values.view(bits), idx, vals.view(bits), at, src)
+    idx, vals = idx[:u], vals[:u]
+    if h:
+        # at an index in both runs: a's value + b's (two operands: a + b == b + a,
+        # also in floating point)
+        vals[at[:h]] += b._values[src[:h]]
     if turns_dense(idx.shape[0], n, itemsize, ib):
         out = np.zeros(n, dtype=a.dtype)
         out[positions(idx, start)] = vals
