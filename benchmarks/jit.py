@@ -1,7 +1,7 @@
 """JIT compile time of the compiled kernels, recorded apart from the scenarios.
 
 ``compile_all`` drives every kernel once (a tiny run through the array store, entered and
-left, and the per-flow solve's filling called compiled, ``jit_after=0``). Run in a fresh
+left, the per-flow solve's filling called compiled, ``jit_after=0``, and a sparse merge). Run in a fresh
 process with an empty numba cache it measures the first run in a fresh environment
 (compilation included); run again with the same cache it measures a cached start (loading
 the compiled kernels).
@@ -46,6 +46,13 @@ def compile_all() -> dict:
     from simcollective.network.filling import max_min_rates
 
     max_min_rates([1, 1, 1], [9, 9, 9], [0, 1, 2, 2], [0, 1, 0, 1], [1, 1, 1, 1], [1.0, 1.0], jit_after=0)
+    # the sparse union (data/merge_kernel.py), for 4-byte values (int32, float32)
+    import numpy as np
+
+    from simcollective.data.sparse import SparseStream, merge
+
+    a = SparseStream.from_pairs(0, 10**6, [1, 5], np.array([1, 2], dtype=np.int32))
+    merge(a, SparseStream.from_pairs(0, 10**6, [5, 9], np.array([3, 4], dtype=np.int32)))
     return {"import_s": t_import, "wall_s": time.perf_counter() - t0, "modes": net.modes}
 
 
