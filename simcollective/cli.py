@@ -224,8 +224,9 @@ class _Progress:
     percentage and ETA; a count without a total for algorithms that declare none. The
     postfix is the simulated time so far."""
 
-    def __init__(self, file=None):
+    def __init__(self, file=None, delay: float = 2.0):
         self.file = sys.stderr if file is None else file
+        self.delay = delay
         self.bar = None
         self.total = None
 
@@ -234,7 +235,7 @@ class _Progress:
 
         self.total = total
         self.bar = tqdm(total=total, unit=" msg", unit_scale=True, desc="  simulating", file=self.file,
-                        delay=2.0, leave=False, dynamic_ncols=True, mininterval=0.5)
+                        delay=self.delay, leave=False, dynamic_ncols=True, mininterval=0.5)
 
     def __call__(self, now, flows_done, messages):
         if self.bar is None:
