@@ -457,7 +457,8 @@ def expected_messages(plan: Plan) -> int | None:
         return None
     nodes = plan.graph.nodes
     ctx = {"n": plan.n, "dtype": plan.dtype, "k": plan.k, "root": plan.root,
-           "servers": [nodes[g].get("server") for g in plan.placement]}
+           "servers": [nodes[g].get("server") for g in plan.placement],
+           "graph": plan.graph, "placement": plan.placement, "profile": plan.profile}
     return int(hook(plan.P, **ctx, **plan.options))
 
 

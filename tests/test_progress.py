@@ -10,11 +10,31 @@ from simcollective import cli
 from simcollective.algorithms import load_all
 from simcollective.algorithms._common import allgather_messages, recursive_doubling_messages, two_level_messages
 from simcollective.algorithms.registry import REGISTRY
+from simcollective.errors import UserInputError
 from simcollective.simulate import RunConfig, expected_messages, resolve, run
 
 load_all()
 HOOKED = sorted(key for key, a in REGISTRY.items() if a.messages is not None)
 PS = (2, 3, 4, 5, 6, 8, 12)
+
+
+def _nccl_configs(algo):
+    """nccl-* runs: one and several DGX H100s (NVLS, NVLSTree on two), ABCI and DGX-1V
+    (PCIe, cube-mesh), a partial node; small and large sizes, a forced protocol and
+    channel count."""
+    out = []
+    for topo, nodes, gpus in [("dgx-h100", 1, None), ("dgx-h100", 2, None), ("dgx-h100", 1, 5),
+                              ("abci", 3, 10), ("dgx1-v100", 2, None), ("dgx-a100", 2, 12)]:
+        for elements in (1000, 3 * 2**20, 2**26):
+            for opts in ({}, {"protocol": "ll"}, {"channels": 3}):
+                cfg = RunConfig(topology=topo, nodes=nodes, gpus=gpus, algorithm=algo.name, elements=elements,
+                                collective=algo.collective, options=opts, verify="symbolic")
+                try:
+                    expected_messages(resolve(cfg))
+                except UserInputError:
+                    continue    # what NCCL cannot run there: NVLS without NVLink SHARP, LL on NVLS
+                out.append(cfg)
+    return out
 
 
 def _configs(algo, P):
@@ -53,6 +73,12 @@ def _configs(algo, P):
 def test_messages_hook_equals_the_runs_messages(key):
     algo = REGISTRY[key]
     checked = 0
+    if algo.name.startswith("nccl"):
+        for cfg in _nccl_configs(algo):
+            assert expected_messages(resolve(cfg)) == run(cfg)["messages"], cfg
+            checked += 1
+        assert checked >= 9
+        return
     for P in PS:
         for cfg in _configs(algo, P):
             if algo.name == "gtopk" and P & (P - 1):
@@ -64,12 +90,10 @@ def test_messages_hook_equals_the_runs_messages(key):
     assert checked >= (6 if algo.name == "gtopk" else 12)
 
 
-def test_every_algorithm_but_the_nccl_ones_declares_its_messages():
+def test_every_algorithm_but_other_collectives_nccl_ones_declares_its_messages():
     missing = sorted("/".join(k) for k, a in REGISTRY.items() if a.messages is None)
-    assert all(name.split("/")[1].startswith("nccl") for name in missing), missing
-    for c, name in [("allreduce", a) for a in ("ring", "ring-ring", "recursive-doubling", "rabenseifner",
-                                                "binomial-tree", "double-binary-tree")]:
-        assert REGISTRY[(c, name)].messages is not None
+    assert all(c != "allreduce" and name.startswith("nccl") for c, name in (m.split("/") for m in missing)), missing
+    assert not [name for (c, name), a in REGISTRY.items() if c == "allreduce" and a.messages is None]
 
 
 def test_closed_forms_by_hand():
@@ -103,10 +127,14 @@ def test_progress_gets_the_total_first_and_reaches_it():
     assert [c[2] for c in rec.calls] == sorted(c[2] for c in rec.calls)
 
 
-def test_progress_total_is_none_without_a_hook():
+def test_progress_total_is_none_without_a_hook(monkeypatch):
+    import dataclasses
+
+    algo = REGISTRY[("allreduce", "ring")]
+    monkeypatch.setitem(REGISTRY, ("allreduce", "ring"), dataclasses.replace(algo, messages=None))
     rec = _Recorder()
-    run(RunConfig(topology="dgx-h100", nodes=1, algorithm="nccl-ring", elements=4096), progress=rec)
-    assert rec.total is None and rec.calls
+    run(RunConfig(topology="fat-tree", nodes=4, algorithm="ring", elements=4096), progress=rec)
+    assert rec.total is None and rec.calls[-1][2] == 24
 
 
 def test_bar_shows_percentage_of_the_total():

@@ -23,7 +23,8 @@ error. Options are validated by name (:data:`OPTION_CHECKS`), once, for every al
 
 ``messages`` (optional) is the exact number of point-to-point messages a run will send,
 ``messages(P, **ctx) -> int``, called with ``n``, ``dtype``, ``k``, ``root`` (as above),
-``servers`` (each rank's server id, in rank order) and the options in effect (including
+``servers`` (each rank's server id, in rank order), ``graph``, ``placement`` and ``profile``
+(for plans such as NCCL's) and the options in effect (including
 defaults the simulator fills in, such as ``group_size``); a hook takes what it needs and
 ``**_`` for the rest. ``run`` counts its progress bar against it (no hook: a count without
 a total). Tests assert every hook against the ``messages`` of real runs.
