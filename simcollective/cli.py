@@ -139,9 +139,9 @@ def build_parser() -> argparse.ArgumentParser:
     o.add_argument("--json", metavar="PATH|-", help="write the result as JSON (- for stdout)")
     o.add_argument("--trace", metavar="PATH", help="write a Chrome trace (Perfetto) of the run")
     o.add_argument("--quiet", action="store_true",
-                   help="no progress bar (shown on a terminal only, never with --json -: messages sent of "
-                        "the algorithm's exact total with percentage and ETA; a count without a total for "
-                        "algorithms that declare none, the nccl-* ones)")
+                   help="no progress bar (shown on stderr when it is a terminal, never with --json -: "
+                        "messages sent of the run's exact total, with percentage and ETA; an algorithm "
+                        "without a declared count shows the count only)")
     p.set_defaults(func=cmd_run)
 
     # p2p ----------------------------------------------------------------------------------
