@@ -2,7 +2,9 @@
 
 A layered drawing of the graph: NVSwitches under their GPUs, GPUs, then PCIe switches,
 network adapters, leaf switches and higher switch levels above. The nodes of a server are
-kept together in a box. Links are coloured by type (legend) and drawn thicker for more
+kept together in a box; in a fabric of several racks (servers sharing leaf switches) each
+rack is boxed with its leaves (and switches only it uses, e.g. ABCI's FBBs) above it, and
+the top switch row (spines, core, root) spans the whole width. Links are coloured by type (legend) and drawn thicker for more
 bandwidth; with ``--utilization-from RUN.json`` (a ``simcollective run --json`` file) they
 are coloured by how busy the run kept them instead (bytes / capacity / run time).
 """
@@ -515,7 +517,8 @@ def add_parser(subparsers) -> None:
     p = subparsers.add_parser(
         "draw-topology", help="draw a topology (layered: GPUs, PCIe, NICs, switch levels)",
         description="Draw the hardware graph of a topology preset or file: GPUs at the bottom, PCIe "
-                    "switches and NICs above, then each switch level; servers boxed; links coloured by "
+                    "switches and NICs above, then each switch level; servers boxed; racks boxed with "
+                    "their leaf switches above them, the top switch row across; links coloured by "
                     "type or, with --utilization-from, by a run's link utilization.")
     add_topology_arguments(p, network=False)
     p.add_argument("-o", "--out", required=True, metavar="FILE", help="output .png, .svg or .pdf")
