@@ -13,7 +13,6 @@ import argparse
 import importlib
 import math
 import sys
-import time
 
 from . import __version__
 from .errors import DeadlockError, SimCollectiveError, TopologyError, UserInputError, VerificationError
