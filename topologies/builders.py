@@ -335,7 +335,7 @@ def fat_tree(
         raise TopologyError(f"levels must be 2 or 3, got {levels!r}")
     if host not in NODE_TYPES:
         raise TopologyError(f"unknown host {host!r} (allowed: {', '.join(NODE_TYPES)})")
-    node_builder, per_node, group, _ = NODE_TYPES[host]
+    node_builder, per_node, group = NODE_TYPES[host]
     kw = {"pcie_latency": pcie_latency, "duplex": duplex}
     if pcie_bandwidth:
         kw["pcie_bandwidth"] = pcie_bandwidth

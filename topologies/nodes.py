@@ -339,11 +339,11 @@ def gpu_host(
 
 
 #: Host types usable in fabrics: name -> (node builder, GPUs per node,
-#: default group size, ports per node).
-NODE_TYPES: dict[str, tuple[Callable[..., list[str]], int, int, int]] = {
-    "gpu": (gpu_host, 1, 1, 1),
-    "abci": (abci_node, 4, 4, 2),
-    "dgx1": (dgx1_node, 8, 4, 4),
-    "dgx2": (dgx2_node, 16, 4, 8),
-    "dgx-h100": (dgx_h100_node, 8, 8, 8),
+#: default group size).
+NODE_TYPES: dict[str, tuple[Callable[..., list[str]], int, int]] = {
+    "gpu": (gpu_host, 1, 1),
+    "abci": (abci_node, 4, 4),
+    "dgx1": (dgx1_node, 8, 4),
+    "dgx2": (dgx2_node, 16, 4),
+    "dgx-h100": (dgx_h100_node, 8, 8),
 }
