@@ -13,7 +13,6 @@ import argparse
 import importlib
 import math
 import sys
-import time
 
 from . import __version__
 from .errors import DeadlockError, SimCollectiveError, TopologyError, UserInputError, VerificationError
@@ -138,7 +137,10 @@ def build_parser() -> argparse.ArgumentParser:
                    help="dense runs above P*N*itemsize of this switch to size-only mode (default: 1G)")
     o.add_argument("--json", metavar="PATH|-", help="write the result as JSON (- for stdout)")
     o.add_argument("--trace", metavar="PATH", help="write a Chrome trace (Perfetto) of the run")
-    o.add_argument("--quiet", action="store_true", help="no progress on stderr")
+    o.add_argument("--quiet", action="store_true",
+                   help="no progress bar (shown on stderr when it is a terminal, never with --json -: "
+                        "messages sent of the run's exact total, with percentage and ETA; an algorithm "
+                        "without a declared count shows the count only)")
     p.set_defaults(func=cmd_run)
 
     # p2p ----------------------------------------------------------------------------------
@@ -216,22 +218,33 @@ def config_from_args(args):
 
 
 class _Progress:
-    """Progress on stderr for runs that take more than a couple of seconds."""
+    """The progress bar of ``run`` on stderr (a tqdm bar, shown after 2 s): messages sent out
+    of the exact total the algorithm declares (its registry ``messages`` hook), with
+    percentage and ETA; a count without a total for algorithms that declare none. The
+    postfix is the simulated time so far."""
 
-    def __init__(self):
-        self.t0 = time.perf_counter()
-        self.shown = False
+    def __init__(self, file=None, delay: float = 2.0):
+        self.file = sys.stderr if file is None else file
+        self.delay = delay
+        self.bar = None
+        self.total = None
+
+    def set_total(self, total) -> None:
+        from tqdm import tqdm
+
+        self.total = total
+        self.bar = tqdm(total=total, unit=" msg", unit_scale=True, desc="  simulating", file=self.file,
+                        delay=self.delay, leave=False, dynamic_ncols=True, mininterval=0.5)
 
     def __call__(self, now, flows_done, messages):
-        if time.perf_counter() - self.t0 < 2.0:
-            return
-        self.shown = True
-        sys.stderr.write(f"\r  simulated {format_time(now)}, {flows_done} messages done, {messages} posted   ")
-        sys.stderr.flush()
+        if self.bar is None:
+            self.set_total(None)
+        self.bar.set_postfix_str(f"simulated {format_time(now)}", refresh=False)
+        self.bar.update(messages - self.bar.n)
 
     def close(self):
-        if self.shown:
-            sys.stderr.write("\n")
+        if self.bar is not None:
+            self.bar.close()
 
 
 def cmd_run(args) -> int:
@@ -241,7 +254,7 @@ def cmd_run(args) -> int:
     check_output_path(args.json, "--json")
     check_output_path(args.trace, "--trace")
     progress = None
-    if not args.quiet and sys.stderr.isatty():
+    if not args.quiet and args.json != "-" and sys.stderr.isatty():
         progress = _Progress()
     try:
         report = run_allreduce(config, progress=progress)

@@ -2,7 +2,9 @@
 
 A layered drawing of the graph: NVSwitches under their GPUs, GPUs, then PCIe switches,
 network adapters, leaf switches and higher switch levels above. The nodes of a server are
-kept together in a box. Links are coloured by type (legend) and drawn thicker for more
+kept together in a box; in a fabric of several racks (servers sharing leaf switches) each
+rack is boxed with its leaves (and switches only it uses, e.g. ABCI's FBBs) above it, and
+the top switch row (spines, core, root) spans the whole width. Links are coloured by type (legend) and drawn thicker for more
 bandwidth; with ``--utilization-from RUN.json`` (a ``simcollective run --json`` file) they
 are coloured by how busy the run kept them instead (bytes / capacity / run time).
 """
@@ -77,7 +79,13 @@ def _servers(graph) -> dict:
 
 
 def layered_layout(graph) -> dict:
-    """Node -> (x, y): rows by node kind / switch level, servers side by side."""
+    """Node -> (x, y): rows by node kind / switch level, servers side by side, each rack's
+    leaf switches (and other switches only it uses) above it, the top row over all."""
+    return _layout(graph)[0]
+
+
+def _layout(graph) -> tuple[dict, dict]:
+    """(positions, switch -> index of the rack it is drawn over)."""
     rows_present = sorted({_row_name(graph, n) for n in graph.nodes}, key=_ROWS.index)
     y_of = {}
     y = 0
@@ -114,16 +122,50 @@ def layered_layout(graph) -> dict:
                 pos[n] = (x0 + (i + 0.5) * width / len(nodes), y_of[rname])
         x0 += width + gap
     total = max(x0 - gap, 1.0)
+    local = _place_fabric(graph, pos, server, y_of, total)
+    return pos, local
+
+
+def _rack_extent(pos, server, servers_) -> tuple:
+    xs = [pos[n][0] for n, s in server.items() if s in servers_]
+    return min(xs) - 0.5, max(xs) + 0.5
+
+
+def _place_fabric(graph, pos, server, y_of, total) -> dict:
+    """Place the nodes outside the servers, row by row upwards, rack-shaped: a switch below
+    the top row all of whose placed neighbours belong to one rack (its leaves; ABCI's FBB
+    switches; a pod's aggregation switches) is spread over that rack's width, above it;
+    the others (the top row: spines, roots) over the whole width. In each case in the order of their neighbours' mean x (then by name), so
+    rail i's leaf sits above the NICs of rail i. Returns switch -> rack index."""
+    racks = _racks(graph, server)
+    rack_of = {}                     # placed node -> rack index (servers' nodes, then switches)
+    for i, (_, servers_) in enumerate(racks):
+        for n, s in server.items():
+            if s in servers_:
+                rack_of[n] = i
+    extent = {i: _rack_extent(pos, server, set(servers_)) for i, (_, servers_) in enumerate(racks)}
     rest = defaultdict(list)
     for n in graph.nodes:
         if n not in pos:
             rest[_row_name(graph, n)].append(n)
+    local = {}
+    top = max(y_of[r] for r in rest) if rest else 0
     for rname in sorted(rest, key=lambda r: y_of[r]):
-        nodes = rest[rname]
-        nodes.sort(key=lambda n: (_barycenter(graph, n, pos), _natural(n)))
-        for i, n in enumerate(nodes):
-            pos[n] = ((i + 0.5) * total / len(nodes), y_of[rname])
-    return pos
+        groups = defaultdict(list)   # rack index (None: the whole width) -> nodes
+        for n in rest[rname]:
+            near = {rack_of.get(m, -1) for m in graph.successors(n) if m in pos}
+            # the top row (spines, roots) spans the fabric even where a switch has uplinks
+            # from one rack only
+            i = near.pop() if len(near) == 1 and len(racks) > 1 and y_of[rname] < top else None
+            groups[None if i == -1 else i].append(n)
+        for i, nodes in groups.items():
+            nodes.sort(key=lambda n: (_barycenter(graph, n, pos), _natural(n)))
+            lo, hi = (0.0, total) if i is None else extent[i]
+            for j, n in enumerate(nodes):
+                pos[n] = (lo + (j + 0.5) * (hi - lo) / len(nodes), y_of[rname])
+                if i is not None:
+                    rack_of[n] = local[n] = i
+    return local
 
 
 #: vertical distance of the two GPU rows of a cube-mesh server
@@ -158,7 +200,33 @@ def _racks(graph, server: dict) -> list:
     groups: dict = {}
     for srv in sorted(leaves_of):
         groups.setdefault(frozenset(leaves_of[srv]), []).append(srv)
-    return [(k, v) for k, v in groups.items() if k]
+    groups = [(k, v) for k, v in groups.items() if k]
+    # groups whose leaves share a switch above them that is not the top of the fabric are
+    # one rack (ABCI: the servers on leaves 0/1 and on leaves 2/3 of a rack share its FBB
+    # switches; a 3-level fat-tree's pod shares its aggregation switches); switches at the
+    # top (spines, roots) join racks, they do not make them one
+    level = {n: _ROWS.index(_row_name(graph, n)) for n, a in graph.nodes(data=True) if a.get("kind") == "switch"}
+    owner = list(range(len(groups)))
+
+    def find(i):
+        while owner[i] != i:
+            owner[i] = owner[owner[i]]
+            i = owner[i]
+        return i
+
+    first: dict = {}
+    for i, (leaves, _) in enumerate(groups):
+        for leaf in leaves:
+            for up in graph.successors(leaf):
+                if level.get(up, -1) > level[leaf] and any(level.get(m, -1) > level[up] for m in graph.successors(up)):
+                    j = first.setdefault(up, i)
+                    owner[find(i)] = find(j)
+    merged: dict = {}
+    for i, (leaves, servers_) in enumerate(groups):
+        k = find(i)
+        lv, sv = merged.get(k, (frozenset(), []))
+        merged[k] = (lv | leaves, sv + servers_)
+    return [(lv, sorted(sv)) for lv, sv in merged.values()]
 
 
 def _natural(n) -> tuple:
@@ -238,7 +306,7 @@ def draw_topology(graph, out=None, utilization=None, title: str | None = None, l
 
     if out is not None:
         check_output_path(out, "-o", FIGURE_SUFFIXES)
-    pos = layered_layout(graph)
+    pos, rack_switches = _layout(graph)
     server = _servers(graph)
     n_nodes = graph.number_of_nodes()
     if labels is None:
@@ -280,6 +348,7 @@ def draw_topology(graph, out=None, utilization=None, title: str | None = None, l
     if len(racks) > 1:
         for i, (leaves, servers_) in enumerate(racks):
             pts = [p for srv in servers_ for p in members[srv]]
+            pts += [pos[n] for n, j in rack_switches.items() if j == i]   # its leaves (and FBBs) too
             x_lo, x_hi = min(p[0] for p in pts) - 0.6, max(p[0] for p in pts) + 0.6
             y_lo, y_hi = min(p[1] for p in pts) - 0.55, max(p[1] for p in pts) + 0.45
             ax.add_patch(FancyBboxPatch((x_lo, y_lo), x_hi - x_lo, y_hi - y_lo, boxstyle="round,pad=0.02",
@@ -448,7 +517,8 @@ def add_parser(subparsers) -> None:
     p = subparsers.add_parser(
         "draw-topology", help="draw a topology (layered: GPUs, PCIe, NICs, switch levels)",
         description="Draw the hardware graph of a topology preset or file: GPUs at the bottom, PCIe "
-                    "switches and NICs above, then each switch level; servers boxed; links coloured by "
+                    "switches and NICs above, then each switch level; servers boxed; racks boxed with "
+                    "their leaf switches above them, the top switch row across; links coloured by "
                     "type or, with --utilization-from, by a run's link utilization.")
     add_topology_arguments(p, network=False)
     p.add_argument("-o", "--out", required=True, metavar="FILE", help="output .png, .svg or .pdf")

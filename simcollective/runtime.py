@@ -542,6 +542,7 @@ def _run(env, net, world, progress) -> None:
         steps += 1
         if steps % 20000 == 0:
             progress(env.now, net.flows_completed, world.messages)
+    progress(env.now, net.flows_completed, world.messages)
 
 
 #: ``timing`` of :func:`run_ranks`: "simultaneous" (every rank starts at 0) or "study"

@@ -449,11 +449,30 @@ def measure(plan: Plan, result, verification: str, t_start: float) -> Report:
     return Report(fields_, result)
 
 
+def expected_messages(plan: Plan) -> int | None:
+    """The exact number of messages the run will send, from the algorithm's ``messages``
+    hook (see :mod:`simcollective.algorithms.registry`); ``None`` without a hook."""
+    hook = plan.algo.messages
+    if hook is None:
+        return None
+    nodes = plan.graph.nodes
+    ctx = {"n": plan.n, "dtype": plan.dtype, "k": plan.k, "root": plan.root,
+           "servers": [nodes[g].get("server") for g in plan.placement],
+           "graph": plan.graph, "placement": plan.placement, "profile": plan.profile}
+    return int(hook(plan.P, **ctx, **plan.options))
+
+
 def run(config: RunConfig, graph=None, progress=None) -> Report:
-    """Simulate one collective, verify every rank's result against NumPy, and measure it."""
+    """Simulate one collective, verify every rank's result against NumPy, and measure it.
+
+    ``progress(now, messages_done, messages_posted)`` is called now and then during the
+    simulation (and once at its end); if it has a ``set_total`` method, that is called
+    first with :func:`expected_messages` (``None`` when the algorithm declares no count)."""
     t_start = time.perf_counter()
     plan = resolve(config, graph)
     inputs = make_inputs(plan)
+    if progress is not None and hasattr(progress, "set_total"):
+        progress.set_total(expected_messages(plan))
     result = simulate(plan, inputs, progress)
     verification = verify(plan, result)
     return measure(plan, result, verification, t_start)

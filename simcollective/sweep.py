@@ -313,7 +313,8 @@ def load_config(config) -> dict:
             if req == "elements" and ("bytes" in fixed or "bytes" in grid):
                 continue
             if req not in fixed and req not in grid:
-                raise UserInputError(f"the sweep config sets no {req!r} (in [fixed] or [grid])")
+                alt = " or 'bytes'" if req == "elements" else ""
+                raise UserInputError(f"the sweep config sets no {req!r}{alt} (in [fixed] or [grid])")
     return {"name": name, "description": raw.get("description", ""), "fixed": fixed, "grids": grids,
             "base": str(base)}
 

@@ -72,7 +72,7 @@ def test_unknown_key_is_named(cfg, fragment):
     ({"fixed": {"elements": "32X", "algorithm": "ring"}}, "elements"),
     ({"fixed": {"elements": "1K"}, "grid": {"algorithm": "ring"}}, "must be a list"),
     ({"fixed": {"elements": "1K", "algorithm": "ring"}, "grid": {"algorithm": ["ring"]}}, "both"),
-    ({"fixed": {"algorithm": "ring"}}, "'elements'"),
+    ({"fixed": {"algorithm": "ring"}}, "sets no 'elements' or 'bytes'"),   # both ways to give the size
     ({"fixed": {"elements": "1K", "algorithm": "ring", "density": "1/0"}}, "density"),
 ])
 def test_bad_values_are_errors(cfg, fragment):

@@ -19,6 +19,7 @@ __all__ = [
     "check_chunk_size", "nchunks", "split", "flatten", "pof2_floor", "fold", "unfold", "real_rank",
     "recursive_doubling", "ring_pass", "ring_reduce_scatter", "ring_allgather", "add_parts", "allgather", "ALLGATHERS",
     "recursive_halving", "relative", "TreeJob", "pipelined_trees",
+    "ceil_log2", "recursive_doubling_messages", "allgather_messages", "two_level_messages",
 ]
 
 
@@ -422,3 +423,36 @@ def pipelined_trees(comm, jobs: list, up: bool = True, down: bool = True):
     if sends:
         yield comm.waitall(sends)
     return jobs
+
+
+# -- message counts (the registry's ``messages`` hooks: exact, asserted against runs) --------
+def ceil_log2(P: int) -> int:
+    """ceil(log2 P) for P >= 1 (the rounds of Bruck's algorithms)."""
+    return (int(P) - 1).bit_length()
+
+
+def recursive_doubling_messages(P: int) -> int:
+    """Messages of :func:`recursive_doubling` (and of every fold / log2 p' exchanges /
+    unfold pattern): p' log2 p' exchanges plus one fold and one unfold message for each of
+    the rem = P - p' extra ranks."""
+    if P < 2:
+        return 0
+    p2 = pof2_floor(P)
+    return p2 * (p2.bit_length() - 1) + 2 * (P - p2)
+
+
+def allgather_messages(P: int, variant: str = "recursive-doubling") -> int:
+    """Messages of :func:`allgather` with ``variant`` over P ranks."""
+    if P < 2:
+        return 0
+    if variant in ("direct", "ring"):
+        return P * (P - 1)
+    return recursive_doubling_messages(P)
+
+
+def two_level_messages(P: int, group_size: int, passes: int = 1) -> int:
+    """Messages of ``passes`` ring (or pairwise) passes inside groups of L = ``group_size``
+    ranks plus ``passes`` among the M = P / L ranks with the same local index: every rank
+    sends L - 1 messages per intra pass and M - 1 per inter pass."""
+    L = int(group_size)
+    return passes * P * ((L - 1) + (P // L - 1))

@@ -2,10 +2,16 @@
 
 from __future__ import annotations
 
+from ._common import ceil_log2
 from .registry import register
 
 
-@register("bruck", kind="dense", collective="allgather")
+def _messages(P, **_):
+    """P ceil(log2 P)."""
+    return P * ceil_log2(P)
+
+
+@register("bruck", kind="dense", collective="allgather", messages=_messages)
 def allgather_bruck(comm, x):
     """Bruck: ceil(log2 P) steps; step j sends the first min(2^j, P - 2^j) blocks held to r - 2^j.
 

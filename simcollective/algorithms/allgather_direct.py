@@ -2,11 +2,16 @@
 
 from __future__ import annotations
 
-from ._common import allgather
+from ._common import allgather, allgather_messages
 from .registry import register
 
 
-@register("direct", kind="dense", collective="allgather")
+def _messages(P, **_):
+    """P (P - 1)."""
+    return allgather_messages(P, "direct")
+
+
+@register("direct", kind="dense", collective="allgather", messages=_messages)
 def allgather_direct(comm, x):
     """Direct: every rank posts its block to all P - 1 others at once and receives theirs.
 

@@ -2,11 +2,16 @@
 
 from __future__ import annotations
 
-from ._common import allgather
+from ._common import allgather, allgather_messages
 from .registry import register
 
 
-@register("recursive-doubling", kind="dense", collective="allgather")
+def _messages(P, **_):
+    """p' log2 p' + 2 rem."""
+    return allgather_messages(P, "recursive-doubling")
+
+
+@register("recursive-doubling", kind="dense", collective="allgather", messages=_messages)
 def allgather_recursive_doubling(comm, x):
     """Recursive doubling: exchange everything gathered so far with vrank XOR 2^j.
 

@@ -6,7 +6,12 @@ from ._common import flatten, nchunks, ring_allgather, split
 from .registry import register
 
 
-@register("ring", kind="dense", collective="allgather", options=("chunk_size",))
+def _messages(P, *, n, dtype, chunk_size=None, **_):
+    """P (P - 1) k, k chunks per block."""
+    return P * (P - 1) * nchunks(n * dtype.itemsize, chunk_size)
+
+
+@register("ring", kind="dense", collective="allgather", options=("chunk_size",), messages=_messages)
 def allgather_ring(comm, x, *, chunk_size=None):
     """Ring allgather: P - 1 steps, step s sends block r - s to r + 1 and receives r - s - 1.
 

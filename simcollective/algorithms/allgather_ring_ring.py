@@ -2,11 +2,16 @@
 
 from __future__ import annotations
 
-from ._common import ring_allgather
+from ._common import ring_allgather, two_level_messages
 from .registry import register
 
 
-@register("ring-ring", kind="dense", collective="allgather", options=("group_size",))
+def _messages(P, *, group_size=None, **_):
+    """P ((M - 1) + (L - 1))."""
+    return two_level_messages(P, group_size or P)
+
+
+@register("ring-ring", kind="dense", collective="allgather", options=("group_size",), messages=_messages)
 def allgather_ring_ring(comm, x, *, group_size=None):
     """Ring-ring: inter-group ring among ranks with the same local index, then intra-group ring.
 

@@ -2,11 +2,16 @@
 
 from __future__ import annotations
 
-from ._common import allgather
+from ._common import allgather, allgather_messages
 from .registry import register
 
 
-@register("sparse-streams", kind="sparse", collective="allgather", options=("allgather",))
+def _messages(P, *, allgather="recursive-doubling", **_):
+    """The allgather variant's count (see ``_common.allgather_messages``)."""
+    return allgather_messages(P, allgather)
+
+
+@register("sparse-streams", kind="sparse", collective="allgather", options=("allgather",), messages=_messages)
 def allgather_sparse_streams(comm, x, *, allgather="recursive-doubling"):
     """Sparse allgather: gather every rank's (index, value) stream, never densified.
 

@@ -2,11 +2,16 @@
 
 from __future__ import annotations
 
-from ._common import split
+from ._common import ceil_log2, split
 from .registry import register
 
 
-@register("bruck", kind="dense", collective="alltoall")
+def _messages(P, **_):
+    """P ceil(log2 P)."""
+    return P * ceil_log2(P)
+
+
+@register("bruck", kind="dense", collective="alltoall", messages=_messages)
 def alltoall_bruck(comm, x):
     """Bruck: ceil(log2 P) rounds; round j sends every block whose index has bit j set to r + 2^j.
 

@@ -6,7 +6,12 @@ from ._common import split
 from .registry import register
 
 
-@register("direct", kind="dense", collective="alltoall")
+def _messages(P, **_):
+    """P (P - 1)."""
+    return P * (P - 1)
+
+
+@register("direct", kind="dense", collective="alltoall", messages=_messages)
 def alltoall_direct(comm, x):
     """Direct: every rank posts its P - 1 blocks to their destinations at once and receives P - 1.
 

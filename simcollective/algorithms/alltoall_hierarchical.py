@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ._common import split
+from ._common import split, two_level_messages
 from .registry import register
 
 
@@ -18,7 +18,12 @@ def _exchange(comm, items):
     return out
 
 
-@register("hierarchical", kind="dense", collective="alltoall", options=("group_size",))
+def _messages(P, *, group_size=None, **_):
+    """P ((L - 1) + (M - 1))."""
+    return two_level_messages(P, group_size or P)
+
+
+@register("hierarchical", kind="dense", collective="alltoall", options=("group_size",), messages=_messages)
 def alltoall_hierarchical(comm, x, *, group_size=None):
     """Hierarchical (rail-aligned): intra-group gather by destination rail, then inter-group exchange.
 

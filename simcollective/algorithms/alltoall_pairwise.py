@@ -6,7 +6,12 @@ from ._common import split
 from .registry import register
 
 
-@register("pairwise", kind="dense", collective="alltoall")
+def _messages(P, **_):
+    """P (P - 1)."""
+    return P * (P - 1)
+
+
+@register("pairwise", kind="dense", collective="alltoall", messages=_messages)
 def alltoall_pairwise(comm, x):
     """Pairwise exchange: round i sends block r + i to rank r + i and receives from r - i.
 

@@ -22,7 +22,12 @@ def binomial_links(P: int, r: int):
     return parent, children
 
 
-@register("binomial-tree", kind="dense", options=("chunk_size",))
+def _messages(P, *, n, dtype, chunk_size=None, **_):
+    """2 (P - 1) k: every tree edge carries the k chunks up and down."""
+    return 2 * (P - 1) * nchunks(n * dtype.itemsize, chunk_size)
+
+
+@register("binomial-tree", kind="dense", options=("chunk_size",), messages=_messages)
 def binomial_tree(comm, x, *, chunk_size=None):
     """Binomial tree: reduce to rank 0, then broadcast down the same tree.
 

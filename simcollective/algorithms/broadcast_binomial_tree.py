@@ -7,7 +7,12 @@ from .binomial_tree import binomial_links
 from .registry import register
 
 
-@register("binomial-tree", kind="dense", collective="broadcast")
+def _messages(P, **_):
+    """P - 1."""
+    return P - 1
+
+
+@register("binomial-tree", kind="dense", collective="broadcast", messages=_messages)
 def broadcast_binomial_tree(comm, x, *, root=0):
     """Binomial tree from the root: receive from the parent, send to the children one after the other.
 

@@ -31,7 +31,12 @@ def chain(comm, chunks):
     return out
 
 
-@register("pipelined-chain", kind="dense", collective="broadcast", options=("chunk_size",))
+def _messages(P, *, n, dtype, chunk_size=DEFAULT_CHUNK, **_):
+    """(P - 1) k."""
+    return (P - 1) * nchunks(n * dtype.itemsize, chunk_size)
+
+
+@register("pipelined-chain", kind="dense", collective="broadcast", options=("chunk_size",), messages=_messages)
 def broadcast_chain(comm, x, *, root=0, chunk_size=DEFAULT_CHUNK):
     """Pipelined chain: root -> root + 1 -> ... in chunks, each forwarded as soon as it arrives.
 

@@ -10,7 +10,12 @@ from .registry import register
 NCCL_STEP = 512 * 1024
 
 
-@register("ring", kind="dense", collective="broadcast", options=("chunk_size",))
+def _messages(P, *, n, dtype, chunk_size=NCCL_STEP, **_):
+    """(P - 1) k."""
+    return (P - 1) * nchunks(n * dtype.itemsize, chunk_size)
+
+
+@register("ring", kind="dense", collective="broadcast", options=("chunk_size",), messages=_messages)
 def broadcast_ring(comm, x, *, root=0, chunk_size=NCCL_STEP):
     """NCCL-style ring: the ring in rank order opened after the rank before the root, in 512 KiB steps.
 

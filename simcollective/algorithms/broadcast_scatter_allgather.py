@@ -7,7 +7,12 @@ from .binomial_tree import binomial_links
 from .registry import register
 
 
-@register("scatter-allgather", kind="dense", collective="broadcast")
+def _messages(P, **_):
+    """(P - 1) + P (P - 1): the scatter's tree edges, then the ring."""
+    return (P - 1) * (P + 1)
+
+
+@register("scatter-allgather", kind="dense", collective="broadcast", messages=_messages)
 def broadcast_scatter_allgather(comm, x, *, root=0):
     """Van de Geijn: binomial-tree scatter of P blocks from the root, then a ring allgather.
 

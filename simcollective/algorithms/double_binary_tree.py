@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from ..data.blocks import block_bounds
 from ._common import TreeJob, flatten, nchunks, pipelined_trees, split
 from .registry import register
 
@@ -87,7 +88,23 @@ def auto_chunk(half_bytes: int, depth: int) -> int:
     return c
 
 
-@register("double-binary-tree", kind="dense", options=("chunk_size",))
+def _messages(P, *, n, dtype, servers, chunk_size=None, **_):
+    """2 (P - 1) (k_1 + k_2): each tree spans the P ranks (P - 1 edges), every edge carries
+    its half's k_t chunks up and down (k_t as the algorithm chooses it per tree)."""
+    if P < 2:
+        return 0
+    by_server: dict = {}
+    for r, s in enumerate(servers):
+        by_server.setdefault(s, []).append(r)
+    nodes = list(by_server.values())
+    total = 0
+    for (a, b), parents in zip(block_bounds(n, 2), double_tree_parents(len(nodes))):
+        half = (b - a) * dtype.itemsize
+        total += nchunks(half, chunk_size or auto_chunk(half, _depth(nodes, parents)))
+    return 2 * (P - 1) * total
+
+
+@register("double-binary-tree", kind="dense", options=("chunk_size",), messages=_messages)
 def double_binary_tree(comm, x, *, chunk_size=None):
     """NCCL's double binary tree: two pipelined trees over the nodes, half the data each.
 

@@ -9,6 +9,7 @@ from ..data.sparse import HEADER_BYTES, SparseStream
 from ..errors import UserInputError
 from ._sparse_common import assembly_time, split_stream, split_time
 from ._sparse_common import allgather as gather_items
+from ._common import allgather_messages
 from .registry import register
 
 
@@ -39,7 +40,12 @@ class _Raw:
         self.nbytes = stream.nbytes - HEADER_BYTES
 
 
-@register("dsar-split-allgather", kind="sparse", options=("allgather", "densify"), check=_study_only)
+def _messages(P, *, allgather="direct", **_):
+    """P (P - 1) split messages, then the allgather variant's count."""
+    return P * (P - 1) + allgather_messages(P, allgather)
+
+
+@register("dsar-split-allgather", kind="sparse", options=("allgather", "densify"), check=_study_only, messages=_messages)
 def dsar_split_allgather(comm, x, *, allgather="direct", densify=None):
     """DSAR split-allgather: direct exchange of P part-streams into a dense own part, then an allgather of the dense parts.
 

@@ -78,7 +78,12 @@ def gtopk_reference(workload, nranks: int, *, k=None, **_ignored) -> np.ndarray:
     return out
 
 
-@register("gtopk", kind="sparse", exact=False, reference=gtopk_reference, check=requires_pof2)
+def _messages(P, **_):
+    """2 (P - 1): the reduction tree up, the binomial broadcast down."""
+    return 2 * (P - 1)
+
+
+@register("gtopk", kind="sparse", exact=False, reference=gtopk_reference, check=requires_pof2, messages=_messages)
 def gtopk(comm, x, *, k):
     """gTop-k (approximate): tree reduction keeping the top-k at every merge, binomial broadcast.
 

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-from ..nccl.collectives import check_options, plan_for, report_fields, run_plan
+from ..nccl.collectives import check_options, messages_hook, plan_for, report_fields, run_plan
 from .registry import register
 
 
-@register("nccl", kind="dense", options=("protocol", "channels"), check=check_options)
+@register("nccl", kind="dense", options=("protocol", "channels"), check=check_options,
+          messages=messages_hook("auto"))
 def nccl(comm, x, *, protocol=None, channels=None):
     """NCCL's allreduce as NCCL picks it: algorithm, protocol and channels by NCCL's cost model.
 

@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 from ..nccl.collectives import check_options
-from ..nccl.other_collectives import plan_for_coll, report_fields_for, run_coll_plan
+from ..nccl.other_collectives import messages_for, plan_for_coll, report_fields_for, run_coll_plan
 from .registry import register
 
 
-@register("nccl-ring", kind="dense", collective="allgather", options=("protocol", "channels"), check=check_options)
+@register("nccl-ring", kind="dense", collective="allgather", options=("protocol", "channels"), check=check_options,
+          messages=messages_for("allgather", "ring"))
 def allgather_nccl_ring(comm, x, *, protocol=None, channels=None):
     """NCCL's ring allgather: C channels, each a ring found as NCCL's search does, P - 1 steps in the protocol's chunks.
 
@@ -25,7 +26,8 @@ def allgather_nccl_ring(comm, x, *, protocol=None, channels=None):
 allgather_nccl_ring.report_fields = report_fields_for("allgather", "ring")
 
 
-@register("nccl-nvls", kind="dense", collective="allgather", options=("protocol", "channels"), check=check_options)
+@register("nccl-nvls", kind="dense", collective="allgather", options=("protocol", "channels"), check=check_options,
+          messages=messages_for("allgather", "nvls"))
 def allgather_nccl_nvls(comm, x, *, protocol=None, channels=None):
     """NCCL's NVLS allgather: the NVSwitch multicasts every rank's block (one node, Hopper or newer).
 
@@ -43,7 +45,8 @@ def allgather_nccl_nvls(comm, x, *, protocol=None, channels=None):
 allgather_nccl_nvls.report_fields = report_fields_for("allgather", "nvls")
 
 
-@register("nccl", kind="dense", collective="allgather", options=("protocol", "channels"), check=check_options)
+@register("nccl", kind="dense", collective="allgather", options=("protocol", "channels"), check=check_options,
+          messages=messages_for("allgather", "auto"))
 def allgather_nccl(comm, x, *, protocol=None, channels=None):
     """NCCL's allgather as NCCL picks it: algorithm (nccl-ring and nccl-nvls), protocol and channels by NCCL's cost model.
 

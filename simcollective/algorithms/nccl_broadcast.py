@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 from ..nccl.collectives import check_options
-from ..nccl.other_collectives import plan_for_coll, report_fields_for, run_coll_plan
+from ..nccl.other_collectives import messages_for, plan_for_coll, report_fields_for, run_coll_plan
 from .registry import register
 
 
-@register("nccl-ring", kind="dense", collective="broadcast", options=("protocol", "channels"), check=check_options)
+@register("nccl-ring", kind="dense", collective="broadcast", options=("protocol", "channels"), check=check_options,
+          messages=messages_for("broadcast", "ring"))
 def broadcast_nccl_ring(comm, x, *, root=0, protocol=None, channels=None):
     """NCCL's ring broadcast: per channel a pipelined chain along the ring from the root, in the protocol's steps.
 
@@ -25,7 +26,8 @@ def broadcast_nccl_ring(comm, x, *, root=0, protocol=None, channels=None):
 broadcast_nccl_ring.report_fields = report_fields_for("broadcast", "ring")
 
 
-@register("nccl", kind="dense", collective="broadcast", options=("protocol", "channels"), check=check_options)
+@register("nccl", kind="dense", collective="broadcast", options=("protocol", "channels"), check=check_options,
+          messages=messages_for("broadcast", "auto"))
 def broadcast_nccl(comm, x, *, root=0, protocol=None, channels=None):
     """NCCL's broadcast as NCCL picks it: algorithm (nccl-ring), protocol and channels by NCCL's cost model.
 

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-from ..nccl.collectives import check_options, plan_for, report_fields, run_plan
+from ..nccl.collectives import check_options, messages_hook, plan_for, report_fields, run_plan
 from .registry import register
 
 
-@register("nccl-nvls", kind="dense", options=("protocol", "channels"), check=check_options)
+@register("nccl-nvls", kind="dense", options=("protocol", "channels"), check=check_options,
+          messages=messages_hook("nvls"))
 def nccl_nvls(comm, x, *, protocol=None, channels=None):
     """NCCL's NVLS allreduce: reduction in the NVSwitch (NVLink SHARP, Hopper or newer); NVLSTree on 2 nodes.
 

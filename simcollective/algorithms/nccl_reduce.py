@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 from ..nccl.collectives import check_options
-from ..nccl.other_collectives import plan_for_coll, report_fields_for, run_coll_plan
+from ..nccl.other_collectives import messages_for, plan_for_coll, report_fields_for, run_coll_plan
 from .registry import register
 
 
-@register("nccl-ring", kind="dense", collective="reduce", options=("protocol", "channels"), check=check_options)
+@register("nccl-ring", kind="dense", collective="reduce", options=("protocol", "channels"), check=check_options,
+          messages=messages_for("reduce", "ring"))
 def reduce_nccl_ring(comm, x, *, root=0, protocol=None, channels=None):
     """NCCL's ring reduce: per channel a pipelined chain along the ring ending at the root, in the protocol's steps.
 
@@ -25,7 +26,8 @@ def reduce_nccl_ring(comm, x, *, root=0, protocol=None, channels=None):
 reduce_nccl_ring.report_fields = report_fields_for("reduce", "ring")
 
 
-@register("nccl", kind="dense", collective="reduce", options=("protocol", "channels"), check=check_options)
+@register("nccl", kind="dense", collective="reduce", options=("protocol", "channels"), check=check_options,
+          messages=messages_for("reduce", "auto"))
 def reduce_nccl(comm, x, *, root=0, protocol=None, channels=None):
     """NCCL's reduce as NCCL picks it: algorithm (nccl-ring), protocol and channels by NCCL's cost model.
 

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-from ..nccl.collectives import check_options, plan_for, report_fields, run_plan
+from ..nccl.collectives import check_options, messages_hook, plan_for, report_fields, run_plan
 from .registry import register
 
 
-@register("nccl-ring", kind="dense", options=("protocol", "channels"), check=check_options)
+@register("nccl-ring", kind="dense", options=("protocol", "channels"), check=check_options,
+          messages=messages_hook("ring"))
 def nccl_ring(comm, x, *, protocol=None, channels=None):
     """NCCL's ring allreduce: C channels, each a ring found as NCCL's search does (NVLink first, rail-aligned across nodes).
 

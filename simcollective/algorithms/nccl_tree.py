@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-from ..nccl.collectives import check_options, plan_for, report_fields, run_plan
+from ..nccl.collectives import check_options, messages_hook, plan_for, report_fields, run_plan
 from .registry import register
 
 
-@register("nccl-tree", kind="dense", options=("protocol", "channels"), check=check_options)
+@register("nccl-tree", kind="dense", options=("protocol", "channels"), check=check_options,
+          messages=messages_hook("tree"))
 def nccl_tree(comm, x, *, protocol=None, channels=None):
     """NCCL's tree allreduce: per channel a double binary tree over nodes, a chain inside each node.
 

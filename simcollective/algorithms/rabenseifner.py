@@ -7,7 +7,16 @@ from ._common import fold, pof2_floor, real_rank, unfold
 from .registry import register
 
 
-@register("rabenseifner", kind="dense")
+def _messages(P, **_):
+    """2 p' log2 p' + 2 rem: halving and doubling steps over p', one fold and one unfold
+    message per extra rank."""
+    if P < 2:
+        return 0
+    p2 = pof2_floor(P)
+    return 2 * p2 * (p2.bit_length() - 1) + 2 * (P - p2)
+
+
+@register("rabenseifner", kind="dense", messages=_messages)
 def rabenseifner(comm, x):
     """Rabenseifner: reduce-scatter by recursive halving, allgather by recursive doubling.
 

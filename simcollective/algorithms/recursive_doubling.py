@@ -2,11 +2,16 @@
 
 from __future__ import annotations
 
-from ._common import recursive_doubling
+from ._common import recursive_doubling, recursive_doubling_messages
 from .registry import register
 
 
-@register("recursive-doubling", kind="dense")
+def _messages(P, **_):
+    """p' log2 p' + 2 rem."""
+    return recursive_doubling_messages(P)
+
+
+@register("recursive-doubling", kind="dense", messages=_messages)
 def recursive_doubling_allreduce(comm, x):
     """Recursive doubling: exchange the whole vector with vrank XOR dist, log2 P steps.
 

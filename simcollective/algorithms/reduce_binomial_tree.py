@@ -7,7 +7,12 @@ from .binomial_tree import binomial_links
 from .registry import register
 
 
-@register("binomial-tree", kind="dense", collective="reduce")
+def _messages(P, **_):
+    """P - 1."""
+    return P - 1
+
+
+@register("binomial-tree", kind="dense", collective="reduce", messages=_messages)
 def reduce_binomial_tree(comm, x, *, root=0):
     """Binomial tree to the root: add the children's sums in mask order, send to the parent.
 

@@ -7,7 +7,12 @@ from .broadcast_chain import DEFAULT_CHUNK
 from .registry import register
 
 
-@register("pipelined-chain", kind="dense", collective="reduce", options=("chunk_size",))
+def _messages(P, *, n, dtype, chunk_size=DEFAULT_CHUNK, **_):
+    """(P - 1) k."""
+    return (P - 1) * nchunks(n * dtype.itemsize, chunk_size)
+
+
+@register("pipelined-chain", kind="dense", collective="reduce", options=("chunk_size",), messages=_messages)
 def reduce_chain(comm, x, *, root=0, chunk_size=DEFAULT_CHUNK):
     """Pipelined chain: P-1 -> P-2 -> ... -> root (numbered from the root), chunk by chunk.
 

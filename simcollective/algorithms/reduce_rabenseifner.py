@@ -3,12 +3,17 @@
 from __future__ import annotations
 
 from ..data.blocks import block_bounds
-from ._common import recursive_halving, relative
+from ._common import recursive_doubling_messages, recursive_halving, relative
 from .binomial_tree import binomial_links
 from .registry import register
 
 
-@register("reduce-scatter-gather", kind="dense", collective="reduce")
+def _messages(P, **_):
+    """Recursive halving (p' log2 p' + 2 rem), then P - 1 gather messages."""
+    return recursive_doubling_messages(P) + P - 1
+
+
+@register("reduce-scatter-gather", kind="dense", collective="reduce", messages=_messages)
 def reduce_rabenseifner(comm, x, *, root=0):
     """Rabenseifner: reduce-scatter by recursive halving (any P), then a binomial gather to the root.
 

@@ -6,7 +6,12 @@ from ._common import split
 from .registry import register
 
 
-@register("direct", kind="dense", collective="reduce-scatter")
+def _messages(P, **_):
+    """P (P - 1)."""
+    return P * (P - 1)
+
+
+@register("direct", kind="dense", collective="reduce-scatter", messages=_messages)
 def reduce_scatter_direct(comm, x):
     """Pairwise exchange: round i sends block r + i to rank r + i, receives block r from r - i and adds it.
 

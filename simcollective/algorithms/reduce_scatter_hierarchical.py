@@ -2,11 +2,16 @@
 
 from __future__ import annotations
 
-from ._common import add_parts, ring_reduce_scatter, split
+from ._common import add_parts, ring_reduce_scatter, split, two_level_messages
 from .registry import register
 
 
-@register("hierarchical", kind="dense", collective="reduce-scatter", options=("group_size",))
+def _messages(P, *, group_size=None, **_):
+    """P ((L - 1) + (M - 1))."""
+    return two_level_messages(P, group_size or P)
+
+
+@register("hierarchical", kind="dense", collective="reduce-scatter", options=("group_size",), messages=_messages)
 def reduce_scatter_hierarchical(comm, x, *, group_size=None):
     """Hierarchical: intra-group ring reduce-scatter, then inter-group ring reduce-scatter.
 

@@ -3,11 +3,16 @@
 from __future__ import annotations
 
 from ..data.blocks import block_bounds
-from ._common import recursive_halving
+from ._common import recursive_doubling_messages, recursive_halving
 from .registry import register
 
 
-@register("recursive-halving", kind="dense", collective="reduce-scatter")
+def _messages(P, **_):
+    """p' log2 p' + 2 rem (fold, halving steps, unfold)."""
+    return recursive_doubling_messages(P)
+
+
+@register("recursive-halving", kind="dense", collective="reduce-scatter", messages=_messages)
 def reduce_scatter_recursive_halving(comm, x):
     """Recursive halving: log2 p' steps exchanging half of the current window with vrank XOR mask.
 

@@ -2,11 +2,20 @@
 
 from __future__ import annotations
 
+from ..data.blocks import block_bounds
 from ._common import flatten, nchunks, ring_reduce_scatter, split
 from .registry import register
 
 
-@register("ring", kind="dense", collective="reduce-scatter", options=("chunk_size",))
+def _messages(P, *, n, dtype, chunk_size=None, **_):
+    """P (P - 1) k, k chunks per block (from block 0)."""
+    if P < 2:
+        return 0
+    a, b = block_bounds(n, P)[0]
+    return P * (P - 1) * nchunks((b - a) * dtype.itemsize, chunk_size)
+
+
+@register("ring", kind="dense", collective="reduce-scatter", options=("chunk_size",), messages=_messages)
 def reduce_scatter_ring(comm, x, *, chunk_size=None):
     """Ring reduce-scatter: P - 1 steps; step s sends partial block r - s - 1 to r + 1 and adds block r - s - 2.
 

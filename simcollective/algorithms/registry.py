@@ -20,6 +20,14 @@ Keyword parameters named in ``CONTEXT`` (``n``, ``k``, ``dtype``, ``root``) are 
 by the simulator when the function accepts them; the user-settable ``options`` are passed
 only when the user sets them, and setting an option the algorithm does not declare is an
 error. Options are validated by name (:data:`OPTION_CHECKS`), once, for every algorithm.
+
+``messages`` (optional) is the exact number of point-to-point messages a run will send,
+``messages(P, **ctx) -> int``, called with ``n``, ``dtype``, ``k``, ``root`` (as above),
+``servers`` (each rank's server id, in rank order), ``graph``, ``placement`` and ``profile``
+(for plans such as NCCL's) and the options in effect (including
+defaults the simulator fills in, such as ``group_size``); a hook takes what it needs and
+``**_`` for the rest. ``run`` counts its progress bar against it (no hook: a count without
+a total). Tests assert every hook against the ``messages`` of real runs.
 """
 
 from __future__ import annotations
@@ -116,6 +124,7 @@ class Algorithm:
     requires: Callable | None = None  # requires(nranks, **options) raises UserInputError
     params: tuple = field(default=())
     collective: str = "allreduce"
+    messages: Callable | None = None  # messages(P, **ctx_and_options) -> exact message count
 
     def check(self, nranks: int, **options) -> None:
         """Validate the options set (by name, see :data:`OPTION_CHECKS`) and the
@@ -154,12 +163,14 @@ ALGORITHMS: dict[str, Algorithm] = _AllreduceTable()
 
 
 def register(name: str, kind: str, options=(), summary: str | None = None, exact: bool = True,
-             reference=None, check=None, collective: str = "allreduce"):
+             reference=None, check=None, collective: str = "allreduce", messages=None):
     """Class the decorated generator function as algorithm ``name`` of ``collective``.
 
     ``check`` (optional) is a requirement the algorithm puts on the rank count (e.g. a
     power of two), called as ``check(nranks, **options)``; options themselves are
     validated by name for every algorithm, so an algorithm does not check them again.
+    ``messages`` (optional): ``messages(P, **ctx_and_options)``, the exact number of
+    messages the algorithm sends (see the module docstring).
     """
     if kind not in ("dense", "sparse"):
         raise ValueError(f"kind must be 'dense' or 'sparse', not {kind!r}")
@@ -176,7 +187,7 @@ def register(name: str, kind: str, options=(), summary: str | None = None, exact
         if not doc:
             raise ValueError(f"algorithm {name!r} needs a docstring or summary= (one line for the CLI)")
         params = tuple(inspect.signature(func).parameters)
-        algo = Algorithm(name, kind, func, doc, tuple(options), exact, reference, check, params, collective)
+        algo = Algorithm(name, kind, func, doc, tuple(options), exact, reference, check, params, collective, messages)
         REGISTRY[(collective, name)] = algo
         if collective == "allreduce":
             ALGORITHMS[name] = algo

@@ -2,11 +2,21 @@
 
 from __future__ import annotations
 
+from ..data.blocks import block_bounds
 from ._common import flatten, nchunks, ring_allgather, ring_reduce_scatter, split
 from .registry import register
 
 
-@register("ring", kind="dense", options=("chunk_size",))
+def _messages(P, *, n, dtype, chunk_size=None, **_):
+    """2 P (P - 1) k: two ring passes of P - 1 steps, each block in k chunks (k from the
+    largest block)."""
+    if P < 2:
+        return 0
+    largest = max(b - a for a, b in block_bounds(n, P)) * dtype.itemsize
+    return 2 * P * (P - 1) * nchunks(largest, chunk_size)
+
+
+@register("ring", kind="dense", options=("chunk_size",), messages=_messages)
 def ring(comm, x, *, chunk_size=None):
     """Ring allreduce: reduce-scatter then allgather, P-1 steps each.
 

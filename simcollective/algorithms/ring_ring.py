@@ -2,11 +2,16 @@
 
 from __future__ import annotations
 
-from ._common import flatten, ring_allgather, ring_reduce_scatter, split
+from ._common import flatten, ring_allgather, ring_reduce_scatter, split, two_level_messages
 from .registry import register
 
 
-@register("ring-ring", kind="dense", options=("group_size",))
+def _messages(P, *, group_size=None, **_):
+    """2 P ((L - 1) + (M - 1)): reduce-scatter and allgather rings inside and across groups."""
+    return two_level_messages(P, group_size or P, passes=2)
+
+
+@register("ring-ring", kind="dense", options=("group_size",), messages=_messages)
 def ring_ring(comm, x, *, group_size=None):
     """Ring-ring: intra-group ring reduce-scatter, inter-group rings, intra-group allgather.
 

@@ -7,7 +7,12 @@ from ._sparse_common import assembly_time, ring_allgather, ring_reduce_scatter, 
 from .registry import register
 
 
-@register("sparse-ring", kind="sparse", options=("densify",))
+def _messages(P, **_):
+    """2 P (P - 1)."""
+    return 2 * P * (P - 1)
+
+
+@register("sparse-ring", kind="sparse", options=("densify",), messages=_messages)
 def sparse_ring(comm, x, *, densify="exact"):
     """Sparse ring: the dense ring's reduce-scatter and allgather on part-streams.
 

@@ -10,6 +10,7 @@ from ..data.dense import Reference
 from ..data.parts import Parts
 from ._sparse_common import (assembly_time, ring_allgather, ring_reduce_scatter, selection_time, split_stream,
                              split_time)
+from ._common import two_level_messages
 from .registry import register
 
 
@@ -62,8 +63,13 @@ def resparsify_reference(workload, nranks: int, *, group_size=None, resparsify=F
     return Reference.accumulate(n, workload.dtype, P, contributions())
 
 
+def _messages(P, *, group_size=None, **_):
+    """2 P ((L - 1) + (M - 1))."""
+    return two_level_messages(P, group_size or P, passes=2)
+
+
 @register("sparse-ring-ring", kind="sparse", options=("group_size", "densify", "resparsify"),
-          reference=resparsify_reference)
+          reference=resparsify_reference, messages=_messages)
 def sparse_ring_ring(comm, x, *, k=None, group_size=None, densify="exact", resparsify=False):
     """Sparse ring-ring: intra-group ring reduce-scatter, multi-leader inter-group rings, intra-group allgather.
 

@@ -2,13 +2,18 @@
 
 from __future__ import annotations
 
-from ._common import recursive_doubling
+from ._common import recursive_doubling, recursive_doubling_messages
 from ._sparse_common import merge_op, no_study_sizing, shared_merge_op
 from .registry import register
 
 
+def _messages(P, **_):
+    """p' log2 p' + 2 rem."""
+    return recursive_doubling_messages(P)
+
+
 @register("ssar-recursive-doubling", kind="sparse", options=("densify",),
-          check=no_study_sizing("ssar-recursive-doubling"))
+          check=no_study_sizing("ssar-recursive-doubling"), messages=_messages)
 def ssar_recursive_doubling(comm, x, *, densify="exact"):
     """SSAR recursive doubling: exchange the whole stream with vrank XOR 2^j and merge.
 

@@ -34,7 +34,15 @@ class StudyPairs(Parts):
         return HEADER_BYTES + nnz * pair
 
 
-@register("ssar-split-allgather", kind="sparse", options=("densify",))
+def _messages(P, **_):
+    """p' (p' - 1) split messages, p' log2 p' allgather messages, fold and unfold: 2 rem."""
+    if P < 2:
+        return 0
+    p2 = pof2_floor(P)
+    return p2 * (p2 - 1) + p2 * (p2.bit_length() - 1) + 2 * (P - p2)
+
+
+@register("ssar-split-allgather", kind="sparse", options=("densify",), messages=_messages)
 def ssar_split_allgather(comm, x, *, densify="exact"):
     """SSAR split-allgather: direct exchange of p' part-streams, merge, recursive-doubling allgather.
 

@@ -5,10 +5,16 @@ from __future__ import annotations
 
 from ._sparse_common import selection_time, shared_sum
 from ._sparse_common import allgather as gather_items
+from ._common import allgather_messages
 from .registry import register
 
 
-@register("topk-allgather", kind="sparse", options=("allgather",))
+def _messages(P, *, allgather="recursive-doubling", **_):
+    """The allgather variant's count."""
+    return allgather_messages(P, allgather)
+
+
+@register("topk-allgather", kind="sparse", options=("allgather",), messages=_messages)
 def topk_allgather(comm, x, *, allgather="recursive-doubling"):
     """TopkA (AGsparse): allgather all ranks' k pairs, then every rank scatter-adds the P k pairs.
 

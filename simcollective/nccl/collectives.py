@@ -21,12 +21,13 @@ import math
 from dataclasses import dataclass
 
 from ..algorithms._common import TreeJob, pipelined_trees, split
+from ..data.blocks import block_bounds
 from ..errors import UserInputError
 from . import model
 from .protocols import PROTOCOLS, Wire, check_protocol, ring_chunk_bytes, tree_chunk_bytes
 from .search import ring_orders, tree_links
 
-__all__ = ["Plan", "make_plan", "run_plan", "check_options", "MAX_CHANNELS", "MAX_LOOPS"]
+__all__ = ["Plan", "make_plan", "run_plan", "check_options", "MAX_CHANNELS", "MAX_LOOPS", "messages_hook"]
 
 #: NCCL's MAXCHANNELS for rings and trees; NVLS: NCCL_MAX_NVLS_ARITY heads x channels cap
 MAX_CHANNELS = {"ring": 64, "tree": 64, "nvls": 32}
@@ -335,6 +336,34 @@ def _nvlstree(comm, x, plan):
                 else:
                     blocks[i][me] = yield comm.add(blocks[i][me], g.data)
     return [b for piece in blocks for b in piece]
+
+
+def messages_hook(algorithm):
+    """The registry ``messages`` hook of an nccl-* allreduce: the messages its plan sends
+    (the plan is the one :func:`report_fields` reports, made once per call and cached)."""
+
+    def messages(P, *, n, dtype, graph, placement, profile, protocol=None, channels=None, **_):
+        if P < 2:
+            return 0
+        item = dtype.itemsize
+        plan = make_plan(graph, list(placement), profile, algorithm, int(n * item), protocol, channels)
+        sizes = [(b - a) * item for a, b in block_bounds(n, plan.channels)]   # channel ranges
+        if plan.algorithm == "ring":       # per loop: 2 (P - 1) steps, every rank one message
+            chunk = ring_chunk_bytes(plan.protocol)
+            return 2 * (P - 1) * P * sum(max(1, min(MAX_LOOPS, math.ceil(b / (P * chunk)))) for b in sizes)
+        if plan.algorithm == "tree":       # every tree edge: the channel's chunks up and down
+            chunk = tree_chunk_bytes(plan.protocol)
+            return 2 * (P - 1) * sum(max(1, min(MAX_TREE_CHUNKS, math.ceil(b / chunk))) for b in sizes)
+        if plan.algorithm == "nvls":       # per channel every rank to every other, twice
+            return 2 * plan.channels * P * (P - 1)
+        total = 0                          # nvlstree: K pieces, reduce + exchange + multicast
+        for ranks in plan.machine.nodes:
+            ppn = len(ranks)
+            K = max(1, min(NVLSTREE_PIECES, math.ceil(n * item / (ppn * NVLS_CHUNK))))
+            total += ppn * K * (2 * (ppn - 1) + 1)
+        return total
+
+    return messages
 
 
 def report_fields(algorithm):

@@ -28,6 +28,7 @@ from __future__ import annotations
 import math
 
 from ..algorithms._common import split
+from ..data.blocks import block_bounds
 from ..errors import UserInputError
 from . import model
 from .collectives import MAX_CHANNELS, MAX_LOOPS, Plan
@@ -35,7 +36,8 @@ from .protocols import Wire, check_protocol, ring_chunk_bytes, tree_chunk_bytes
 from .search import ring_orders
 
 __all__ = ["NCCL_ALGOS", "coll_enabled", "coll_bandwidth", "coll_latency", "coll_predict", "coll_choose",
-           "make_coll_plan", "run_coll_plan", "report_fields_for", "plan_for_coll", "MAX_CHAIN_CHUNKS"]
+           "make_coll_plan", "run_coll_plan", "report_fields_for", "plan_for_coll", "MAX_CHAIN_CHUNKS",
+           "messages_for"]
 
 #: the algorithms NCCL has for each collective (nccl.md 2.7; CollNet and PAT do not apply here)
 NCCL_ALGOS = {"allgather": ("ring", "nvls"), "reduce-scatter": ("ring", "nvls"), "broadcast": ("ring",),
@@ -416,6 +418,31 @@ def _nvls_reduce_scatter(comm, x, plan: Plan):
         for c, g in zip(where, msgs):
             acc[c] = yield comm.add(acc[c], g.data)
     return acc
+
+
+def messages_for(coll: str, algorithm: str):
+    """The registry ``messages`` hook of an nccl-* algorithm of ``coll``: the messages its
+    plan sends (rings: P (P - 1) per loop of every channel; NVLS: P (P - 1) per channel;
+    chains: P - 1 per chunk of every channel)."""
+
+    def messages(P, *, n, dtype, graph, placement, profile, protocol=None, channels=None, **_):
+        if P < 2:
+            return 0
+        item = dtype.itemsize
+        plan = make_coll_plan(graph, list(placement), profile, coll, algorithm,
+                              n * item * (P if coll == "allgather" else 1), protocol, channels)
+        elems = n // P if coll == "reduce-scatter" else n       # what the channels cut
+        C = _channel_count(plan, elems)
+        sizes = [(b - a) * item for a, b in block_bounds(elems, C)]
+        if coll in ("broadcast", "reduce"):
+            step = tree_chunk_bytes(plan.protocol)
+            return (P - 1) * sum(max(1, min(MAX_CHAIN_CHUNKS, math.ceil(b / step))) for b in sizes)
+        if plan.algorithm == "nvls":
+            return C * P * (P - 1)
+        chunk = ring_chunk_bytes(plan.protocol)
+        return P * (P - 1) * sum(_loops(b, chunk) for b in sizes)
+
+    return messages
 
 
 def report_fields_for(coll: str, algorithm: str):
