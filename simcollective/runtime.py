@@ -73,19 +73,11 @@ def _done_event(env, value=None) -> simpy.Event:
 class _Op:
     """A posted send or receive (the runtime's bookkeeping; not a SimPy event)."""
 
-    __slots__ = ("owner", "kind", "peer", "tag", "cid", "nbytes", "t_post", "value", "done", "cb")
-
-    def __init__(self, owner, kind, peer, tag, cid, nbytes, cb, t_post):
-        self.owner = owner
-        self.kind = kind
-        self.peer = peer
-        self.tag = tag
-        self.cid = cid
-        self.nbytes = nbytes
-        self.cb = cb
-        self.t_post = t_post
-        self.value = None
-        self.done = False
+    # ``join``: the _Join event waiting for this op (the communicator's requests and
+    # sendrecv), ``cb``: a plain callback ``cb(op)`` (World.isend/irecv callers); both
+    # are cleared when the op completes. Built without an ``__init__`` frame (see
+    # World.isend/irecv: ops are created once per message, on the hot path).
+    __slots__ = ("owner", "kind", "peer", "tag", "cid", "nbytes", "t_post", "value", "done", "cb", "join")
 
     def describe(self, world) -> str:
         name = world._comm_names[self.cid]
@@ -94,11 +86,21 @@ class _Op:
         return f"send of {self.nbytes} B to rank {self.peer} (tag {self.tag}, {name}) not yet received"
 
 
-class Request(simpy.Event):
+class _Join(simpy.Event):
+    """An event that fires when ``left`` reaches 0; its value is ``op.value``.
+
+    Each op it waits for holds it in ``op.join`` and counts ``left`` down by one at
+    completion; the poster holds one more count while it posts, so that ops completing
+    during posting let the caller continue at once (no trip through the event queue)."""
+
+    __slots__ = ("op", "left")
+
+
+class Request(_Join):
     """A pending non-blocking send or receive as a SimPy event; its value is the received
     payload (None for a send)."""
 
-    __slots__ = ("op",)
+    __slots__ = ()
 
 
 class _Message:
@@ -142,6 +144,8 @@ class World:
         self.message_bytes = 0
         self.servers = [network.router.graph.nodes[g].get("server") for g in self.placement]
         self._transfer = network.transfer  # (bound once: on every message's path)
+        self._schedule = env.schedule
+        self._new_op = _Op.__new__
         self.shared: dict = {}   # per-simulation memo the algorithms may share (Comm.shared)
 
     def comm_id(self, members: tuple, name: str) -> int:
@@ -156,19 +160,30 @@ class World:
         op.value = value
         if self.trace:
             self.ranks[op.owner].spans.append((op.kind, "p2p", op.t_post, self.env.now, {"peer": op.peer, "bytes": op.nbytes}))
+        j = op.join
+        if j is not None:
+            op.join = None  # break the op <-> event cycle: freed by reference counting
+            j.left -= 1
+            if not j.left:  # (Event.succeed without its two frames)
+                j._ok = True
+                j._value = j.op.value
+                self._schedule(j)
+            return
         cb = op.cb
         if cb is not None:
             op.cb = None  # break the op <-> callback cycle: freed by reference counting
             cb(op)
 
     # -- point to point (world ranks) -------------------------------------------------
-    def isend(self, src: int, dst: int, payload, tag, cid: int, cb=None) -> _Op:
+    def isend(self, src: int, dst: int, payload, tag, cid: int, cb=None, join=None) -> _Op:
         """Post a send; ``cb(op)`` runs at completion (maybe before this returns)."""
         try:
             nbytes = int(payload.nbytes)  # arrays, symbolic arrays, sparse streams
         except AttributeError:
             nbytes = payload_bytes(payload)
-        sop = _Op(src, "send", dst, tag, cid, nbytes, cb, self.env._now)
+        sop = self._new_op(_Op)
+        sop.owner, sop.kind, sop.peer, sop.tag, sop.cid, sop.nbytes, sop.t_post = src, "send", dst, tag, cid, nbytes, self.env._now
+        sop.cb, sop.join, sop.value, sop.done = cb, join, None, False
         m = _Message()
         m.src, m.dst, m.tag, m.cid, m.payload, m.nbytes, m.sop = src, dst, tag, cid, payload, nbytes, sop
         m.rop, m.flow, m.arrived = None, None, False
@@ -195,9 +210,11 @@ class World:
             self._complete(sop)
         return sop
 
-    def irecv(self, dst: int, src: int, tag, cid: int, cb=None) -> _Op:
+    def irecv(self, dst: int, src: int, tag, cid: int, cb=None, join=None) -> _Op:
         """Post a receive; ``cb(op)`` runs at completion with ``op.value`` the payload."""
-        rop = _Op(dst, "recv", src, tag, cid, 0, cb, self.env._now)
+        rop = self._new_op(_Op)
+        rop.owner, rop.kind, rop.peer, rop.tag, rop.cid, rop.nbytes, rop.t_post = dst, "recv", src, tag, cid, 0, self.env._now
+        rop.cb, rop.join, rop.value, rop.done = cb, join, None, False
         key = (src, tag, cid)
         unexpected = self._unexpected[dst]
         queue = unexpected.get(key)
@@ -209,8 +226,9 @@ class World:
             rop.nbytes = m.nbytes
             if m.arrived:
                 self._complete(rop, m.payload)
-            elif m.flow is None:
-                self._start(m)
+            elif m.flow is None:  # (World._start, inlined: once per rendezvous message)
+                placement = self.placement
+                m.flow = self._transfer(placement[src], placement[dst], m.nbytes, self._arrived, m)
         else:
             self._posted[dst][key].append(rop)
         return rop
@@ -291,24 +309,31 @@ class Comm:
             raise SimCollectiveError(f"rank {self.rank} of {self.name}: {what} rank {peer} is out of range 0..{self.size - 1}")
         return self.members[peer]
 
-    def _request(self, post, *args) -> Request:
-        env = self.world.env
-        ev = Request(env)
-        op = post(*args)
-        ev.op = op
-        if op.done:  # completed on posting (eager send, receive of an arrived message)
-            ev._ok, ev._value, ev.callbacks = True, op.value, None
-        else:
-            op.cb = lambda o: ev.succeed(o.value)
-        return ev
-
     def isend(self, dst: int, payload, tag=0) -> Request:
         """Non-blocking send; yield it (or ``wait`` it) to wait for completion."""
-        return self._request(self.world.isend, self._me, self._check_peer(dst, "destination"), payload, tag, self.cid)
+        world = self.world
+        if not 0 <= dst < self.size:
+            self._check_peer(dst, "destination")
+        ev = Request(world.env)
+        ev.left = 2  # the send, and this posting
+        ev.op = world.isend(self._me, self.members[dst], payload, tag, self.cid, None, ev)
+        ev.left -= 1
+        if not ev.left:  # completed on posting (eager send): continue at once
+            ev._ok, ev._value, ev.callbacks = True, None, None
+        return ev
 
     def irecv(self, src: int, tag=0) -> Request:
         """Non-blocking receive; the event's value is the payload."""
-        return self._request(self.world.irecv, self._me, self._check_peer(src, "source"), tag, self.cid)
+        world = self.world
+        if not 0 <= src < self.size:
+            self._check_peer(src, "source")
+        ev = Request(world.env)
+        ev.left = 2  # the receive, and this posting
+        ev.op = op = world.irecv(self._me, self.members[src], tag, self.cid, None, ev)
+        ev.left -= 1
+        if not ev.left:  # completed on posting (receive of an arrived message)
+            ev._ok, ev._value, ev.callbacks = True, op.value, None
+        return ev
 
     send = isend
     recv = irecv
@@ -321,18 +346,13 @@ class Comm:
             self._check_peer(dst, "destination")
             self._check_peer(src, "source")
         members = self.members
-        ev = simpy.Event(world.env)
-        state = [2, True]  # operations left, still posting
-
-        def one(_op):
-            state[0] -= 1
-            if state[0] == 0 and not state[1]:
-                ev.succeed(rop.value)
-
-        world.isend(self._me, members[dst], payload, tag, self.cid, one)
-        rop = world.irecv(self._me, members[src], tag if recvtag is None else recvtag, self.cid, one)
-        state[1] = False
-        if state[0] == 0:  # both done while posting: continue without a trip through the queue
+        me, cid = self._me, self.cid
+        ev = _Join(world.env)
+        ev.left = 3  # the send, the receive, and this posting
+        world.isend(me, members[dst], payload, tag, cid, None, ev)
+        ev.op = rop = world.irecv(me, members[src], tag if recvtag is None else recvtag, cid, None, ev)
+        ev.left -= 1
+        if not ev.left:  # both done while posting: continue without a trip through the queue
             ev._ok, ev._value, ev.callbacks = True, rop.value, None
         return ev
 
