@@ -130,8 +130,14 @@ class World:
         self.size = len(self.placement)
         self.trace = trace
         self.ranks = [_RankState(gpu=g, spans=[] if trace else None) for g in self.placement]
-        self._unexpected = [defaultdict(deque) for _ in range(self.size)]
-        self._posted = [defaultdict(deque) for _ in range(self.size)]
+        # Mailboxes, one dict each for the whole world, keyed by (receiver, source, tag,
+        # communicator) (world ranks): messages sent but not yet received, and receives
+        # posted but not yet matched. A key holds its one waiting item itself, or a deque
+        # of several in posting order (MPI's matching order); a key with none is absent.
+        # (One flat dict instead of per-rank dicts of deques: fewer lookups and no deque
+        # made and dropped per message on the hot path.)
+        self._unexpected: dict = {}
+        self._posted: dict = {}
         self._comm_ids: dict[tuple, int] = {}
         self._comm_names: list[str] = []
         self._eager = profile.eager_threshold
@@ -193,17 +199,25 @@ class World:
             m.eager = eager = nbytes <= self._eager
         self.messages += 1
         self.message_bytes += nbytes
-        key = (src, tag, cid)
-        posted = self._posted[dst]
-        queue = posted.get(key)
-        if queue:
-            m.rop = queue.popleft()
-            if not queue:
-                del posted[key]
-            m.rop.nbytes = nbytes
+        key = (dst, src, tag, cid)
+        rop = self._posted.pop(key, None)
+        if rop is not None:
+            if rop.__class__ is deque:  # several receives wait: match the first posted
+                queue = rop
+                rop = queue.popleft()
+                self._posted[key] = queue if len(queue) > 1 else queue[0]
+            m.rop = rop
+            rop.nbytes = nbytes
             m.flow = self._transfer(self.placement[src], self.placement[dst], nbytes, self._arrived, m)
         else:
-            self._unexpected[dst][key].append(m)
+            unexpected = self._unexpected
+            box = unexpected.get(key)
+            if box is None:
+                unexpected[key] = m
+            elif box.__class__ is deque:
+                box.append(m)
+            else:
+                unexpected[key] = deque((box, m))
             if eager and not self._smpi:
                 m.flow = self._transfer(self.placement[src], self.placement[dst], nbytes, self._arrived, m)
         if eager:
@@ -215,13 +229,13 @@ class World:
         rop = self._new_op(_Op)
         rop.owner, rop.kind, rop.peer, rop.tag, rop.cid, rop.nbytes, rop.t_post = dst, "recv", src, tag, cid, 0, self.env._now
         rop.cb, rop.join, rop.value, rop.done = cb, join, None, False
-        key = (src, tag, cid)
-        unexpected = self._unexpected[dst]
-        queue = unexpected.get(key)
-        if queue:
-            m = queue.popleft()
-            if not queue:
-                del unexpected[key]
+        key = (dst, src, tag, cid)
+        m = self._unexpected.pop(key, None)
+        if m is not None:
+            if m.__class__ is deque:  # several messages wait: match the first sent
+                queue = m
+                m = queue.popleft()
+                self._unexpected[key] = queue if len(queue) > 1 else queue[0]
             m.rop = rop
             rop.nbytes = m.nbytes
             if m.arrived:
@@ -230,7 +244,14 @@ class World:
                 placement = self.placement
                 m.flow = self._transfer(placement[src], placement[dst], m.nbytes, self._arrived, m)
         else:
-            self._posted[dst][key].append(rop)
+            posted = self._posted
+            box = posted.get(key)
+            if box is None:
+                posted[key] = rop
+            elif box.__class__ is deque:
+                box.append(rop)
+            else:
+                posted[key] = deque((box, rop))
         return rop
 
     def _start(self, m: _Message) -> None:
@@ -240,22 +261,48 @@ class World:
         m = flow.tag
         flow.tag = m.flow = None  # break the message <-> flow cycle
         m.arrived = True
-        if m.rop is not None:
-            self._complete(m.rop, m.payload)
+        rop = m.rop
+        if rop is not None:
+            j = rop.join
+            if j is None or self.trace:
+                self._complete(rop, m.payload)
+            else:  # (World._complete, inlined: once per message)
+                rop.done = True
+                rop.value = m.payload
+                rop.join = None
+                j.left -= 1
+                if not j.left:
+                    j._ok = True
+                    j._value = j.op.value
+                    self._schedule(j)
         if not m.eager:
             self._complete(m.sop)
 
     # -- running ------------------------------------------------------------------------
-    def _rank_body(self, rank: int, main, args):
+    def _launch(self, rank: int, main, args) -> None:
+        """Start rank ``rank``'s process: ``main(comm, *args)`` itself is the SimPy process
+        (no wrapper generator: every resumption of a rank would pass through its frame);
+        the rank's finish is recorded by a callback on the process's completion."""
         st = self.ranks[rank]
         comm = Comm(self, tuple(range(self.size)), rank, "world")
+        body = main(comm, *args)
         if st.start > 0:  # --timing study: the rank leaves the barrier this much later
-            yield self.env.timeout(st.start)
-            st.mark = self.env.now
-        st.output = yield from main(comm, *args)
-        now = self.env.now
-        self._attribute(st, now)
-        st.finish = now
+            body = self._delayed(st, body)
+        env = self.env
+
+        def finished(proc):
+            if proc._ok:
+                st.output = proc._value
+                now = env._now
+                self._attribute(st, now)
+                st.finish = now
+
+        env.process(body).callbacks.append(finished)
+
+    def _delayed(self, st: _RankState, body):
+        yield self.env.timeout(st.start)
+        st.mark = self.env.now
+        return (yield from body)
 
     def _attribute(self, st: _RankState, now: float) -> None:
         name = st.stack[-1][0] if st.stack else "other"
@@ -265,9 +312,8 @@ class World:
     def _pending_ops(self, rank: int) -> list:
         """Operations of ``rank`` that can never complete once the simulation has stopped:
         receives never matched and rendezvous sends whose receive was never posted."""
-        ops = [op for queue in self._posted[rank].values() for op in queue]
-        for mailbox in self._unexpected:
-            ops += [m.sop for queue in mailbox.values() for m in queue if m.src == rank and not m.sop.done]
+        ops = [op for key, box in self._posted.items() if key[0] == rank for op in _waiting(box)]
+        ops += [m.sop for box in self._unexpected.values() for m in _waiting(box) if m.src == rank and not m.sop.done]
         return ops
 
     def blocked_report(self) -> list:
@@ -278,6 +324,11 @@ class World:
                     "nothing (waits on an event that never fires)"
                 lines.append(f"rank {r} waits for: {waits}")
         return lines
+
+
+def _waiting(box) -> list:
+    """The items waiting in one mailbox entry (World._posted / World._unexpected), in order."""
+    return list(box) if box.__class__ is deque else [box]
 
 
 class Comm:
@@ -602,7 +653,7 @@ def run_ranks(graph, placement, main, args_for_rank, profile, routing: str = "fi
     if trace:
         net.series = {}
     for r in range(world.size):
-        env.process(world._rank_body(r, main, args_for_rank(r)))
+        world._launch(r, main, args_for_rank(r))
     # The cyclic garbage collector would walk every live object of a large simulation
     # again and again (quadratic in the number of ranks); the runtime breaks its own
     # reference cycles, so it is paused while the simulation runs.
@@ -616,9 +667,9 @@ def run_ranks(graph, placement, main, args_for_rank, profile, routing: str = "fi
     blocked = world.blocked_report()
     if blocked:
         raise DeadlockError(f"deadlock at t={env.now:.9g} s: " + " | ".join(blocked))
-    leftovers = [(r, key) for r in range(world.size) for key, q in world._unexpected[r].items() if q]
+    leftovers = list(world._unexpected)  # (receiver, source, tag, communicator)
     if leftovers:
-        r, (src, tag, cid) = leftovers[0]
+        r, src, tag, cid = min(leftovers, key=lambda key: key[0])  # the lowest receiving rank
         raise SimCollectiveError(
             f"{len(leftovers)} message queue(s) never received, e.g. rank {src} -> rank {r} "
             f"(tag {tag}, {world._comm_names[cid]})")
