@@ -103,8 +103,11 @@ class Request(_Join):
     __slots__ = ()
 
 
-class _Message:
-    __slots__ = ("src", "dst", "tag", "cid", "payload", "nbytes", "sop", "rop", "eager", "flow", "arrived")
+class _Message(_Op):
+    """A message: its send op (``owner`` the source, ``peer`` the destination, world ranks)
+    with the payload, the matched receive op ``rop``, and its flow."""
+
+    __slots__ = ("payload", "rop", "eager", "flow", "arrived")
 
 
 @dataclass
@@ -187,12 +190,10 @@ class World:
             nbytes = int(payload.nbytes)  # arrays, symbolic arrays, sparse streams
         except AttributeError:
             nbytes = payload_bytes(payload)
-        sop = self._new_op(_Op)
-        sop.owner, sop.kind, sop.peer, sop.tag, sop.cid, sop.nbytes, sop.t_post = src, "send", dst, tag, cid, nbytes, self.env._now
-        sop.cb, sop.join, sop.value, sop.done = cb, join, None, False
-        m = _Message()
-        m.src, m.dst, m.tag, m.cid, m.payload, m.nbytes, m.sop = src, dst, tag, cid, payload, nbytes, sop
-        m.rop, m.flow, m.arrived = None, None, False
+        m = self._new_op(_Message)  # the message is its send op
+        m.owner, m.kind, m.peer, m.tag, m.cid, m.nbytes, m.t_post = src, "send", dst, tag, cid, nbytes, self.env._now
+        m.cb, m.join, m.value, m.done = cb, join, None, False
+        m.payload, m.rop, m.flow, m.arrived = payload, None, None, False
         if self._smpi:
             m.eager = eager = nbytes < self._eager  # detached: completes at post
         else:
@@ -221,8 +222,8 @@ class World:
             if eager and not self._smpi:
                 m.flow = self._transfer(self.placement[src], self.placement[dst], nbytes, self._arrived, m)
         if eager:
-            self._complete(sop)
-        return sop
+            self._complete(m)
+        return m
 
     def irecv(self, dst: int, src: int, tag, cid: int, cb=None, join=None) -> _Op:
         """Post a receive; ``cb(op)`` runs at completion with ``op.value`` the payload."""
@@ -240,7 +241,7 @@ class World:
             rop.nbytes = m.nbytes
             if m.arrived:
                 self._complete(rop, m.payload)
-            elif m.flow is None:  # (World._start, inlined: once per rendezvous message)
+            elif m.flow is None:  # start the rendezvous flow
                 placement = self.placement
                 m.flow = self._transfer(placement[src], placement[dst], m.nbytes, self._arrived, m)
         else:
@@ -253,9 +254,6 @@ class World:
             else:
                 posted[key] = deque((box, rop))
         return rop
-
-    def _start(self, m: _Message) -> None:
-        m.flow = self.network.transfer(self.placement[m.src], self.placement[m.dst], m.nbytes, self._arrived, m)
 
     def _arrived(self, flow) -> None:
         m = flow.tag
@@ -276,7 +274,7 @@ class World:
                     j._value = j.op.value
                     self._schedule(j)
         if not m.eager:
-            self._complete(m.sop)
+            self._complete(m)
 
     # -- running ------------------------------------------------------------------------
     def _launch(self, rank: int, main, args) -> None:
@@ -313,7 +311,7 @@ class World:
         """Operations of ``rank`` that can never complete once the simulation has stopped:
         receives never matched and rendezvous sends whose receive was never posted."""
         ops = [op for key, box in self._posted.items() if key[0] == rank for op in _waiting(box)]
-        ops += [m.sop for box in self._unexpected.values() for m in _waiting(box) if m.src == rank and not m.sop.done]
+        ops += [m for box in self._unexpected.values() for m in _waiting(box) if m.owner == rank and not m.done]
         return ops
 
     def blocked_report(self) -> list:
