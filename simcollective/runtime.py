@@ -156,6 +156,11 @@ class World:
         self._schedule = env.schedule
         self._new_op = _Op.__new__
         self.shared: dict = {}   # per-simulation memo the algorithms may share (Comm.shared)
+        # one members tuple shared by every rank's world communicator (a tuple per rank
+        # would be P^2 integers at P ranks, scattered in memory: at 1024 ranks every
+        # message's lookup of its peers touched a different 8 KiB tuple and its own ints)
+        self._world_members = tuple(range(self.size))
+        self._members: dict = {self._world_members: self._world_members}  # canonical tuples
 
     def comm_id(self, members: tuple, name: str) -> int:
         cid = self._comm_ids.get(members)
@@ -282,7 +287,7 @@ class World:
         (no wrapper generator: every resumption of a rank would pass through its frame);
         the rank's finish is recorded by a callback on the process's completion."""
         st = self.ranks[rank]
-        comm = Comm(self, tuple(range(self.size)), rank, "world")
+        comm = Comm(self, self._world_members, rank, "world")
         body = main(comm, *args)
         if st.start > 0:  # --timing study: the rank leaves the barrier this much later
             body = self._delayed(st, body)
@@ -336,7 +341,9 @@ class Comm:
 
     def __init__(self, world: World, members: tuple, rank: int, name: str):
         self.world = world
-        self.members = members
+        # every rank's communicator over the same ranks shares one members tuple (see
+        # World._world_members: per-rank copies cost cache misses on every message)
+        self.members = members = world._members.setdefault(members, members)
         self.rank = rank
         self.size = len(members)
         self.name = name

@@ -248,3 +248,22 @@ def test_unreceived_messages_report_the_lowest_receiving_rank():
 
     with pytest.raises(SimCollectiveError, match=r"2 message queue\(s\) never received, e.g. rank 3 -> rank 1 \(tag 6, world\)"):
         run(main, P=4)
+
+
+def test_communicators_over_the_same_ranks_share_one_members_tuple():
+    # a members tuple per rank would be P^2 integers scattered in memory (at 1024 ranks,
+    # every message's peer lookup touched a different 8 KiB tuple): one tuple per group
+    seen = {}
+
+    def main(comm):
+        intra, inter = comm.groups(2)
+        seen[comm.rank] = (comm.members, intra.members, inter.members)
+        yield comm.compute(0.0)
+        return None
+
+    run(main, P=4)
+    world = {id(m[0]) for m in seen.values()}
+    intra = {id(m[1]) for m in seen.values()}
+    inter = {id(m[2]) for m in seen.values()}
+    assert len(world) == 1 and len(intra) == 2 and len(inter) == 2
+    assert seen[0][0] == (0, 1, 2, 3) and seen[1][1] == (0, 1) and seen[3][2] == (1, 3)
