@@ -73,19 +73,11 @@ def _done_event(env, value=None) -> simpy.Event:
 class _Op:
     """A posted send or receive (the runtime's bookkeeping; not a SimPy event)."""
 
-    __slots__ = ("owner", "kind", "peer", "tag", "cid", "nbytes", "t_post", "value", "done", "cb")
-
-    def __init__(self, owner, kind, peer, tag, cid, nbytes, cb, t_post):
-        self.owner = owner
-        self.kind = kind
-        self.peer = peer
-        self.tag = tag
-        self.cid = cid
-        self.nbytes = nbytes
-        self.cb = cb
-        self.t_post = t_post
-        self.value = None
-        self.done = False
+    # ``join``: the _Join event waiting for this op (the communicator's requests and
+    # sendrecv), ``cb``: a plain callback ``cb(op)`` (World.isend/irecv callers); both
+    # are cleared when the op completes. Built without an ``__init__`` frame (see
+    # World.isend/irecv: ops are created once per message, on the hot path).
+    __slots__ = ("owner", "kind", "peer", "tag", "cid", "nbytes", "t_post", "value", "done", "cb", "join")
 
     def describe(self, world) -> str:
         name = world._comm_names[self.cid]
@@ -94,15 +86,28 @@ class _Op:
         return f"send of {self.nbytes} B to rank {self.peer} (tag {self.tag}, {name}) not yet received"
 
 
-class Request(simpy.Event):
+class _Join(simpy.Event):
+    """An event that fires when ``left`` reaches 0; its value is ``op.value``.
+
+    Each op it waits for holds it in ``op.join`` and counts ``left`` down by one at
+    completion; the poster holds one more count while it posts, so that ops completing
+    during posting let the caller continue at once (no trip through the event queue)."""
+
+    __slots__ = ("op", "left")
+
+
+class Request(_Join):
     """A pending non-blocking send or receive as a SimPy event; its value is the received
     payload (None for a send)."""
 
-    __slots__ = ("op",)
+    __slots__ = ()
 
 
-class _Message:
-    __slots__ = ("src", "dst", "tag", "cid", "payload", "nbytes", "sop", "rop", "eager", "flow", "arrived")
+class _Message(_Op):
+    """A message: its send op (``owner`` the source, ``peer`` the destination, world ranks)
+    with the payload, the matched receive op ``rop``, and its flow."""
+
+    __slots__ = ("payload", "rop", "eager", "flow", "arrived")
 
 
 @dataclass
@@ -128,8 +133,14 @@ class World:
         self.size = len(self.placement)
         self.trace = trace
         self.ranks = [_RankState(gpu=g, spans=[] if trace else None) for g in self.placement]
-        self._unexpected = [defaultdict(deque) for _ in range(self.size)]
-        self._posted = [defaultdict(deque) for _ in range(self.size)]
+        # Mailboxes, one dict each for the whole world, keyed by (receiver, source, tag,
+        # communicator) (world ranks): messages sent but not yet received, and receives
+        # posted but not yet matched. A key holds its one waiting item itself, or a deque
+        # of several in posting order (MPI's matching order); a key with none is absent.
+        # (One flat dict instead of per-rank dicts of deques: fewer lookups and no deque
+        # made and dropped per message on the hot path.)
+        self._unexpected: dict = {}
+        self._posted: dict = {}
         self._comm_ids: dict[tuple, int] = {}
         self._comm_names: list[str] = []
         self._eager = profile.eager_threshold
@@ -142,7 +153,14 @@ class World:
         self.message_bytes = 0
         self.servers = [network.router.graph.nodes[g].get("server") for g in self.placement]
         self._transfer = network.transfer  # (bound once: on every message's path)
+        self._schedule = env.schedule
+        self._new_op = _Op.__new__
         self.shared: dict = {}   # per-simulation memo the algorithms may share (Comm.shared)
+        # one members tuple shared by every rank's world communicator (a tuple per rank
+        # would be P^2 integers at P ranks, scattered in memory: at 1024 ranks every
+        # message's lookup of its peers touched a different 8 KiB tuple and its own ints)
+        self._world_members = tuple(range(self.size))
+        self._members: dict = {self._world_members: self._world_members}  # canonical tuples
 
     def comm_id(self, members: tuple, name: str) -> int:
         cid = self._comm_ids.get(members)
@@ -156,88 +174,138 @@ class World:
         op.value = value
         if self.trace:
             self.ranks[op.owner].spans.append((op.kind, "p2p", op.t_post, self.env.now, {"peer": op.peer, "bytes": op.nbytes}))
+        j = op.join
+        if j is not None:
+            op.join = None  # break the op <-> event cycle: freed by reference counting
+            j.left -= 1
+            if not j.left:  # (Event.succeed without its two frames)
+                j._ok = True
+                j._value = j.op.value
+                self._schedule(j)
+            return
         cb = op.cb
         if cb is not None:
             op.cb = None  # break the op <-> callback cycle: freed by reference counting
             cb(op)
 
     # -- point to point (world ranks) -------------------------------------------------
-    def isend(self, src: int, dst: int, payload, tag, cid: int, cb=None) -> _Op:
+    def isend(self, src: int, dst: int, payload, tag, cid: int, cb=None, join=None) -> _Op:
         """Post a send; ``cb(op)`` runs at completion (maybe before this returns)."""
         try:
             nbytes = int(payload.nbytes)  # arrays, symbolic arrays, sparse streams
         except AttributeError:
             nbytes = payload_bytes(payload)
-        sop = _Op(src, "send", dst, tag, cid, nbytes, cb, self.env._now)
-        m = _Message()
-        m.src, m.dst, m.tag, m.cid, m.payload, m.nbytes, m.sop = src, dst, tag, cid, payload, nbytes, sop
-        m.rop, m.flow, m.arrived = None, None, False
+        m = self._new_op(_Message)  # the message is its send op
+        m.owner, m.kind, m.peer, m.tag, m.cid, m.nbytes, m.t_post = src, "send", dst, tag, cid, nbytes, self.env._now
+        m.cb, m.join, m.value, m.done = cb, join, None, False
+        m.payload, m.rop, m.flow, m.arrived = payload, None, None, False
         if self._smpi:
             m.eager = eager = nbytes < self._eager  # detached: completes at post
         else:
             m.eager = eager = nbytes <= self._eager
         self.messages += 1
         self.message_bytes += nbytes
-        key = (src, tag, cid)
-        posted = self._posted[dst]
-        queue = posted.get(key)
-        if queue:
-            m.rop = queue.popleft()
-            if not queue:
-                del posted[key]
-            m.rop.nbytes = nbytes
+        key = (dst, src, tag, cid)
+        rop = self._posted.pop(key, None)
+        if rop is not None:
+            if rop.__class__ is deque:  # several receives wait: match the first posted
+                queue = rop
+                rop = queue.popleft()
+                self._posted[key] = queue if len(queue) > 1 else queue[0]
+            m.rop = rop
+            rop.nbytes = nbytes
             m.flow = self._transfer(self.placement[src], self.placement[dst], nbytes, self._arrived, m)
         else:
-            self._unexpected[dst][key].append(m)
+            unexpected = self._unexpected
+            box = unexpected.get(key)
+            if box is None:
+                unexpected[key] = m
+            elif box.__class__ is deque:
+                box.append(m)
+            else:
+                unexpected[key] = deque((box, m))
             if eager and not self._smpi:
                 m.flow = self._transfer(self.placement[src], self.placement[dst], nbytes, self._arrived, m)
         if eager:
-            self._complete(sop)
-        return sop
+            self._complete(m)
+        return m
 
-    def irecv(self, dst: int, src: int, tag, cid: int, cb=None) -> _Op:
+    def irecv(self, dst: int, src: int, tag, cid: int, cb=None, join=None) -> _Op:
         """Post a receive; ``cb(op)`` runs at completion with ``op.value`` the payload."""
-        rop = _Op(dst, "recv", src, tag, cid, 0, cb, self.env._now)
-        key = (src, tag, cid)
-        unexpected = self._unexpected[dst]
-        queue = unexpected.get(key)
-        if queue:
-            m = queue.popleft()
-            if not queue:
-                del unexpected[key]
+        rop = self._new_op(_Op)
+        rop.owner, rop.kind, rop.peer, rop.tag, rop.cid, rop.nbytes, rop.t_post = dst, "recv", src, tag, cid, 0, self.env._now
+        rop.cb, rop.join, rop.value, rop.done = cb, join, None, False
+        key = (dst, src, tag, cid)
+        m = self._unexpected.pop(key, None)
+        if m is not None:
+            if m.__class__ is deque:  # several messages wait: match the first sent
+                queue = m
+                m = queue.popleft()
+                self._unexpected[key] = queue if len(queue) > 1 else queue[0]
             m.rop = rop
             rop.nbytes = m.nbytes
             if m.arrived:
                 self._complete(rop, m.payload)
-            elif m.flow is None:
-                self._start(m)
+            elif m.flow is None:  # start the rendezvous flow
+                placement = self.placement
+                m.flow = self._transfer(placement[src], placement[dst], m.nbytes, self._arrived, m)
         else:
-            self._posted[dst][key].append(rop)
+            posted = self._posted
+            box = posted.get(key)
+            if box is None:
+                posted[key] = rop
+            elif box.__class__ is deque:
+                box.append(rop)
+            else:
+                posted[key] = deque((box, rop))
         return rop
-
-    def _start(self, m: _Message) -> None:
-        m.flow = self.network.transfer(self.placement[m.src], self.placement[m.dst], m.nbytes, self._arrived, m)
 
     def _arrived(self, flow) -> None:
         m = flow.tag
         flow.tag = m.flow = None  # break the message <-> flow cycle
         m.arrived = True
-        if m.rop is not None:
-            self._complete(m.rop, m.payload)
+        rop = m.rop
+        if rop is not None:
+            j = rop.join
+            if j is None or self.trace:
+                self._complete(rop, m.payload)
+            else:  # (World._complete, inlined: once per message)
+                rop.done = True
+                rop.value = m.payload
+                rop.join = None
+                j.left -= 1
+                if not j.left:
+                    j._ok = True
+                    j._value = j.op.value
+                    self._schedule(j)
         if not m.eager:
-            self._complete(m.sop)
+            self._complete(m)
 
     # -- running ------------------------------------------------------------------------
-    def _rank_body(self, rank: int, main, args):
+    def _launch(self, rank: int, main, args) -> None:
+        """Start rank ``rank``'s process: ``main(comm, *args)`` itself is the SimPy process
+        (no wrapper generator: every resumption of a rank would pass through its frame);
+        the rank's finish is recorded by a callback on the process's completion."""
         st = self.ranks[rank]
-        comm = Comm(self, tuple(range(self.size)), rank, "world")
+        comm = Comm(self, self._world_members, rank, "world")
+        body = main(comm, *args)
         if st.start > 0:  # --timing study: the rank leaves the barrier this much later
-            yield self.env.timeout(st.start)
-            st.mark = self.env.now
-        st.output = yield from main(comm, *args)
-        now = self.env.now
-        self._attribute(st, now)
-        st.finish = now
+            body = self._delayed(st, body)
+        env = self.env
+
+        def finished(proc):
+            if proc._ok:
+                st.output = proc._value
+                now = env._now
+                self._attribute(st, now)
+                st.finish = now
+
+        env.process(body).callbacks.append(finished)
+
+    def _delayed(self, st: _RankState, body):
+        yield self.env.timeout(st.start)
+        st.mark = self.env.now
+        return (yield from body)
 
     def _attribute(self, st: _RankState, now: float) -> None:
         name = st.stack[-1][0] if st.stack else "other"
@@ -247,9 +315,8 @@ class World:
     def _pending_ops(self, rank: int) -> list:
         """Operations of ``rank`` that can never complete once the simulation has stopped:
         receives never matched and rendezvous sends whose receive was never posted."""
-        ops = [op for queue in self._posted[rank].values() for op in queue]
-        for mailbox in self._unexpected:
-            ops += [m.sop for queue in mailbox.values() for m in queue if m.src == rank and not m.sop.done]
+        ops = [op for key, box in self._posted.items() if key[0] == rank for op in _waiting(box)]
+        ops += [m for box in self._unexpected.values() for m in _waiting(box) if m.owner == rank and not m.done]
         return ops
 
     def blocked_report(self) -> list:
@@ -262,6 +329,11 @@ class World:
         return lines
 
 
+def _waiting(box) -> list:
+    """The items waiting in one mailbox entry (World._posted / World._unexpected), in order."""
+    return list(box) if box.__class__ is deque else [box]
+
+
 class Comm:
     """A communicator: a rank's handle on a group of world ranks (``members``)."""
 
@@ -269,7 +341,9 @@ class Comm:
 
     def __init__(self, world: World, members: tuple, rank: int, name: str):
         self.world = world
-        self.members = members
+        # every rank's communicator over the same ranks shares one members tuple (see
+        # World._world_members: per-rank copies cost cache misses on every message)
+        self.members = members = world._members.setdefault(members, members)
         self.rank = rank
         self.size = len(members)
         self.name = name
@@ -291,24 +365,31 @@ class Comm:
             raise SimCollectiveError(f"rank {self.rank} of {self.name}: {what} rank {peer} is out of range 0..{self.size - 1}")
         return self.members[peer]
 
-    def _request(self, post, *args) -> Request:
-        env = self.world.env
-        ev = Request(env)
-        op = post(*args)
-        ev.op = op
-        if op.done:  # completed on posting (eager send, receive of an arrived message)
-            ev._ok, ev._value, ev.callbacks = True, op.value, None
-        else:
-            op.cb = lambda o: ev.succeed(o.value)
-        return ev
-
     def isend(self, dst: int, payload, tag=0) -> Request:
         """Non-blocking send; yield it (or ``wait`` it) to wait for completion."""
-        return self._request(self.world.isend, self._me, self._check_peer(dst, "destination"), payload, tag, self.cid)
+        world = self.world
+        if not 0 <= dst < self.size:
+            self._check_peer(dst, "destination")
+        ev = Request(world.env)
+        ev.left = 2  # the send, and this posting
+        ev.op = world.isend(self._me, self.members[dst], payload, tag, self.cid, None, ev)
+        ev.left -= 1
+        if not ev.left:  # completed on posting (eager send): continue at once
+            ev._ok, ev._value, ev.callbacks = True, None, None
+        return ev
 
     def irecv(self, src: int, tag=0) -> Request:
         """Non-blocking receive; the event's value is the payload."""
-        return self._request(self.world.irecv, self._me, self._check_peer(src, "source"), tag, self.cid)
+        world = self.world
+        if not 0 <= src < self.size:
+            self._check_peer(src, "source")
+        ev = Request(world.env)
+        ev.left = 2  # the receive, and this posting
+        ev.op = op = world.irecv(self._me, self.members[src], tag, self.cid, None, ev)
+        ev.left -= 1
+        if not ev.left:  # completed on posting (receive of an arrived message)
+            ev._ok, ev._value, ev.callbacks = True, op.value, None
+        return ev
 
     send = isend
     recv = irecv
@@ -321,18 +402,13 @@ class Comm:
             self._check_peer(dst, "destination")
             self._check_peer(src, "source")
         members = self.members
-        ev = simpy.Event(world.env)
-        state = [2, True]  # operations left, still posting
-
-        def one(_op):
-            state[0] -= 1
-            if state[0] == 0 and not state[1]:
-                ev.succeed(rop.value)
-
-        world.isend(self._me, members[dst], payload, tag, self.cid, one)
-        rop = world.irecv(self._me, members[src], tag if recvtag is None else recvtag, self.cid, one)
-        state[1] = False
-        if state[0] == 0:  # both done while posting: continue without a trip through the queue
+        me, cid = self._me, self.cid
+        ev = _Join(world.env)
+        ev.left = 3  # the send, the receive, and this posting
+        world.isend(me, members[dst], payload, tag, cid, None, ev)
+        ev.op = rop = world.irecv(me, members[src], tag if recvtag is None else recvtag, cid, None, ev)
+        ev.left -= 1
+        if not ev.left:  # both done while posting: continue without a trip through the queue
             ev._ok, ev._value, ev.callbacks = True, rop.value, None
         return ev
 
@@ -582,7 +658,7 @@ def run_ranks(graph, placement, main, args_for_rank, profile, routing: str = "fi
     if trace:
         net.series = {}
     for r in range(world.size):
-        env.process(world._rank_body(r, main, args_for_rank(r)))
+        world._launch(r, main, args_for_rank(r))
     # The cyclic garbage collector would walk every live object of a large simulation
     # again and again (quadratic in the number of ranks); the runtime breaks its own
     # reference cycles, so it is paused while the simulation runs.
@@ -596,9 +672,9 @@ def run_ranks(graph, placement, main, args_for_rank, profile, routing: str = "fi
     blocked = world.blocked_report()
     if blocked:
         raise DeadlockError(f"deadlock at t={env.now:.9g} s: " + " | ".join(blocked))
-    leftovers = [(r, key) for r in range(world.size) for key, q in world._unexpected[r].items() if q]
+    leftovers = list(world._unexpected)  # (receiver, source, tag, communicator)
     if leftovers:
-        r, (src, tag, cid) = leftovers[0]
+        r, src, tag, cid = min(leftovers, key=lambda key: key[0])  # the lowest receiving rank
         raise SimCollectiveError(
             f"{len(leftovers)} message queue(s) never received, e.g. rank {src} -> rank {r} "
             f"(tag {tag}, {world._comm_names[cid]})")

@@ -167,3 +167,103 @@ def test_same_inputs_give_bit_identical_results():
     assert a["time_s"] == b["time_s"] and a["phases"] == b["phases"]
     for x, y in zip(a.result.outputs[3], b.result.outputs[3]):
         assert np.array_equal(x, y)
+
+
+def test_receives_posted_first_match_sends_in_posting_order_per_key():
+    # three receives wait on the same (source, tag) and one on another tag before any send:
+    # the sends match them first-posted first, whatever their sizes (eager or rendezvous)
+    def main(comm):
+        if comm.rank == 1:
+            reqs = [comm.irecv(0) for _ in range(3)] + [comm.irecv(0, tag=5)]
+            vals = yield comm.waitall(reqs)
+            return [v.nbytes for v in vals], comm.now
+        yield comm.compute(1.0)
+        for size in (10, 10**6, 20):
+            yield comm.send(1, Blob(size))
+        yield comm.send(1, Blob(30), tag=5)
+        return None
+
+    res = run(main, P=2)
+    assert res.outputs[1][0] == [10, 10**6, 20, 30]
+    # the rendezvous send (posted at 1.0) blocks rank 0 until its data has arrived
+    assert res.outputs[1][1] > 1.0 + 1e-6 + 1e6 / 1e9
+
+
+def test_unexpected_messages_queue_in_sending_order_then_drain():
+    # three rendezvous sends from three non-blocking isends wait unmatched; receives posted
+    # later take them in sending order, then the mailbox is empty (no leftover error)
+    def main(comm):
+        if comm.rank == 0:
+            reqs = [comm.isend(1, Blob(10**6 + i)) for i in range(3)]
+            assert not any(q.triggered for q in reqs)  # rendezvous: not done at posting
+            yield comm.waitall(reqs)
+            return None
+        yield comm.compute(2.0)
+        got = []
+        for _ in range(3):
+            got.append((yield comm.recv(0)).nbytes)
+        return got
+
+    res = run(main, P=2)
+    assert res.outputs[1] == [10**6, 10**6 + 1, 10**6 + 2]
+    assert res.messages == 3
+
+
+def test_eager_isend_is_done_at_posting_and_sendrecv_of_arrived_data_continues_at_once():
+    def main(comm):
+        peer = 1 - comm.rank
+        req = comm.isend(peer, Blob(8))
+        assert req.processed and req.value is None  # eager: complete when posted
+        yield comm.compute(1.0)  # the peer's eager message has arrived meanwhile
+        ev = comm.sendrecv(peer, Blob(8), peer)
+        assert ev.processed  # both halves done while posting: no trip through the queue
+        first = yield comm.recv(peer)
+        second = yield ev
+        return first.nbytes, second.nbytes, comm.now
+
+    res = run(main, P=2)
+    assert res.outputs[0][:2] == (8, 8)
+    # the receive waited for the sendrecv's message: latency + 8 B at 1 GB/s after 1.0
+    assert res.outputs[0][2] == pytest.approx(1.0 + 1e-6 + 8 / 1e9, rel=1e-12)
+
+
+def test_an_error_in_a_rank_propagates():
+    def main(comm):
+        yield comm.compute(1.0)
+        if comm.rank == 1:
+            raise ValueError("rank 1 broke")
+        return comm.rank
+
+    with pytest.raises(ValueError, match="rank 1 broke"):
+        run(main, P=2)
+
+
+def test_unreceived_messages_report_the_lowest_receiving_rank():
+    def main(comm):
+        if comm.rank == 3:
+            yield comm.send(2, Blob(8), tag=4)
+            yield comm.send(1, Blob(8), tag=6)
+            yield comm.send(1, Blob(8), tag=6)
+        return None
+
+    with pytest.raises(SimCollectiveError, match=r"2 message queue\(s\) never received, e.g. rank 3 -> rank 1 \(tag 6, world\)"):
+        run(main, P=4)
+
+
+def test_communicators_over_the_same_ranks_share_one_members_tuple():
+    # a members tuple per rank would be P^2 integers scattered in memory (at 1024 ranks,
+    # every message's peer lookup touched a different 8 KiB tuple): one tuple per group
+    seen = {}
+
+    def main(comm):
+        intra, inter = comm.groups(2)
+        seen[comm.rank] = (comm.members, intra.members, inter.members)
+        yield comm.compute(0.0)
+        return None
+
+    run(main, P=4)
+    world = {id(m[0]) for m in seen.values()}
+    intra = {id(m[1]) for m in seen.values()}
+    inter = {id(m[2]) for m in seen.values()}
+    assert len(world) == 1 and len(intra) == 2 and len(inter) == 2
+    assert seen[0][0] == (0, 1, 2, 3) and seen[1][1] == (0, 1) and seen[3][2] == (1, 3)
