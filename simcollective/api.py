@@ -38,7 +38,7 @@ class Result(Report):
         from .parsing import format_rate, format_time
 
         f = self.fields
-        where = f["topology"] + (f" ({f['nodes']} nodes)" if f.get("nodes") else "")
+        where = f["topology"] + (f" ({f['nodes']} node{'s' if f['nodes'] != 1 else ''})" if f.get("nodes") else "")
         bw = "effective busbw" if f.get("kind") == "sparse" else "busbw"
         return (f"<Result {f['algorithm']} allreduce on {where}: {f['ranks']} ranks, {f['elements']} x {f['dtype']}, "
                 f"{format_time(f['time_s'])}, {bw} {format_rate(f['busbw'])}, verified>")

@@ -253,7 +253,7 @@ def cmd_bench(args) -> int:
     nodes = graph.nodes
     info = {
         "algorithm": plan.algo.name, "ranks": plan.P,
-        "where": base.topology_file or f"{base.topology} ({base.nodes} nodes)",
+        "where": base.topology_file or f"{base.topology} ({base.nodes} node{'s' if base.nodes != 1 else ''})",
         "devices": [(g, nodes[g].get("server", 0), nodes[g].get("model", "GPU")) for g in plan.placement],
     }
     if args.json == "-" and args.csv == "-":

@@ -277,7 +277,7 @@ def cmd_run(args) -> int:
 def format_report(report) -> str:
     """The human summary of a run."""
     f = report.fields
-    where = f["topology"] + (f" ({f['nodes']} nodes)" if f.get("nodes") else "")
+    where = f["topology"] + (f" ({f['nodes']} node{'s' if f['nodes'] != 1 else ''})" if f.get("nodes") else "")
     lines = [
         f"{f['algorithm']} {f.get('collective', 'allreduce')} on {where}: {f['ranks']} ranks, "
         f"{f['elements']} x {f['dtype']}{'' if f.get('collective', 'allreduce') == 'allreduce' else ' (count)'} "

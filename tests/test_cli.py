@@ -131,3 +131,11 @@ def test_bit_identical_results_across_processes():
         r = json.loads(proc.stdout)
         outs.append((float(r["time_s"]).hex(), r["phases"], r["messages"], r["message_bytes"]))
     assert outs[0] == outs[1]
+
+
+def test_one_node_is_singular(capsys):
+    from simcollective.cli import main
+
+    assert main(["run", "--topology", "dgx-h100", "--algorithm", "ring", "--elements", "1K", "--quiet"]) == 0
+    out = capsys.readouterr().out
+    assert "on dgx-h100 (1 node): 8 ranks" in out
