@@ -31,7 +31,7 @@ from .units import (MAX_SIZE, format_bytes, format_rate, format_time, parse_floa
 
 __all__ = [
     "MAX_SIZE", "MAX_SEED", "parse_size", "parse_fraction", "parse_float", "parse_int", "parse_seed",
-    "parse_overlap", "parse_topology_opts", "read_text", "check_output_path",
+    "parse_overlap", "parse_topology_opts", "parse_bool", "read_text", "check_output_path",
     "format_bytes", "format_time", "format_rate", "format_count", "format_fraction", "format_axis_bytes",
     "strict_json", "write_json", "json_default",
 ]
@@ -192,11 +192,14 @@ RUN_FIELD_PARSERS = {
 OPTION_PARSERS = {
     "group_size": lambda v: parse_int(v, "--group-size", 1),
     "chunk_size": _size_at_least_1("--chunk-size"),
-    "resparsify": lambda v: _parse_bool(v, "--resparsify"),
+    "resparsify": lambda v: parse_bool(v, "--resparsify"),
 }
 
 
-def _parse_bool(v, what):
+def parse_bool(v, what: str) -> bool:
+    """``True``/``False`` from a bool or from true/yes/1/on and false/no/0/off (any case)."""
+    if isinstance(v, bool):
+        return v
     t = str(v).strip().lower()
     if t in ("true", "yes", "1", "on"):
         return True

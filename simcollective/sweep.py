@@ -66,7 +66,7 @@ from collections import OrderedDict
 from pathlib import Path
 
 from .errors import UserInputError
-from .parsing import check_output_path, parse_float, parse_fraction, parse_int, parse_seed, parse_size, read_text
+from .parsing import check_output_path, parse_bool, parse_float, parse_fraction, parse_int, parse_seed, parse_size, read_text
 
 __all__ = [
     "INPUT_KEYS", "DEFAULTS", "load_config", "expand_grid", "point_key", "run_point", "run_sweep",
@@ -197,17 +197,6 @@ def _str_value(value, where: str) -> str:
     return value
 
 
-def _bool_value(value, where: str) -> bool:
-    if isinstance(value, bool):
-        return value
-    text = str(value).strip().lower()
-    if text in ("true", "yes", "1", "on"):
-        return True
-    if text in ("false", "no", "0", "off"):
-        return False
-    raise UserInputError(f"{where}: {value!r} must be true or false")
-
-
 def _parse_value(key: str, value, where: str):
     """Normalize one input value (raises UserInputError naming ``where``)."""
     if value is None:
@@ -237,7 +226,7 @@ def _parse_value(key: str, value, where: str):
             raise UserInputError(f"{where}: {value!r} must be in [0, 1]")
         return v
     if key in ("resparsify", "study"):
-        return _bool_value(value, where)
+        return parse_bool(value, f"{where}:")
     return _str_value(value, where)
 
 

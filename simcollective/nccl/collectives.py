@@ -27,7 +27,8 @@ from . import model
 from .protocols import PROTOCOLS, Wire, check_protocol, ring_chunk_bytes, tree_chunk_bytes
 from .search import ring_orders, tree_links
 
-__all__ = ["Plan", "make_plan", "run_plan", "check_options", "MAX_CHANNELS", "MAX_LOOPS", "messages_hook"]
+__all__ = ["Plan", "make_plan", "run_plan", "check_options", "MAX_CHANNELS", "MAX_LOOPS", "messages_hook",
+           "nccl_table"]
 
 #: NCCL's MAXCHANNELS for rings and trees; NVLS: NCCL_MAX_NVLS_ARITY heads x channels cap
 MAX_CHANNELS = {"ring": 64, "tree": 64, "nvls": 32}
@@ -79,7 +80,8 @@ class Plan:
 _PLANS: dict = {}
 
 
-def _nccl_table(profile) -> dict:
+def nccl_table(profile) -> dict:
+    """The profile's ``[nccl]`` figures (the ``nccl`` profile's when the run's has none)."""
     table = getattr(profile, "nccl", None)
     if table is None:
         from ..profile import load_profile
@@ -100,7 +102,7 @@ def make_plan(graph, gpus, profile, algorithm: str, nbytes: int, protocol=None, 
         _PLANS.clear()
     m = model.machine_of(graph, gpus)
     graphs = model.graphs_of(m)
-    table = _nccl_table(profile)
+    table = nccl_table(profile)
     model_choice = None
     predicted = None
     if algorithm == "nvls" and m.nnodes > 1:

@@ -31,7 +31,7 @@ from ..algorithms._common import split
 from ..data.blocks import block_bounds
 from ..errors import UserInputError
 from . import model
-from .collectives import MAX_CHANNELS, MAX_LOOPS, Plan
+from .collectives import MAX_CHANNELS, MAX_LOOPS, Plan, nccl_table
 from .protocols import Wire, check_protocol, ring_chunk_bytes, tree_chunk_bytes
 from .search import ring_orders
 
@@ -142,16 +142,6 @@ def coll_choose(m, coll: str, nbytes: int, algos=None, protos=model.PROTOCOLS) -
 _PLANS: dict = {}
 
 
-def _nccl_table(profile) -> dict:
-    """The profile's ``[nccl]`` figures (the ``nccl`` profile's when the run's has none)."""
-    table = getattr(profile, "nccl", None)
-    if table is None:
-        from ..profile import load_profile
-
-        table = load_profile("nccl").nccl
-    return table
-
-
 def make_coll_plan(graph, gpus, profile, coll: str, algorithm: str, nbytes: int, protocol=None,
                    channels=None) -> Plan:
     """The :class:`~simcollective.nccl.collectives.Plan` of one ``coll`` of ``nbytes`` (NCCL's
@@ -166,7 +156,7 @@ def make_coll_plan(graph, gpus, profile, coll: str, algorithm: str, nbytes: int,
         _PLANS.clear()
     m = model.machine_of(graph, gpus)
     graphs = model.graphs_of(m)
-    table = _nccl_table(profile)
+    table = nccl_table(profile)
     predicted = None
     if protocol is not None:
         check_protocol(protocol)
