@@ -1,4 +1,12 @@
-"""NCCL's broadcast algorithms: nccl-ring and nccl (NCCL's automatic choice)."""
+"""NCCL's broadcast algorithms: nccl-ring and nccl (NCCL's automatic choice).
+
+Every algorithm here cuts the buffer into ``channels`` contiguous ranges (default: what NCCL
+would run for this size on this machine), one per channel, all channels at once.
+``protocol``: simple, ll or ll128 (default: what NCCL's cost model picks for this collective,
+algorithm and size; NVLS runs simple only), modelled as wire-size inflation; NCCL's latency
+of the call (profile ``[nccl]`` figures) is spent once at the start. See
+:mod:`simcollective.nccl.other_collectives`.
+"""
 
 from __future__ import annotations
 
@@ -12,12 +20,7 @@ from .registry import register
 def broadcast_nccl_ring(comm, x, *, root=0, protocol=None, channels=None):
     """NCCL's ring broadcast: per channel a pipelined chain along the ring from the root, in the protocol's steps.
 
-    The buffer is cut into ``channels`` contiguous ranges (default: what NCCL would run
-    for this size on this machine), one per channel, all channels at once. ``protocol``:
-    simple, ll or ll128 (default: what NCCL's cost model picks for this collective, algorithm
-    and size; NVLS runs simple only), modelled as wire-size inflation; NCCL's latency of the
-    call (profile ``[nccl]`` figures) is spent once at the start. See
-    :mod:`simcollective.nccl.other_collectives`.
+    Channels and protocol as the module docstring says.
     """
     plan = plan_for_coll(comm, x, "broadcast", "ring", protocol, channels)
     return (yield from run_coll_plan(comm, x, "broadcast", plan, root=root))
@@ -31,12 +34,7 @@ broadcast_nccl_ring.report_fields = report_fields_for("broadcast", "ring")
 def broadcast_nccl(comm, x, *, root=0, protocol=None, channels=None):
     """NCCL's broadcast as NCCL picks it: algorithm (nccl-ring), protocol and channels by NCCL's cost model.
 
-    The buffer is cut into ``channels`` contiguous ranges (default: what NCCL would run
-    for this size on this machine), one per channel, all channels at once. ``protocol``:
-    simple, ll or ll128 (default: what NCCL's cost model picks for this collective, algorithm
-    and size; NVLS runs simple only), modelled as wire-size inflation; NCCL's latency of the
-    call (profile ``[nccl]`` figures) is spent once at the start. See
-    :mod:`simcollective.nccl.other_collectives`.
+    Channels and protocol as the module docstring says.
     """
     plan = plan_for_coll(comm, x, "broadcast", "auto", protocol, channels)
     return (yield from run_coll_plan(comm, x, "broadcast", plan, root=root))

@@ -1,4 +1,12 @@
-"""NCCL's reduce algorithms: nccl-ring and nccl (NCCL's automatic choice)."""
+"""NCCL's reduce algorithms: nccl-ring and nccl (NCCL's automatic choice).
+
+Every algorithm here cuts the buffer into ``channels`` contiguous ranges (default: what NCCL
+would run for this size on this machine), one per channel, all channels at once.
+``protocol``: simple, ll or ll128 (default: what NCCL's cost model picks for this collective,
+algorithm and size; NVLS runs simple only), modelled as wire-size inflation; NCCL's latency
+of the call (profile ``[nccl]`` figures) is spent once at the start. See
+:mod:`simcollective.nccl.other_collectives`.
+"""
 
 from __future__ import annotations
 
@@ -12,12 +20,7 @@ from .registry import register
 def reduce_nccl_ring(comm, x, *, root=0, protocol=None, channels=None):
     """NCCL's ring reduce: per channel a pipelined chain along the ring ending at the root, in the protocol's steps.
 
-    The buffer is cut into ``channels`` contiguous ranges (default: what NCCL would run
-    for this size on this machine), one per channel, all channels at once. ``protocol``:
-    simple, ll or ll128 (default: what NCCL's cost model picks for this collective, algorithm
-    and size; NVLS runs simple only), modelled as wire-size inflation; NCCL's latency of the
-    call (profile ``[nccl]`` figures) is spent once at the start. See
-    :mod:`simcollective.nccl.other_collectives`.
+    Channels and protocol as the module docstring says.
     """
     plan = plan_for_coll(comm, x, "reduce", "ring", protocol, channels)
     return (yield from run_coll_plan(comm, x, "reduce", plan, root=root))
@@ -31,12 +34,7 @@ reduce_nccl_ring.report_fields = report_fields_for("reduce", "ring")
 def reduce_nccl(comm, x, *, root=0, protocol=None, channels=None):
     """NCCL's reduce as NCCL picks it: algorithm (nccl-ring), protocol and channels by NCCL's cost model.
 
-    The buffer is cut into ``channels`` contiguous ranges (default: what NCCL would run
-    for this size on this machine), one per channel, all channels at once. ``protocol``:
-    simple, ll or ll128 (default: what NCCL's cost model picks for this collective, algorithm
-    and size; NVLS runs simple only), modelled as wire-size inflation; NCCL's latency of the
-    call (profile ``[nccl]`` figures) is spent once at the start. See
-    :mod:`simcollective.nccl.other_collectives`.
+    Channels and protocol as the module docstring says.
     """
     plan = plan_for_coll(comm, x, "reduce", "auto", protocol, channels)
     return (yield from run_coll_plan(comm, x, "reduce", plan, root=root))
