@@ -13,22 +13,13 @@ from dataclasses import dataclass, field
 
 from ..data.blocks import block_bounds, iter_parts
 from ..errors import UserInputError
-from .registry import OPTION_CHECKS
 
 __all__ = [
-    "check_chunk_size", "nchunks", "split", "flatten", "pof2_floor", "fold", "unfold", "real_rank",
+    "nchunks", "split", "flatten", "pof2_floor", "fold", "unfold", "real_rank",
     "recursive_doubling", "ring_pass", "ring_reduce_scatter", "ring_allgather", "add_parts", "allgather", "ALLGATHERS",
     "recursive_halving", "relative", "TreeJob", "pipelined_trees",
     "ceil_log2", "recursive_doubling_messages", "allgather_messages", "two_level_messages",
 ]
-
-
-# -- options -------------------------------------------------------------------------------
-def check_chunk_size(nranks: int, chunk_size=None, **_ignored) -> None:
-    """``chunk_size`` must be a positive integer (bytes). The registry checks every option by
-    name (``registry.OPTION_CHECKS``); this name remains for code written against it."""
-    if chunk_size is not None:
-        OPTION_CHECKS["chunk_size"](chunk_size, nranks)
 
 
 # -- cutting vectors -----------------------------------------------------------------------

@@ -26,37 +26,13 @@ from ..errors import UserInputError
 from ._common import fold as _dense_fold
 from ._common import ALLGATHERS, allgather, pof2_floor, real_rank, unfold
 from ._common import ring_pass as _ring_pass
-from .registry import OPTION_CHECKS
 
 __all__ = [
     "pof2_floor", "real_rank", "unfold", "fold", "is_pof2",
-    "check_densify", "check_allgather", "check_group_size", "check_bool",
     "merge_op", "shared_merge_op", "split_stream", "ring_pass", "ring_reduce_scatter", "ring_allgather", "allgather",
     "selection_time", "split_time", "assembly_time", "sum_streams", "shared_sum", "ALLGATHERS",
     "STUDY_SIZING", "no_study_sizing",
 ]
-
-
-# -- option checks: done by name in the registry (``registry.OPTION_CHECKS``); these names
-# remain for code written against them ---------------------------------------------------------
-def check_densify(densify) -> None:
-    if densify is not None:
-        OPTION_CHECKS["densify"](densify, 1)
-
-
-def check_allgather(allgather) -> None:
-    if allgather is not None:
-        OPTION_CHECKS["allgather"](allgather, 1)
-
-
-def check_group_size(nranks: int, group_size) -> None:
-    if group_size is not None:
-        OPTION_CHECKS["group_size"](group_size, nranks)
-
-
-def check_bool(name: str, value) -> None:
-    if value is not None and not isinstance(value, bool):
-        raise UserInputError(f"--{name} {value!r} must be true or false")
 
 
 def is_pof2(p: int) -> bool:
