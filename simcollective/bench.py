@@ -22,12 +22,11 @@ alltoall's in-place ``#wrong`` is ``N/A`` as in nccl-tests.
 from __future__ import annotations
 
 import csv
-import json
 import sys
 
 from . import __version__
 from .errors import UserInputError
-from .parsing import check_output_path, parse_int, parse_topology_opts
+from .parsing import check_output_path, parse_int, parse_topology_opts, write_json
 from .units import parse_size
 
 __all__ = ["add_parser", "cmd_bench", "bench_sizes", "run_bench", "format_table", "DEFAULT_ALGORITHM",
@@ -209,15 +208,6 @@ def add_parser(subparsers) -> None:
     p.set_defaults(func=cmd_bench)
 
 
-def _write_json(rows, dest) -> None:
-    text = json.dumps(rows, indent=2)
-    if dest == "-":
-        print(text)
-    else:
-        with open(dest, "w") as fh:
-            fh.write(text + "\n")
-
-
 def cmd_bench(args) -> int:
     from .data.collectives import get_collective
     from .simulate import RunConfig, build_graph, resolve
@@ -266,7 +256,7 @@ def cmd_bench(args) -> int:
     if not quiet:
         print(format_footer(rows, coll.name))
     if args.json:
-        _write_json(rows, args.json)
+        write_json(rows, args.json)
     if args.csv:
         _write_csv(rows, args.csv)
     return 0
