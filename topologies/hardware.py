@@ -69,7 +69,6 @@ from .nodes import DGX1_NVLINK, add_cable, add_gpu
 from .schema import DUPLEX, TopologyError, validate
 
 __all__ = [
-    "HARDWARE_PRESETS",
     "dgx1_v100",
     "dgx2_v100",
     "dgx_a100",
@@ -924,14 +923,3 @@ def gb200_nvl72(
            nic_bandwidth=nic_bandwidth, nic_latency=nic_latency, uplink_latency=uplink_latency,
            switch_bandwidth=switch_bandwidth, switch_latency=switch_latency, duplex=duplex)
     return validate(G)
-
-
-#: name -> builder of the hardware presets (registered in :mod:`topologies.registry`).
-HARDWARE_PRESETS = {
-    "dgx1-v100": dgx1_v100,
-    "dgx2-v100": dgx2_v100,
-    "dgx-a100": dgx_a100,
-    "dgx-h100": dgx_h100,
-    "dgx-b200": dgx_b200,
-    "gb200-nvl72": gb200_nvl72,
-}
