@@ -426,3 +426,41 @@ def test_nccl_model_check_script_puts_nccls_model_against_the_logs():
     # allgather: NCCL's model for allgather (bytes = the output buffer, busbw factor (n - 1)/n)
     assert "64 MiB ring/simple 269.0 / 276.4 (0.97)" in lines["b200x16-allgather"]
     assert len(lines) == 11
+
+
+# -- the network transport's advertised latency (NCCL's graph.latencyInter) -----------------------------
+def test_net_latency_is_added_per_network_hop_and_twice_for_simple():
+    # 2 x p4d-like (dgx-a100, 4 NICs): ring allreduce has 2 (nNodes - 1) = 2 network steps; NCCL adds the
+    # transport's advertised latency to each (nccl.md 4.3), again for Simple (the flush)
+    def m_of(opts):
+        g = topologies.build("dgx-a100", 2, {"nics_per_node": 4, **opts})
+        gpus = sorted((n for n, d in g.nodes(data=True) if d.get("kind") == "gpu"),
+                      key=lambda n: (g.nodes[n]["server"], g.nodes[n]["local"]))
+        return model.machine_of(g, gpus)
+
+    base, efa = m_of({}), m_of({"net_latency": 60e-6})
+    assert base.net_latency_us == 0.0 and efa.net_latency_us == pytest.approx(60.0)
+    gb, ge = model.graphs_of(base), model.graphs_of(efa)
+    assert model.latency(efa, ge, "ring", "ll") - model.latency(base, gb, "ring", "ll") == pytest.approx(2 * 60)
+    assert model.latency(efa, ge, "ring", "simple") - model.latency(base, gb, "ring", "simple") == \
+        pytest.approx(2 * 2 * 60)
+    assert model.latency(efa, ge, "tree", "ll128") - model.latency(base, gb, "tree", "ll128") == \
+        pytest.approx(2 * 1 * 60)     # tree: 2 x log2(nNodes) network hops
+    # the simulated call spends it: phase 'latency' grows by exactly 2 x 60 us (ring, LL)
+    opts = {"nics_per_node": 4}
+    cfg = dict(topology="dgx-a100", nodes=2, algorithm="nccl-ring", elements=1024, dtype="int32",
+               profile="nccl", options={"protocol": "ll", "channels": 2})
+    a = run_allreduce(RunConfig(topology_opts=dict(opts), **cfg))
+    b = run_allreduce(RunConfig(topology_opts={**opts, "net_latency": 60e-6}, **cfg))
+    assert b["phases"]["latency"] - a["phases"]["latency"] == pytest.approx(120e-6)
+    assert b["verified"]
+    # one node: no network hop, nothing added
+    one = topologies.build("dgx-a100", 1, {"net_latency": 60e-6})
+    assert model.machine_of(one, [f"n0/gpu{i}" for i in range(8)]).net_latency_us == 0.0
+
+
+@pytest.mark.parametrize("value", ["-1e-6", "2e-3", "nan"])
+def test_net_latency_bad_values_are_one_line_errors(capsys, value):
+    code, _, err = cli(capsys, "run", "--topology", "dgx-a100", "--nodes", "2", "--topology-opt",
+                       f"net_latency={value}", "--elements", "1024", "--profile", "nccl", "--algorithm", "nccl")
+    assert code == 2 and "net_latency" in err and err.count("\n") == 1

@@ -109,6 +109,16 @@ def _check_nic_bandwidth(value: object) -> float:
     return float(value)
 
 
+def _check_net_latency(value: object) -> float:
+    if (isinstance(value, bool) or not isinstance(value, (int, float))
+            or not math.isfinite(value) or not 0 <= value <= 1e-3):
+        raise TopologyError(
+            f"net_latency must be a number from 0 to 1e-3 seconds (the network transport's "
+            f"advertised latency per network hop, 0 = none), got {value!r}"
+        )
+    return float(value)
+
+
 def _check_oversubscription(value: object) -> float:
     if (isinstance(value, bool) or not isinstance(value, (int, float))
             or not math.isfinite(value) or not 1 <= value <= 64):
@@ -577,9 +587,11 @@ def dgx2_v100(
 def _hgx_cluster(name, text, nodes, *, model, gpus, links_per_gpu, chips, nvls, pcie_switches,
                  nic_model, nics_per_node, nic_bandwidth, oversubscription, nodes_per_su, spines,
                  nvlink_bandwidth, nvswitch_latency, pcie_bandwidth, pcie_latency, nic_latency,
-                 uplink_latency, switch_bandwidth, switch_latency, duplex) -> nx.DiGraph:
+                 uplink_latency, switch_bandwidth, switch_latency, duplex,
+                 net_latency=0.0) -> nx.DiGraph:
     _common_checks(nodes, gpus, nics_per_node, nic_bandwidth, oversubscription, nodes_per_su,
                    spines, duplex)
+    _check_net_latency(net_latency)
     per_gpu = links_per_gpu * nvlink_bandwidth
     G = _graph(name, f"{text}: {nodes} node(s) x {gpus} {model} on NVSwitch "
                f"({links_per_gpu} x {nvlink_bandwidth / 1e9:g} GB/s/dir = "
@@ -596,6 +608,8 @@ def _hgx_cluster(name, text, nodes, *, model, gpus, links_per_gpu, chips, nvls, 
     _rails(G, ports, nodes_per_su=nodes_per_su, spines=spines, oversubscription=oversubscription,
            nic_bandwidth=nic_bandwidth, nic_latency=nic_latency, uplink_latency=uplink_latency,
            switch_bandwidth=switch_bandwidth, switch_latency=switch_latency, duplex=duplex)
+    if net_latency:
+        G.graph["net_latency"] = float(net_latency)
     return validate(G)
 
 
@@ -616,6 +630,7 @@ def dgx_a100(
     uplink_latency: float = 5e-8,
     switch_bandwidth: float = 2e12,
     switch_latency: float = 0.1e-6,
+    net_latency: float = 0.0,
     duplex: str = "full",
 ) -> nx.DiGraph:
     """DGX A100 as built: 8 A100, 12 NVLink 3 links to 6 NVSwitches, 8 HDR NICs, rail fabric.
@@ -650,6 +665,16 @@ def dgx_a100(
         As :func:`dgx1_v100`.
     switch_bandwidth : float
         40 HDR ports x 25e9 x 2 = 2e12 [recalled, QM8700 16 Tb/s].
+    net_latency : float
+        The latency the network transport advertises to NCCL (its plugin's
+        ``ncclNetProperties.latency``, NCCL's ``graph.latencyInter``), seconds
+        per network hop; NCCL adds it to every network hop of its latency
+        model, twice for Simple (the receive's GPUDirect flush) [nccl.md
+        s4.3]. 0 (default): NCCL's own IB/RoCE transport advertises none. The
+        ``nccl-*`` algorithms and ``nccl`` spend it as NCCL's model does.
+        AWS EFA through aws-ofi-nccl (p4d, 2020): ``net_latency=60e-6``,
+        FITTED to the p4d log of ``experiments/nccl-tests`` (its 158 us
+        small-message floor), not a published figure.
     duplex : {"full", "shared"}
         ``"full"`` as built (every figure per direction); ``"shared"`` applies
         the study's convention (one capacity for both directions) to every
@@ -676,7 +701,7 @@ def dgx_a100(
         nvlink_bandwidth=nvlink_bandwidth, nvswitch_latency=nvswitch_latency,
         pcie_bandwidth=pcie_bandwidth, pcie_latency=pcie_latency, nic_latency=nic_latency,
         uplink_latency=uplink_latency, switch_bandwidth=switch_bandwidth,
-        switch_latency=switch_latency, duplex=duplex)
+        switch_latency=switch_latency, duplex=duplex, net_latency=net_latency)
 
 
 def dgx_h100(
@@ -696,6 +721,7 @@ def dgx_h100(
     uplink_latency: float = 5e-8,
     switch_bandwidth: float = 6.4e12,
     switch_latency: float = 0.1e-6,
+    net_latency: float = 0.0,
     duplex: str = "full",
 ) -> nx.DiGraph:
     """DGX H100 as built: 8 H100, 18 NVLink 4 links to 4 NVSwitches (NVLS), 8 NDR NICs, rails.
@@ -726,6 +752,16 @@ def dgx_h100(
         As :func:`dgx1_v100`.
     switch_bandwidth : float
         64 NDR ports x 50e9 x 2 = 6.4e12 [recalled, QM9700 51.2 Tb/s].
+    net_latency : float
+        The latency the network transport advertises to NCCL (its plugin's
+        ``ncclNetProperties.latency``, NCCL's ``graph.latencyInter``), seconds
+        per network hop; NCCL adds it to every network hop of its latency
+        model, twice for Simple (the receive's GPUDirect flush) [nccl.md
+        s4.3]. 0 (default): NCCL's own IB/RoCE transport advertises none. The
+        ``nccl-*`` algorithms and ``nccl`` spend it as NCCL's model does.
+        AWS EFA through aws-ofi-nccl (p4d, 2020): ``net_latency=60e-6``,
+        FITTED to the p4d log of ``experiments/nccl-tests`` (its 158 us
+        small-message floor), not a published figure.
     duplex : {"full", "shared"}
         ``"full"`` as built (every figure per direction); ``"shared"`` applies
         the study's convention (one capacity for both directions) to every
@@ -752,7 +788,7 @@ def dgx_h100(
         nvlink_bandwidth=nvlink_bandwidth, nvswitch_latency=nvswitch_latency,
         pcie_bandwidth=pcie_bandwidth, pcie_latency=pcie_latency, nic_latency=nic_latency,
         uplink_latency=uplink_latency, switch_bandwidth=switch_bandwidth,
-        switch_latency=switch_latency, duplex=duplex)
+        switch_latency=switch_latency, duplex=duplex, net_latency=net_latency)
 
 
 def dgx_b200(
@@ -772,6 +808,7 @@ def dgx_b200(
     uplink_latency: float = 5e-8,
     switch_bandwidth: float = 6.4e12,
     switch_latency: float = 0.1e-6,
+    net_latency: float = 0.0,
     duplex: str = "full",
 ) -> nx.DiGraph:
     """DGX B200 as built: 8 B200, 18 NVLink 5 links to 2 NVSwitches (NVLS), 8 x 400G NICs, rails.
@@ -795,6 +832,16 @@ def dgx_b200(
         As :func:`dgx_h100` (PCIe Gen5).
     uplink_latency, switch_bandwidth, switch_latency : float
         As :func:`dgx_h100` (NDR switches).
+    net_latency : float
+        The latency the network transport advertises to NCCL (its plugin's
+        ``ncclNetProperties.latency``, NCCL's ``graph.latencyInter``), seconds
+        per network hop; NCCL adds it to every network hop of its latency
+        model, twice for Simple (the receive's GPUDirect flush) [nccl.md
+        s4.3]. 0 (default): NCCL's own IB/RoCE transport advertises none. The
+        ``nccl-*`` algorithms and ``nccl`` spend it as NCCL's model does.
+        AWS EFA through aws-ofi-nccl (p4d, 2020): ``net_latency=60e-6``,
+        FITTED to the p4d log of ``experiments/nccl-tests`` (its 158 us
+        small-message floor), not a published figure.
     duplex : {"full", "shared"}
         ``"full"`` as built (every figure per direction); ``"shared"`` applies
         the study's convention (one capacity for both directions) to every
@@ -819,7 +866,7 @@ def dgx_b200(
         nvlink_bandwidth=nvlink_bandwidth, nvswitch_latency=nvswitch_latency,
         pcie_bandwidth=pcie_bandwidth, pcie_latency=pcie_latency, nic_latency=nic_latency,
         uplink_latency=uplink_latency, switch_bandwidth=switch_bandwidth,
-        switch_latency=switch_latency, duplex=duplex)
+        switch_latency=switch_latency, duplex=duplex, net_latency=net_latency)
 
 
 def gb200_nvl72(
