@@ -188,7 +188,8 @@ def test_protocol_is_wire_inflation():
 
 def test_nvls_time_closed_form():
     # each GPU link carries (P+1)/P x S each way at 0.82 x nvls_efficiency of its line rate;
-    # 25 us NVLS latency
+    # 25 us NVLS latency; plus one row of pipeline fill: 64 MiB < 1 GiB = 64 x 16 x 8 x 128 KiB, so
+    # NCCL's chunk is 64 KiB and a row of all channels is 16 x 8 x 64 KiB = 8 MiB = 1/8 of the call
     g = topologies.build("dgx-h100", 1, {})
     cap = g.edges["n0/gpu0", next(v for v in g.successors("n0/gpu0")
                                   if g.nodes[v].get("kind") == "nvswitch")]["bandwidth"]
@@ -196,8 +197,9 @@ def test_nvls_time_closed_form():
     rep = run("nccl-nvls", elements=n, dtype="float32", channels=16)
     S = 4 * n
     eff = load_profile("nccl").nccl["nvls_efficiency"]
-    expect = 25e-6 + S * (P + 1) / P / (cap * 0.82 * eff)
+    expect = 25e-6 + S * (P + 1) / P / (cap * 0.82 * eff) * (1 + 1 / 8)
     assert rep["time_s"] == pytest.approx(expect, rel=1e-3)
+    assert rep["phases"]["pipeline-fill"] == pytest.approx(S * (P + 1) / P / (cap * 0.82 * eff) / 8, rel=1e-3)
 
 
 def test_ring_latency_is_nccls():
@@ -464,3 +466,29 @@ def test_net_latency_bad_values_are_one_line_errors(capsys, value):
     code, _, err = cli(capsys, "run", "--topology", "dgx-a100", "--nodes", "2", "--topology-opt",
                        f"net_latency={value}", "--elements", "1024", "--profile", "nccl", "--algorithm", "nccl")
     assert code == 2 and "net_latency" in err and err.count("\n") == 1
+
+
+# -- NVLS pipeline fill in rows of NCCL's chunk ---------------------------------------------------------
+def test_nvls_chunk_follows_nccls_reduction_for_small_calls():
+    from simcollective.nccl.protocols import nvls_chunk_bytes
+
+    K = 1024
+    # 16 channels x 8 heads = 128 concurrent chunks: < 1 GiB -> 64 KiB, < 64 MiB -> 32 KiB, < 8 MiB -> 16 KiB
+    assert [nvls_chunk_bytes(s, 16, 8) for s in (1 << 30, (1 << 30) - 4, 64 * MiB, 64 * MiB - 4, 8 * MiB,
+                                                 8 * MiB - 4, 1024)] == \
+        [128 * K, 64 * K, 64 * K, 32 * K, 32 * K, 16 * K, 16 * K]
+    assert nvls_chunk_bytes(1 << 34, 16, 8, nnodes=4) == 64 * K      # NVLSTree on >= 4 nodes
+
+
+def test_nvls_fill_rows():
+    from simcollective.nccl.collectives import nvls_fill
+
+    assert nvls_fill(8 << 30, 16, 8, 1, "nvls") == pytest.approx(16 * MiB / (8 << 30))   # one 16 MiB row
+    assert nvls_fill(64 * MiB, 16, 8, 2, "nvlstree") == pytest.approx(4 / 8)             # 4 rows of 8 MiB
+    assert nvls_fill(1 * MiB, 16, 8, 1, "nvls") == 1.0       # smaller than a row: a full bandwidth time
+    # a 2-node NVLSTree call spends its fill after the flows: phase 'pipeline-fill' = 4/8 of the rest
+    rep = run("nccl-nvls", nodes=2, elements=16 * MiB, dtype="float32", channels=16)
+    ph = rep["phases"]
+    assert ph["pipeline-fill"] == pytest.approx(0.5 * (rep["time_s"] - ph["latency"] - ph["pipeline-fill"]),
+                                                rel=1e-6)
+    assert rep["verified"]
