@@ -672,8 +672,8 @@ def dgx_a100(
         model, twice for Simple (the receive's GPUDirect flush) [nccl.md
         s4.3]. 0 (default): NCCL's own IB/RoCE transport advertises none. The
         ``nccl-*`` algorithms and ``nccl`` spend it as NCCL's model does.
-        AWS EFA through aws-ofi-nccl (p4d, 2020): ``net_latency=60e-6``,
-        FITTED to the p4d log of ``experiments/nccl-tests`` (its 158 us
+        AWS EFA through aws-ofi-nccl (p4d, 2020): ``net_latency=70e-6``,
+        FITTED to the p4d log of ``experiments/nccl-tests`` (its 158-270 us
         small-message floor), not a published figure.
     duplex : {"full", "shared"}
         ``"full"`` as built (every figure per direction); ``"shared"`` applies
@@ -759,8 +759,8 @@ def dgx_h100(
         model, twice for Simple (the receive's GPUDirect flush) [nccl.md
         s4.3]. 0 (default): NCCL's own IB/RoCE transport advertises none. The
         ``nccl-*`` algorithms and ``nccl`` spend it as NCCL's model does.
-        AWS EFA through aws-ofi-nccl (p4d, 2020): ``net_latency=60e-6``,
-        FITTED to the p4d log of ``experiments/nccl-tests`` (its 158 us
+        AWS EFA through aws-ofi-nccl (p4d, 2020): ``net_latency=70e-6``,
+        FITTED to the p4d log of ``experiments/nccl-tests`` (its 158-270 us
         small-message floor), not a published figure.
     duplex : {"full", "shared"}
         ``"full"`` as built (every figure per direction); ``"shared"`` applies
@@ -839,8 +839,8 @@ def dgx_b200(
         model, twice for Simple (the receive's GPUDirect flush) [nccl.md
         s4.3]. 0 (default): NCCL's own IB/RoCE transport advertises none. The
         ``nccl-*`` algorithms and ``nccl`` spend it as NCCL's model does.
-        AWS EFA through aws-ofi-nccl (p4d, 2020): ``net_latency=60e-6``,
-        FITTED to the p4d log of ``experiments/nccl-tests`` (its 158 us
+        AWS EFA through aws-ofi-nccl (p4d, 2020): ``net_latency=70e-6``,
+        FITTED to the p4d log of ``experiments/nccl-tests`` (its 158-270 us
         small-message floor), not a published figure.
     duplex : {"full", "shared"}
         ``"full"`` as built (every figure per direction); ``"shared"`` applies
