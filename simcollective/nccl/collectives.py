@@ -165,7 +165,8 @@ def make_plan(graph, gpus, profile, algorithm: str, nbytes: int, protocol=None, 
         wire = (P + 1) / (2 * (P - 1)) / table["nvls_efficiency"] if P > 1 else 1.0
     plan = Plan(algorithm, protocol, channels, lat_us * 1e-6, wire, m, model_choice=model_choice,
                 predicted_us=predicted)
-    if algorithm in ("nvls", "nvlstree"):
+    if algorithm in ("nvls", "nvlstree") and m.nnodes <= 2:
+        # beyond 2 nodes NVLSTree is another module's chunk pipeline (its fill is in its flows)
         plan.fill = nvls_fill(nbytes, channels, m.ppn, m.nnodes, algorithm)
     if algorithm == "ring":
         local = None
