@@ -492,3 +492,26 @@ def test_nvls_fill_rows():
     assert ph["pipeline-fill"] == pytest.approx(0.5 * (rep["time_s"] - ph["latency"] - ph["pipeline-fill"]),
                                                 rel=1e-6)
     assert rep["verified"]
+
+
+def test_compare_p4d_with_the_fitted_efa_figures_meets_the_small_size_target():
+    # the README's p4d command: EFA goodput and transport latency fitted to this log; <= 64 KiB within 30 %
+    from simcollective.nccl.compare import compare
+
+    res = compare(str(REF / "p4d-a100x8-2node-efa_allreduce_awsdlami.txt"), topology="dgx-a100", nodes=2,
+                  topology_opts={"nics_per_node": 4, "nic_bandwidth": 7.34e9, "net_latency": 70e-6},
+                  max_size=64 << 10)
+    ratios = [r["time_ratio"] for r in res["rows"]]
+    assert len(ratios) == 14 and all(0.7 <= t <= 1.3 for t in ratios)
+    plain = compare(str(REF / "p4d-a100x8-2node-efa_allreduce_awsdlami.txt"), topology="dgx-a100", nodes=2,
+                    topology_opts={"nics_per_node": 4}, max_size=64)
+    assert all(r["time_ratio"] < 0.3 for r in plain["rows"])    # without them: NCCL's IB latencies
+
+
+def test_compare_two_node_nvlstree_mid_size_meets_the_target_with_the_fill():
+    from simcollective.nccl.compare import compare
+
+    res = compare(str(REF / "h100x8-2to8node-ib400_allreduce_ncclt309.txt"), section=1, topology="dgx-h100",
+                  nodes=2, min_size=64 * MiB, max_size=64 * MiB)
+    (row,) = res["rows"]
+    assert row["algorithm_chosen"] == "nccl-nvls" and 0.9 <= row["busbw_ratio"] <= 1.1
