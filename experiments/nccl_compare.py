@@ -2,8 +2,8 @@
 
     python experiments/nccl_compare.py [OUTDIR]      (default: experiments/results/nccl)
 
-Writes, per log, the table (.txt), the JSON (.json) and the busbw plot (.png). 122 s wall
-(92 s CPU) on the project's 2-core machine, most of it the 4- and 8-node sections.
+Writes, per log, the table (.txt), the JSON (.json) and the busbw plot (.png). 3-6 min wall
+(2-2.5 min CPU) on the project's shared 2-core machine, most of it the 4- and 8-node sections.
 """
 
 from __future__ import annotations
