@@ -424,6 +424,7 @@ def dgx1_v100(
     uplink_latency: float = 5e-8,
     switch_bandwidth: float = 9e11,
     switch_latency: float = 0.1e-6,
+    net_latency: float = 0.0,
     duplex: str = "full",
 ) -> nx.DiGraph:
     """DGX-1 with V100 (DGX-1V) as built: hybrid cube-mesh NVLink 2, 4 EDR NICs, rail fabric.
@@ -466,6 +467,9 @@ def dgx1_v100(
     switch_bandwidth : float
         Crossing capacity of a leaf or spine: 36 EDR ports x 12.5e9 x 2
         = 9e11 [recalled, SB7800 7.2 Tb/s].
+    net_latency : float
+        The network transport's advertised latency per network hop (NCCL's
+        ``graph.latencyInter``), seconds; 0 by default. As :func:`dgx_a100`.
     duplex : {"full", "shared"}
         ``"full"`` as built (every figure per direction); ``"shared"`` applies
         the study's convention (one capacity for both directions) to every
@@ -500,6 +504,8 @@ def dgx1_v100(
     _rails(G, ports, nodes_per_su=nodes_per_su, spines=spines, oversubscription=oversubscription,
            nic_bandwidth=nic_bandwidth, nic_latency=nic_latency, uplink_latency=uplink_latency,
            switch_bandwidth=switch_bandwidth, switch_latency=switch_latency, duplex=duplex)
+    if _check_net_latency(net_latency):
+        G.graph["net_latency"] = float(net_latency)
     return validate(G)
 
 
@@ -520,6 +526,7 @@ def dgx2_v100(
     uplink_latency: float = 5e-8,
     switch_bandwidth: float = 9e11,
     switch_latency: float = 0.1e-6,
+    net_latency: float = 0.0,
     duplex: str = "full",
 ) -> nx.DiGraph:
     """DGX-2 as built: 16 V100, 12 NVSwitches in 6 planes on 2 baseboards, 8 EDR NICs.
@@ -549,6 +556,9 @@ def dgx2_v100(
         As :func:`dgx1_v100` (PCIe Gen3).
     switch_bandwidth, switch_latency : float
         As :func:`dgx1_v100` (EDR switches).
+    net_latency : float
+        The network transport's advertised latency per network hop (NCCL's
+        ``graph.latencyInter``), seconds; 0 by default. As :func:`dgx_a100`.
     duplex : {"full", "shared"}
         ``"full"`` as built (every figure per direction); ``"shared"`` applies
         the study's convention (one capacity for both directions) to every
@@ -581,6 +591,8 @@ def dgx2_v100(
     _rails(G, ports, nodes_per_su=nodes_per_su, spines=spines, oversubscription=oversubscription,
            nic_bandwidth=nic_bandwidth, nic_latency=nic_latency, uplink_latency=uplink_latency,
            switch_bandwidth=switch_bandwidth, switch_latency=switch_latency, duplex=duplex)
+    if _check_net_latency(net_latency):
+        G.graph["net_latency"] = float(net_latency)
     return validate(G)
 
 
@@ -887,6 +899,7 @@ def gb200_nvl72(
     uplink_latency: float = 5e-8,
     switch_bandwidth: float = 6.4e12,
     switch_latency: float = 0.1e-6,
+    net_latency: float = 0.0,
     duplex: str = "full",
 ) -> nx.DiGraph:
     """GB200 NVL72 as built: hosts of 4 B200 in NVLink domains of 72 GPUs, 4 x 400G NICs per host.
@@ -921,6 +934,9 @@ def gb200_nvl72(
         As :func:`dgx_h100` (PCIe Gen5; the NIC hangs off its GPU without a switch).
     uplink_latency, switch_bandwidth, switch_latency : float
         As :func:`dgx_h100`.
+    net_latency : float
+        The network transport's advertised latency per network hop (NCCL's
+        ``graph.latencyInter``), seconds; 0 by default. As :func:`dgx_a100`.
     duplex : {"full", "shared"}
         ``"full"`` as built (every figure per direction); ``"shared"`` applies
         the study's convention (one capacity for both directions) to every
@@ -969,4 +985,6 @@ def gb200_nvl72(
     _rails(G, ports, nodes_per_su=nodes_per_su, spines=spines, oversubscription=oversubscription,
            nic_bandwidth=nic_bandwidth, nic_latency=nic_latency, uplink_latency=uplink_latency,
            switch_bandwidth=switch_bandwidth, switch_latency=switch_latency, duplex=duplex)
+    if _check_net_latency(net_latency):
+        G.graph["net_latency"] = float(net_latency)
     return validate(G)
