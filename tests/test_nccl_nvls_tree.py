@@ -6,6 +6,8 @@ from __future__ import annotations
 import math
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import topologies
 from simcollective.cli import main
@@ -51,6 +53,15 @@ def test_nvlstree_verifies_on_3_and_4_nodes(nodes, dtype, elements, channels):
     assert rep["algorithm_chosen"] == "nccl-nvls" and rep["nccl_algorithm"] == "NVLSTree"
     assert "nvlstree" in rep["phases"]
     # the registry's message count is exact
+    assert expected_messages(resolve(cfg)) == rep["messages"]
+
+
+@settings(max_examples=12, deadline=None)
+@given(n=st.integers(1, 5000), channels=st.integers(1, 17), nodes=st.integers(3, 6))
+def test_any_size_channels_and_node_count_is_exact(n, channels, nodes):
+    # odd node counts (shifted second tree), odd channel counts, empty blocks (n < C x ppn)
+    cfg, rep = run(nodes=nodes, elements=n, channels=channels)
+    assert rep["verified"] and "exact" in rep["verification"]
     assert expected_messages(resolve(cfg)) == rep["messages"]
 
 
