@@ -1,4 +1,4 @@
-"""nccl-nvls: NCCL's NVLS allreduce: reduction in the NVSwitch (NVLink SHARP, Hopper or newer); NVLSTree on 2 nodes."""
+"""nccl-nvls: NCCL's NVLS allreduce: reduction in the NVSwitch (NVLink SHARP, Hopper or newer); NVLSTree across nodes."""
 
 from __future__ import annotations
 
@@ -9,8 +9,12 @@ from .registry import register
 @register("nccl-nvls", kind="dense", options=("protocol", "channels"), check=check_options,
           messages=messages_hook("nvls"))
 def nccl_nvls(comm, x, *, protocol=None, channels=None):
-    """NCCL's NVLS allreduce: reduction in the NVSwitch (NVLink SHARP, Hopper or newer); NVLSTree on 2 nodes.
+    """NCCL's NVLS allreduce: reduction in the NVSwitch (NVLink SHARP, Hopper or newer); NVLSTree across nodes.
 
+    On one node the switch reduces and multicasts; across nodes it is NCCL's NVLSTree: NVLS
+    inside every node, and between the nodes, per channel, NCCL's double binary tree over the
+    nodes (channel c uses tree c % 2), head GPU h of a node talking to head h of the others
+    (same rail); see :mod:`simcollective.nccl.nvls_tree`.
     The buffer is cut into ``channels`` contiguous ranges (default: what NCCL would run
     for this size on this machine), one per channel, all channels at once. ``protocol``:
     simple, ll or ll128 (default: what NCCL's model picks for this algorithm and size; NVLS

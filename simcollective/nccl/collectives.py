@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from ..algorithms._common import TreeJob, pipelined_trees, split
 from ..data.blocks import block_bounds
 from ..errors import UserInputError
-from . import model
+from . import model, nvls_tree
 from .protocols import PROTOCOLS, Wire, check_protocol, nvls_chunk_bytes, ring_chunk_bytes, tree_chunk_bytes
 from .search import ring_orders, tree_links
 
@@ -118,7 +118,7 @@ def make_plan(graph, gpus, profile, algorithm: str, nbytes: int, protocol=None, 
     if algorithm == "auto":
         protos = (protocol,) if protocol is not None else model.PROTOCOLS
         model_choice = model.choose(m, nbytes, protos=protos)
-        runnable = model.choose(m, nbytes, algos=ALGOS + (("nvlstree",) if m.nnodes == 2 else ()), protos=protos)
+        runnable = model.choose(m, nbytes, algos=ALGOS + ("nvlstree",), protos=protos)
         algorithm, proto, nch, predicted = runnable
         protocol = proto
         if channels is None:
@@ -135,10 +135,6 @@ def make_plan(graph, gpus, profile, algorithm: str, nbytes: int, protocol=None, 
                 "nccl-nvls needs NVLink SHARP (Hopper or newer GPUs on an NVSwitch); this machine has "
                 f"{'no NVSwitch' if not m.nvswitch else 'GPUs of compute capability ' + str(m.cc / 10)}: "
                 "use nccl-ring or nccl-tree")
-        if m.nnodes > 2:
-            raise UserInputError(
-                f"nccl-nvls across nodes (NVLSTree) is modelled for 2 nodes; these ranks span {m.nnodes} "
-                "nodes: use nccl-ring or nccl-tree")
         if protocol != "simple":
             raise UserInputError(f"--protocol {protocol} does not apply to nccl-nvls (NVLS runs only simple)")
     if protocol == "ll128" and not model.enabled(m, algorithm, "ll128"):
@@ -176,6 +172,8 @@ def make_plan(graph, gpus, profile, algorithm: str, nbytes: int, protocol=None, 
         plan.positions = [{r: i for i, r in enumerate(o)} for o in plan.orders]
     elif algorithm == "tree":
         plan.trees = [tree_links(m, c) for c in range(channels)]
+    elif algorithm == "nvlstree" and m.nnodes > 2:
+        plan.trees = [nvls_tree.nvlstree_links(m, c) for c in range(channels)]
     _PLANS[key] = plan
     return plan
 
@@ -209,7 +207,10 @@ def run_plan(comm, x, plan: Plan):
         return (yield from _tree(comm, x, plan))
     start = comm.now
     if plan.algorithm == "nvlstree":
-        out = yield from _nvlstree(comm, x, plan)
+        if plan.machine.nnodes > 2:
+            out = yield from nvls_tree.run(comm, x, plan)
+        else:
+            out = yield from _nvlstree(comm, x, plan)
     else:
         out = yield from _nvls(comm, x, plan)
     if plan.fill:
@@ -321,7 +322,8 @@ def _nvls(comm, x, plan):
 
 
 def _nvlstree(comm, x, plan):
-    """NVLSTree on 2 nodes: NVLS inside each node (local GPU h is the head of block h), the
+    """NVLSTree on 2 nodes (3 or more: :mod:`simcollective.nccl.nvls_tree`): NVLS inside
+    each node (local GPU h is the head of block h), the
     heads of the two nodes (same local index: same rail) exchange and add their reduced
     blocks over the network, then NVLS multicasts the result inside each node.
 
@@ -387,7 +389,9 @@ def messages_hook(algorithm):
             return 2 * (P - 1) * sum(max(1, min(MAX_TREE_CHUNKS, math.ceil(b / chunk))) for b in sizes)
         if plan.algorithm == "nvls":       # per channel every rank to every other, twice
             return 2 * plan.channels * P * (P - 1)
-        total = 0                          # nvlstree: K pieces, reduce + exchange + multicast
+        if plan.machine.nnodes > 2:        # nvlstree beyond 2 nodes: NVLS + double binary tree
+            return nvls_tree.messages(plan.machine, n * item, plan.channels)
+        total = 0                          # nvlstree on 2 nodes: K pieces, reduce + exchange + multicast
         for ranks in plan.machine.nodes:
             ppn = len(ranks)
             K = max(1, min(NVLSTREE_PIECES, math.ceil(n * item / (ppn * NVLS_CHUNK))))
