@@ -474,6 +474,9 @@ def test_nvls_fill_rows():
     assert nvls_fill(8 << 30, 16, 8, 1, "nvls") == pytest.approx(16 * MiB / (8 << 30))   # one 16 MiB row
     assert nvls_fill(64 * MiB, 16, 8, 2, "nvlstree") == pytest.approx(4 / 8)             # 4 rows of 8 MiB
     assert nvls_fill(1 * MiB, 16, 8, 1, "nvls") == 1.0       # smaller than a row: a full bandwidth time
+    # beyond 2 nodes (nvls_tree.py pipelines the network passes in its flows): the 2 NVLS rows only;
+    # 64 MiB on 16 x 8 with NCCL's >= 4-node chunk of 64 KiB: rows of 8 MiB
+    assert nvls_fill(64 * MiB, 16, 8, 4, "nvlstree") == pytest.approx(2 / 8)
     # a 2-node NVLSTree call spends its fill after the flows: phase 'pipeline-fill' = 4/8 of the rest
     rep = run("nccl-nvls", nodes=2, elements=16 * MiB, dtype="float32", channels=16)
     ph = rep["phases"]

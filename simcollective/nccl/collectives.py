@@ -45,7 +45,11 @@ NVLS_CHUNK = 128 * 1024
 #: 1 row. NVLSTree on 2 nodes: NVLS reduce, network up to the tree root, network down, NVLS
 #: multicast, and the root's reduce between the two network passes: 4 rows. Ours (the chain of
 #: all_reduce.h's NVLS/NVLS_TREE roles as nccl.md 2.4 describes it), checked against the logs.
-NVLS_FILL_ROWS = {"nvls": 1, "nvlstree": 4}
+#: NVLSTree beyond 2 nodes ("nvlstree-wide", nvls_tree.py): its flows pipeline the tree's network
+#: passes chunk by chunk (their fill is simulated) but post the NVLS reduce of every chunk at once
+#: and multicast each as it arrives, so only the two NVLS passes' rows are added: 2 rows (checked
+#: against the 4- and 8-node logs B, E, C; 6 rows, the whole chain, overshoots: B 64 MiB 0.74).
+NVLS_FILL_ROWS = {"nvls": 1, "nvlstree": 4, "nvlstree-wide": 2}
 
 
 def check_options(nranks: int, protocol=None, channels=None, **_ignored) -> None:
@@ -161,8 +165,7 @@ def make_plan(graph, gpus, profile, algorithm: str, nbytes: int, protocol=None, 
         wire = (P + 1) / (2 * (P - 1)) / table["nvls_efficiency"] if P > 1 else 1.0
     plan = Plan(algorithm, protocol, channels, lat_us * 1e-6, wire, m, model_choice=model_choice,
                 predicted_us=predicted)
-    if algorithm in ("nvls", "nvlstree") and m.nnodes <= 2:
-        # beyond 2 nodes NVLSTree is another module's chunk pipeline (its fill is in its flows)
+    if algorithm in ("nvls", "nvlstree"):
         plan.fill = nvls_fill(nbytes, channels, m.ppn, m.nnodes, algorithm)
     if algorithm == "ring":
         local = None
@@ -187,7 +190,8 @@ def nvls_fill(nbytes: int, channels: int, heads: int, nnodes: int, algorithm: st
     time: ``rows x min(1, channels x heads x chunk / nbytes)`` of it (a call smaller than one row
     per channel pays one full bandwidth time per stage)."""
     row = channels * heads * nvls_chunk_bytes(nbytes, channels, heads, nnodes)
-    return NVLS_FILL_ROWS[algorithm] * min(1.0, row / max(1, nbytes))
+    rows = NVLS_FILL_ROWS["nvlstree-wide" if algorithm == "nvlstree" and nnodes > 2 else algorithm]
+    return rows * min(1.0, row / max(1, nbytes))
 
 
 def plan_for(comm, x, algorithm, protocol=None, channels=None) -> Plan:
