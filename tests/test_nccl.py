@@ -188,7 +188,8 @@ def test_protocol_is_wire_inflation():
 
 def test_nvls_time_closed_form():
     # each GPU link carries (P+1)/P x S each way at 0.82 x nvls_efficiency of its line rate;
-    # 25 us NVLS latency
+    # 25 us NVLS latency; plus one row of pipeline fill: 64 MiB < 1 GiB = 64 x 16 x 8 x 128 KiB, so
+    # NCCL's chunk is 64 KiB and a row of all channels is 16 x 8 x 64 KiB = 8 MiB = 1/8 of the call
     g = topologies.build("dgx-h100", 1, {})
     cap = g.edges["n0/gpu0", next(v for v in g.successors("n0/gpu0")
                                   if g.nodes[v].get("kind") == "nvswitch")]["bandwidth"]
@@ -196,8 +197,9 @@ def test_nvls_time_closed_form():
     rep = run("nccl-nvls", elements=n, dtype="float32", channels=16)
     S = 4 * n
     eff = load_profile("nccl").nccl["nvls_efficiency"]
-    expect = 25e-6 + S * (P + 1) / P / (cap * 0.82 * eff)
+    expect = 25e-6 + S * (P + 1) / P / (cap * 0.82 * eff) * (1 + 1 / 8)
     assert rep["time_s"] == pytest.approx(expect, rel=1e-3)
+    assert rep["phases"]["pipeline-fill"] == pytest.approx(S * (P + 1) / P / (cap * 0.82 * eff) / 8, rel=1e-3)
 
 
 def test_ring_latency_is_nccls():
@@ -414,3 +416,93 @@ def test_nccl_model_check_script_puts_nccls_model_against_the_logs():
     # allgather: NCCL's model for allgather (bytes = the output buffer, busbw factor (n - 1)/n)
     assert "64 MiB ring/simple 269.0 / 276.4 (0.97)" in lines["b200x16-allgather"]
     assert len(lines) == 11
+
+
+# -- the network transport's advertised latency (NCCL's graph.latencyInter) -----------------------------
+def test_net_latency_is_added_per_network_hop_and_twice_for_simple():
+    # 2 x p4d-like (dgx-a100, 4 NICs): ring allreduce has 2 (nNodes - 1) = 2 network steps; NCCL adds the
+    # transport's advertised latency to each (nccl.md 4.3), again for Simple (the flush)
+    def m_of(opts):
+        g = topologies.build("dgx-a100", 2, {"nics_per_node": 4, **opts})
+        gpus = sorted((n for n, d in g.nodes(data=True) if d.get("kind") == "gpu"),
+                      key=lambda n: (g.nodes[n]["server"], g.nodes[n]["local"]))
+        return model.machine_of(g, gpus)
+
+    base, efa = m_of({}), m_of({"net_latency": 60e-6})
+    assert base.net_latency_us == 0.0 and efa.net_latency_us == pytest.approx(60.0)
+    gb, ge = model.graphs_of(base), model.graphs_of(efa)
+    assert model.latency(efa, ge, "ring", "ll") - model.latency(base, gb, "ring", "ll") == pytest.approx(2 * 60)
+    assert model.latency(efa, ge, "ring", "simple") - model.latency(base, gb, "ring", "simple") == \
+        pytest.approx(2 * 2 * 60)
+    assert model.latency(efa, ge, "tree", "ll128") - model.latency(base, gb, "tree", "ll128") == \
+        pytest.approx(2 * 1 * 60)     # tree: 2 x log2(nNodes) network hops
+    # the simulated call spends it: phase 'latency' grows by exactly 2 x 60 us (ring, LL)
+    opts = {"nics_per_node": 4}
+    cfg = dict(topology="dgx-a100", nodes=2, algorithm="nccl-ring", elements=1024, dtype="int32",
+               profile="nccl", options={"protocol": "ll", "channels": 2})
+    a = run_allreduce(RunConfig(topology_opts=dict(opts), **cfg))
+    b = run_allreduce(RunConfig(topology_opts={**opts, "net_latency": 60e-6}, **cfg))
+    assert b["phases"]["latency"] - a["phases"]["latency"] == pytest.approx(120e-6)
+    assert b["verified"]
+    # one node: no network hop, nothing added
+    one = topologies.build("dgx-a100", 1, {"net_latency": 60e-6})
+    assert model.machine_of(one, [f"n0/gpu{i}" for i in range(8)]).net_latency_us == 0.0
+
+
+@pytest.mark.parametrize("value", ["-1e-6", "2e-3", "nan"])
+def test_net_latency_bad_values_are_one_line_errors(capsys, value):
+    code, _, err = cli(capsys, "run", "--topology", "dgx-a100", "--nodes", "2", "--topology-opt",
+                       f"net_latency={value}", "--elements", "1024", "--profile", "nccl", "--algorithm", "nccl")
+    assert code == 2 and "net_latency" in err and err.count("\n") == 1
+
+
+# -- NVLS pipeline fill in rows of NCCL's chunk ---------------------------------------------------------
+def test_nvls_chunk_follows_nccls_reduction_for_small_calls():
+    from simcollective.nccl.protocols import nvls_chunk_bytes
+
+    K = 1024
+    # 16 channels x 8 heads = 128 concurrent chunks: < 1 GiB -> 64 KiB, < 64 MiB -> 32 KiB, < 8 MiB -> 16 KiB
+    assert [nvls_chunk_bytes(s, 16, 8) for s in (1 << 30, (1 << 30) - 4, 64 * MiB, 64 * MiB - 4, 8 * MiB,
+                                                 8 * MiB - 4, 1024)] == \
+        [128 * K, 64 * K, 64 * K, 32 * K, 32 * K, 16 * K, 16 * K]
+    assert nvls_chunk_bytes(1 << 34, 16, 8, nnodes=4) == 64 * K      # NVLSTree on >= 4 nodes
+
+
+def test_nvls_fill_rows():
+    from simcollective.nccl.collectives import nvls_fill
+
+    assert nvls_fill(8 << 30, 16, 8, 1, "nvls") == pytest.approx(16 * MiB / (8 << 30))   # one 16 MiB row
+    assert nvls_fill(64 * MiB, 16, 8, 2, "nvlstree") == pytest.approx(4 / 8)             # 4 rows of 8 MiB
+    assert nvls_fill(1 * MiB, 16, 8, 1, "nvls") == 1.0       # smaller than a row: a full bandwidth time
+    # beyond 2 nodes (nvls_tree.py pipelines the network passes in its flows): the 2 NVLS rows only;
+    # 64 MiB on 16 x 8 with NCCL's >= 4-node chunk of 64 KiB: rows of 8 MiB
+    assert nvls_fill(64 * MiB, 16, 8, 4, "nvlstree") == pytest.approx(2 / 8)
+    # a 2-node NVLSTree call spends its fill after the flows: phase 'pipeline-fill' = 4/8 of the rest
+    rep = run("nccl-nvls", nodes=2, elements=16 * MiB, dtype="float32", channels=16)
+    ph = rep["phases"]
+    assert ph["pipeline-fill"] == pytest.approx(0.5 * (rep["time_s"] - ph["latency"] - ph["pipeline-fill"]),
+                                                rel=1e-6)
+    assert rep["verified"]
+
+
+def test_compare_p4d_with_the_fitted_efa_figures_meets_the_small_size_target():
+    # the README's p4d command: EFA goodput and transport latency fitted to this log; <= 64 KiB within 30 %
+    from simcollective.nccl.compare import compare
+
+    res = compare(str(REF / "p4d-a100x8-2node-efa_allreduce_awsdlami.txt"), topology="dgx-a100", nodes=2,
+                  topology_opts={"nics_per_node": 4, "nic_bandwidth": 7.34e9, "net_latency": 70e-6},
+                  max_size=64 << 10)
+    ratios = [r["time_ratio"] for r in res["rows"]]
+    assert len(ratios) == 14 and all(0.7 <= t <= 1.3 for t in ratios)
+    plain = compare(str(REF / "p4d-a100x8-2node-efa_allreduce_awsdlami.txt"), topology="dgx-a100", nodes=2,
+                    topology_opts={"nics_per_node": 4}, max_size=64)
+    assert all(r["time_ratio"] < 0.3 for r in plain["rows"])    # without them: NCCL's IB latencies
+
+
+def test_compare_two_node_nvlstree_mid_size_meets_the_target_with_the_fill():
+    from simcollective.nccl.compare import compare
+
+    res = compare(str(REF / "h100x8-2to8node-ib400_allreduce_ncclt309.txt"), section=1, topology="dgx-h100",
+                  nodes=2, min_size=64 * MiB, max_size=64 * MiB)
+    (row,) = res["rows"]
+    assert row["algorithm_chosen"] == "nccl-nvls" and 0.9 <= row["busbw_ratio"] <= 1.1

@@ -109,6 +109,16 @@ def _check_nic_bandwidth(value: object) -> float:
     return float(value)
 
 
+def _check_net_latency(value: object) -> float:
+    if (isinstance(value, bool) or not isinstance(value, (int, float))
+            or not math.isfinite(value) or not 0 <= value <= 1e-3):
+        raise TopologyError(
+            f"net_latency must be a number from 0 to 1e-3 seconds (the network transport's "
+            f"advertised latency per network hop, 0 = none), got {value!r}"
+        )
+    return float(value)
+
+
 def _check_oversubscription(value: object) -> float:
     if (isinstance(value, bool) or not isinstance(value, (int, float))
             or not math.isfinite(value) or not 1 <= value <= 64):
@@ -414,6 +424,7 @@ def dgx1_v100(
     uplink_latency: float = 5e-8,
     switch_bandwidth: float = 9e11,
     switch_latency: float = 0.1e-6,
+    net_latency: float = 0.0,
     duplex: str = "full",
 ) -> nx.DiGraph:
     """DGX-1 with V100 (DGX-1V) as built: hybrid cube-mesh NVLink 2, 4 EDR NICs, rail fabric.
@@ -456,6 +467,9 @@ def dgx1_v100(
     switch_bandwidth : float
         Crossing capacity of a leaf or spine: 36 EDR ports x 12.5e9 x 2
         = 9e11 [recalled, SB7800 7.2 Tb/s].
+    net_latency : float
+        The network transport's advertised latency per network hop (NCCL's
+        ``graph.latencyInter``), seconds; 0 by default. As :func:`dgx_a100`.
     duplex : {"full", "shared"}
         ``"full"`` as built (every figure per direction); ``"shared"`` applies
         the study's convention (one capacity for both directions) to every
@@ -490,6 +504,8 @@ def dgx1_v100(
     _rails(G, ports, nodes_per_su=nodes_per_su, spines=spines, oversubscription=oversubscription,
            nic_bandwidth=nic_bandwidth, nic_latency=nic_latency, uplink_latency=uplink_latency,
            switch_bandwidth=switch_bandwidth, switch_latency=switch_latency, duplex=duplex)
+    if _check_net_latency(net_latency):
+        G.graph["net_latency"] = float(net_latency)
     return validate(G)
 
 
@@ -510,6 +526,7 @@ def dgx2_v100(
     uplink_latency: float = 5e-8,
     switch_bandwidth: float = 9e11,
     switch_latency: float = 0.1e-6,
+    net_latency: float = 0.0,
     duplex: str = "full",
 ) -> nx.DiGraph:
     """DGX-2 as built: 16 V100, 12 NVSwitches in 6 planes on 2 baseboards, 8 EDR NICs.
@@ -539,6 +556,9 @@ def dgx2_v100(
         As :func:`dgx1_v100` (PCIe Gen3).
     switch_bandwidth, switch_latency : float
         As :func:`dgx1_v100` (EDR switches).
+    net_latency : float
+        The network transport's advertised latency per network hop (NCCL's
+        ``graph.latencyInter``), seconds; 0 by default. As :func:`dgx_a100`.
     duplex : {"full", "shared"}
         ``"full"`` as built (every figure per direction); ``"shared"`` applies
         the study's convention (one capacity for both directions) to every
@@ -571,15 +591,19 @@ def dgx2_v100(
     _rails(G, ports, nodes_per_su=nodes_per_su, spines=spines, oversubscription=oversubscription,
            nic_bandwidth=nic_bandwidth, nic_latency=nic_latency, uplink_latency=uplink_latency,
            switch_bandwidth=switch_bandwidth, switch_latency=switch_latency, duplex=duplex)
+    if _check_net_latency(net_latency):
+        G.graph["net_latency"] = float(net_latency)
     return validate(G)
 
 
 def _hgx_cluster(name, text, nodes, *, model, gpus, links_per_gpu, chips, nvls, pcie_switches,
                  nic_model, nics_per_node, nic_bandwidth, oversubscription, nodes_per_su, spines,
                  nvlink_bandwidth, nvswitch_latency, pcie_bandwidth, pcie_latency, nic_latency,
-                 uplink_latency, switch_bandwidth, switch_latency, duplex) -> nx.DiGraph:
+                 uplink_latency, switch_bandwidth, switch_latency, duplex,
+                 net_latency=0.0) -> nx.DiGraph:
     _common_checks(nodes, gpus, nics_per_node, nic_bandwidth, oversubscription, nodes_per_su,
                    spines, duplex)
+    _check_net_latency(net_latency)
     per_gpu = links_per_gpu * nvlink_bandwidth
     G = _graph(name, f"{text}: {nodes} node(s) x {gpus} {model} on NVSwitch "
                f"({links_per_gpu} x {nvlink_bandwidth / 1e9:g} GB/s/dir = "
@@ -596,6 +620,8 @@ def _hgx_cluster(name, text, nodes, *, model, gpus, links_per_gpu, chips, nvls, 
     _rails(G, ports, nodes_per_su=nodes_per_su, spines=spines, oversubscription=oversubscription,
            nic_bandwidth=nic_bandwidth, nic_latency=nic_latency, uplink_latency=uplink_latency,
            switch_bandwidth=switch_bandwidth, switch_latency=switch_latency, duplex=duplex)
+    if net_latency:
+        G.graph["net_latency"] = float(net_latency)
     return validate(G)
 
 
@@ -616,6 +642,7 @@ def dgx_a100(
     uplink_latency: float = 5e-8,
     switch_bandwidth: float = 2e12,
     switch_latency: float = 0.1e-6,
+    net_latency: float = 0.0,
     duplex: str = "full",
 ) -> nx.DiGraph:
     """DGX A100 as built: 8 A100, 12 NVLink 3 links to 6 NVSwitches, 8 HDR NICs, rail fabric.
@@ -650,6 +677,16 @@ def dgx_a100(
         As :func:`dgx1_v100`.
     switch_bandwidth : float
         40 HDR ports x 25e9 x 2 = 2e12 [recalled, QM8700 16 Tb/s].
+    net_latency : float
+        The latency the network transport advertises to NCCL (its plugin's
+        ``ncclNetProperties.latency``, NCCL's ``graph.latencyInter``), seconds
+        per network hop; NCCL adds it to every network hop of its latency
+        model, twice for Simple (the receive's GPUDirect flush) [nccl.md
+        s4.3]. 0 (default): NCCL's own IB/RoCE transport advertises none. The
+        ``nccl-*`` algorithms and ``nccl`` spend it as NCCL's model does.
+        AWS EFA through aws-ofi-nccl (p4d, 2020): ``net_latency=70e-6``,
+        FITTED to the p4d log of ``experiments/nccl-tests`` (its 158-270 us
+        small-message floor), not a published figure.
     duplex : {"full", "shared"}
         ``"full"`` as built (every figure per direction); ``"shared"`` applies
         the study's convention (one capacity for both directions) to every
@@ -676,7 +713,7 @@ def dgx_a100(
         nvlink_bandwidth=nvlink_bandwidth, nvswitch_latency=nvswitch_latency,
         pcie_bandwidth=pcie_bandwidth, pcie_latency=pcie_latency, nic_latency=nic_latency,
         uplink_latency=uplink_latency, switch_bandwidth=switch_bandwidth,
-        switch_latency=switch_latency, duplex=duplex)
+        switch_latency=switch_latency, duplex=duplex, net_latency=net_latency)
 
 
 def dgx_h100(
@@ -696,6 +733,7 @@ def dgx_h100(
     uplink_latency: float = 5e-8,
     switch_bandwidth: float = 6.4e12,
     switch_latency: float = 0.1e-6,
+    net_latency: float = 0.0,
     duplex: str = "full",
 ) -> nx.DiGraph:
     """DGX H100 as built: 8 H100, 18 NVLink 4 links to 4 NVSwitches (NVLS), 8 NDR NICs, rails.
@@ -726,6 +764,16 @@ def dgx_h100(
         As :func:`dgx1_v100`.
     switch_bandwidth : float
         64 NDR ports x 50e9 x 2 = 6.4e12 [recalled, QM9700 51.2 Tb/s].
+    net_latency : float
+        The latency the network transport advertises to NCCL (its plugin's
+        ``ncclNetProperties.latency``, NCCL's ``graph.latencyInter``), seconds
+        per network hop; NCCL adds it to every network hop of its latency
+        model, twice for Simple (the receive's GPUDirect flush) [nccl.md
+        s4.3]. 0 (default): NCCL's own IB/RoCE transport advertises none. The
+        ``nccl-*`` algorithms and ``nccl`` spend it as NCCL's model does.
+        AWS EFA through aws-ofi-nccl (p4d, 2020): ``net_latency=70e-6``,
+        FITTED to the p4d log of ``experiments/nccl-tests`` (its 158-270 us
+        small-message floor), not a published figure.
     duplex : {"full", "shared"}
         ``"full"`` as built (every figure per direction); ``"shared"`` applies
         the study's convention (one capacity for both directions) to every
@@ -752,7 +800,7 @@ def dgx_h100(
         nvlink_bandwidth=nvlink_bandwidth, nvswitch_latency=nvswitch_latency,
         pcie_bandwidth=pcie_bandwidth, pcie_latency=pcie_latency, nic_latency=nic_latency,
         uplink_latency=uplink_latency, switch_bandwidth=switch_bandwidth,
-        switch_latency=switch_latency, duplex=duplex)
+        switch_latency=switch_latency, duplex=duplex, net_latency=net_latency)
 
 
 def dgx_b200(
@@ -772,6 +820,7 @@ def dgx_b200(
     uplink_latency: float = 5e-8,
     switch_bandwidth: float = 6.4e12,
     switch_latency: float = 0.1e-6,
+    net_latency: float = 0.0,
     duplex: str = "full",
 ) -> nx.DiGraph:
     """DGX B200 as built: 8 B200, 18 NVLink 5 links to 2 NVSwitches (NVLS), 8 x 400G NICs, rails.
@@ -795,6 +844,16 @@ def dgx_b200(
         As :func:`dgx_h100` (PCIe Gen5).
     uplink_latency, switch_bandwidth, switch_latency : float
         As :func:`dgx_h100` (NDR switches).
+    net_latency : float
+        The latency the network transport advertises to NCCL (its plugin's
+        ``ncclNetProperties.latency``, NCCL's ``graph.latencyInter``), seconds
+        per network hop; NCCL adds it to every network hop of its latency
+        model, twice for Simple (the receive's GPUDirect flush) [nccl.md
+        s4.3]. 0 (default): NCCL's own IB/RoCE transport advertises none. The
+        ``nccl-*`` algorithms and ``nccl`` spend it as NCCL's model does.
+        AWS EFA through aws-ofi-nccl (p4d, 2020): ``net_latency=70e-6``,
+        FITTED to the p4d log of ``experiments/nccl-tests`` (its 158-270 us
+        small-message floor), not a published figure.
     duplex : {"full", "shared"}
         ``"full"`` as built (every figure per direction); ``"shared"`` applies
         the study's convention (one capacity for both directions) to every
@@ -819,7 +878,7 @@ def dgx_b200(
         nvlink_bandwidth=nvlink_bandwidth, nvswitch_latency=nvswitch_latency,
         pcie_bandwidth=pcie_bandwidth, pcie_latency=pcie_latency, nic_latency=nic_latency,
         uplink_latency=uplink_latency, switch_bandwidth=switch_bandwidth,
-        switch_latency=switch_latency, duplex=duplex)
+        switch_latency=switch_latency, duplex=duplex, net_latency=net_latency)
 
 
 def gb200_nvl72(
@@ -840,6 +899,7 @@ def gb200_nvl72(
     uplink_latency: float = 5e-8,
     switch_bandwidth: float = 6.4e12,
     switch_latency: float = 0.1e-6,
+    net_latency: float = 0.0,
     duplex: str = "full",
 ) -> nx.DiGraph:
     """GB200 NVL72 as built: hosts of 4 B200 in NVLink domains of 72 GPUs, 4 x 400G NICs per host.
@@ -874,6 +934,9 @@ def gb200_nvl72(
         As :func:`dgx_h100` (PCIe Gen5; the NIC hangs off its GPU without a switch).
     uplink_latency, switch_bandwidth, switch_latency : float
         As :func:`dgx_h100`.
+    net_latency : float
+        The network transport's advertised latency per network hop (NCCL's
+        ``graph.latencyInter``), seconds; 0 by default. As :func:`dgx_a100`.
     duplex : {"full", "shared"}
         ``"full"`` as built (every figure per direction); ``"shared"`` applies
         the study's convention (one capacity for both directions) to every
@@ -922,4 +985,6 @@ def gb200_nvl72(
     _rails(G, ports, nodes_per_su=nodes_per_su, spines=spines, oversubscription=oversubscription,
            nic_bandwidth=nic_bandwidth, nic_latency=nic_latency, uplink_latency=uplink_latency,
            switch_bandwidth=switch_bandwidth, switch_latency=switch_latency, duplex=duplex)
+    if _check_net_latency(net_latency):
+        G.graph["net_latency"] = float(net_latency)
     return validate(G)

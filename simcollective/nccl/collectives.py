@@ -24,7 +24,7 @@ from ..algorithms._common import TreeJob, pipelined_trees, split
 from ..data.blocks import block_bounds
 from ..errors import UserInputError
 from . import model, nvls_tree
-from .protocols import PROTOCOLS, Wire, check_protocol, ring_chunk_bytes, tree_chunk_bytes
+from .protocols import PROTOCOLS, Wire, check_protocol, nvls_chunk_bytes, ring_chunk_bytes, tree_chunk_bytes
 from .search import ring_orders, tree_links
 
 __all__ = ["Plan", "make_plan", "run_plan", "check_options", "MAX_CHANNELS", "MAX_LOOPS", "messages_hook",
@@ -39,6 +39,17 @@ NCCL_NAMES = {"ring": "Ring", "tree": "Tree", "nvls": "NVLS", "nvlstree": "NVLST
 #: NVLSTree: pieces of the buffer pipelined through NVLS reduce, network exchange, NVLS multicast
 NVLSTREE_PIECES = 16
 NVLS_CHUNK = 128 * 1024
+#: Pipeline fill of NVLS and NVLSTree, in rows of NCCL's chunk (one chunk per head and channel):
+#: the rate-limited passes a chunk makes in series, less one (the last is the bandwidth time).
+#: NVLS on one node: multimem load-reduce (switch -> GPU) then multimem store (GPU -> switch),
+#: 1 row. NVLSTree on 2 nodes: NVLS reduce, network up to the tree root, network down, NVLS
+#: multicast, and the root's reduce between the two network passes: 4 rows. Ours (the chain of
+#: all_reduce.h's NVLS/NVLS_TREE roles as nccl.md 2.4 describes it), checked against the logs.
+#: NVLSTree beyond 2 nodes ("nvlstree-wide", nvls_tree.py): its flows pipeline the tree's network
+#: passes chunk by chunk (their fill is simulated) but post the NVLS reduce of every chunk at once
+#: and multicast each as it arrives, so only the two NVLS passes' rows are added: 2 rows (checked
+#: against the 4- and 8-node logs B, E, C; 6 rows, the whole chain, overshoots: B 64 MiB 0.74).
+NVLS_FILL_ROWS = {"nvls": 1, "nvlstree": 4, "nvlstree-wide": 2}
 
 
 def check_options(nranks: int, protocol=None, channels=None, **_ignored) -> None:
@@ -64,6 +75,7 @@ class Plan:
     trees: list | None = None        # tree: rank -> (parent, children) per channel
     model_choice: tuple | None = None  # nccl: NCCL's own pick (algorithm, protocol, channels, us)
     predicted_us: float | None = None
+    fill: float = 0.0                  # pipeline fill, as a fraction of the call's bandwidth time
 
     def fields(self) -> dict:
         name = "nvls" if self.algorithm == "nvlstree" else self.algorithm
@@ -153,6 +165,8 @@ def make_plan(graph, gpus, profile, algorithm: str, nbytes: int, protocol=None, 
         wire = (P + 1) / (2 * (P - 1)) / table["nvls_efficiency"] if P > 1 else 1.0
     plan = Plan(algorithm, protocol, channels, lat_us * 1e-6, wire, m, model_choice=model_choice,
                 predicted_us=predicted)
+    if algorithm in ("nvls", "nvlstree"):
+        plan.fill = nvls_fill(nbytes, channels, m.ppn, m.nnodes, algorithm)
     if algorithm == "ring":
         local = None
         if m.intra == "nvlink" and not m.nvswitch and m.direct:
@@ -165,6 +179,19 @@ def make_plan(graph, gpus, profile, algorithm: str, nbytes: int, protocol=None, 
         plan.trees = [nvls_tree.nvlstree_links(m, c) for c in range(channels)]
     _PLANS[key] = plan
     return plan
+
+
+def nvls_fill(nbytes: int, channels: int, heads: int, nnodes: int, algorithm: str) -> float:
+    """Pipeline fill of an NVLS / NVLSTree call as a fraction of its bandwidth time.
+
+    NCCL moves each channel's range in rows of one chunk per head (:func:`nvls_chunk_bytes`);
+    a row passes through ``NVLS_FILL_ROWS`` rate-limited stages before the last one starts, each
+    at the channel's rate, so the call takes ``NVLS_FILL_ROWS`` more row times than its bandwidth
+    time: ``rows x min(1, channels x heads x chunk / nbytes)`` of it (a call smaller than one row
+    per channel pays one full bandwidth time per stage)."""
+    row = channels * heads * nvls_chunk_bytes(nbytes, channels, heads, nnodes)
+    rows = NVLS_FILL_ROWS["nvlstree-wide" if algorithm == "nvlstree" and nnodes > 2 else algorithm]
+    return rows * min(1.0, row / max(1, nbytes))
 
 
 def plan_for(comm, x, algorithm, protocol=None, channels=None) -> Plan:
@@ -182,11 +209,18 @@ def run_plan(comm, x, plan: Plan):
         return (yield from _ring(comm, x, plan))
     if plan.algorithm == "tree":
         return (yield from _tree(comm, x, plan))
+    start = comm.now
     if plan.algorithm == "nvlstree":
         if plan.machine.nnodes > 2:
-            return (yield from nvls_tree.run(comm, x, plan))
-        return (yield from _nvlstree(comm, x, plan))
-    return (yield from _nvls(comm, x, plan))
+            out = yield from nvls_tree.run(comm, x, plan)
+        else:
+            out = yield from _nvlstree(comm, x, plan)
+    else:
+        out = yield from _nvls(comm, x, plan)
+    if plan.fill:
+        with comm.phase("pipeline-fill"):     # see nvls_fill: rows of NCCL's chunk before the pipe is full
+            yield comm.delay(plan.fill * (comm.now - start))
+    return out
 
 
 def _ring(comm, x, plan):

@@ -124,6 +124,7 @@ class Machine:
     direct: dict = field(default_factory=dict)  # (local a, local b) -> usable GB/s of direct NVLinks
     nic_bw: float = 0.0              # usable GB/s of one GPU's NIC path
     nics: int = 0                    # NICs per node
+    net_latency_us: float = 0.0      # the network transport's advertised latency (graph.latencyInter)
 
     @property
     def arch(self) -> str:
@@ -194,9 +195,10 @@ def machine_of(graph, gpus) -> Machine:
     nic_bw, nics = 0.0, 0
     if len(nodes) > 1:
         nic_bw, nics = _nic_figures(graph, first)
+    net_lat = float(graph.graph.get("net_latency", 0.0)) * 1e6 if len(nodes) > 1 else 0.0
     return Machine(nranks=len(gpus), nnodes=len(nodes), ppn=ppn, cc=cc, nodes=nodes, gpus=gpus,
                    intra=intra, nvswitch=nvswitch, nvlink_total=nvlink_total, direct=direct,
-                   nic_bw=nic_bw, nics=nics)
+                   nic_bw=nic_bw, nics=nics, net_latency_us=net_lat)
 
 
 def _nccl_pcie(raw: float) -> float:
@@ -381,6 +383,10 @@ def latency(m: Machine, graphs: dict, algo: str, proto: str, table: dict | None 
     L = base_t[algo][p]
     intra_lat = hop_t["nvlink" if m.intra == "nvlink" else "pci"][algo][p]
     inter_lat = hop_t["net"]["tree" if ppn == 1 else algo][p]
+    # graph.latencyInter: the latency the network plugin advertises (ncclNetProperties.latency;
+    # 0 when unknown, as for NCCL's IB transport), once per network hop and again for Simple,
+    # whose receives wait for a GPUDirect flush (nccl.md 4.3)
+    inter_lat += m.net_latency_us * (2 if proto == "simple" else 1)
     if algo == "ring":
         nsteps = 2 * (n - 1)
         n_inter = 0 if nn == 1 else 2 * (nn - 1)

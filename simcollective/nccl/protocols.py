@@ -11,7 +11,8 @@ from __future__ import annotations
 
 import math
 
-__all__ = ["PROTOCOLS", "Wire", "wrap", "unwrap", "ring_chunk_bytes", "tree_chunk_bytes", "check_protocol"]
+__all__ = ["PROTOCOLS", "Wire", "wrap", "unwrap", "ring_chunk_bytes", "tree_chunk_bytes", "check_protocol",
+           "nvls_chunk_bytes"]
 
 PROTOCOLS = ("simple", "ll", "ll128")
 
@@ -20,6 +21,25 @@ PROTOCOLS = ("simple", "ll", "ll128")
 RING_CHUNK = {"simple": 2 * 1024 * 1024, "ll": 32 * 1024, "ll128": 576_000}
 #: tree chunk = one FIFO step of data: Simple 512 KiB, LL 32 KiB, LL128 576,000 B
 TREE_CHUNK = {"simple": 512 * 1024, "ll": 32 * 1024, "ll128": 576_000}
+
+
+#: NVLS chunk per head and channel (NCCL_NVLS_CHUNKSIZE default, nccl.md 2.4); NVLSTree on >= 4 nodes 64 KiB
+NVLS_CHUNK = 128 * 1024
+
+
+def nvls_chunk_bytes(nbytes: int, channels: int, heads: int, nnodes: int = 1) -> int:
+    """NCCL's NVLS chunk (bytes per head and channel) for an allreduce of ``nbytes``.
+
+    128 KiB (64 KiB for NVLSTree on >= 4 nodes), reduced for smaller calls to 64, 32 and
+    16 KiB (nccl.md 2.4) while ``nbytes`` is below 64, 8 and 2 x (channels x heads x chunk)
+    (enqueue.cc calcCollChunking; the factors are recalled from NCCL's source, the chunk
+    sizes are nccl.md's)."""
+    chunk = NVLS_CHUNK if nnodes < 4 else 64 * 1024
+    ops = max(1, channels) * max(1, heads)
+    for factor, smaller in ((64, 64 * 1024), (8, 32 * 1024), (2, 16 * 1024)):
+        if nbytes < factor * ops * chunk and chunk > smaller:
+            chunk = smaller
+    return chunk
 
 
 def check_protocol(protocol) -> str:
