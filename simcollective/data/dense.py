@@ -46,6 +46,9 @@ def scatter_add(out: np.ndarray, pos: np.ndarray, values: np.ndarray) -> None:
         out[pos] += values
 
 __all__ = [
+    "positions",
+    "scatter_add",
+    "sparse_windows",
     "DTYPES",
     "check_dtype",
     "freeze",
@@ -218,8 +221,9 @@ class Reference:
                 if idx is None:
                     total += batch[0][1]
                 else:
-                    for lo, hi, pos, vals in _windows(n, batch):
-                        scatter_add(total[lo:hi], pos, vals)
+                    for lo, hi, items in sparse_windows(n, batch):
+                        for pos, vals in items:
+                            scatter_add(total[lo:hi], pos, vals)
             if total.dtype == np.int64:
                 if total.size and (total.min() < info.min or total.max() > info.max):
                     raise UserInputError(f"the exact sum overflows {dt.name}; use fewer ranks")
@@ -230,8 +234,9 @@ class Reference:
         comp = np.zeros(n, dtype=np.float64) if dt == np.float64 else None
         for idx, batch in _batches(contributions):
             if idx is not None:
-                for lo, hi, pos, vals in _windows(n, batch):
-                    _accumulate_float(total[lo:hi], abs_sum[lo:hi], None if comp is None else comp[lo:hi], pos, vals)
+                for lo, hi, items in sparse_windows(n, batch):
+                    for pos, vals in items:
+                        _accumulate_float(total[lo:hi], abs_sum[lo:hi], None if comp is None else comp[lo:hi], pos, vals)
                 continue
             vals = batch[0][1]
             for lo in range(0, n, _CHUNK):  # chunks keep the temporaries small
@@ -412,23 +417,32 @@ def _batches(contributions):
         yield True, batch
 
 
-def _windows(n: int, batch):
-    """``(lo, hi, positions - lo, values)`` for each window ``[lo, hi)`` of ``[0, n)`` and
-    each contribution of ``batch`` with entries there, windows in order and contributions
-    in their order within each window (so every element takes its terms in rank order)."""
-    batch = [(idx, vals) if np.all(idx[1:] > idx[:-1]) else _sorted_pairs(idx, vals) for idx, vals in batch]
-    per = max(1, sum(v.shape[0] for _, v in batch) // len(batch))
+def sparse_windows(n: int, pairs, start: int = 0):
+    """Cut sparse contributions by windows of the vector: ``(lo, hi, [(positions, values),
+    ...])`` for each window ``[lo, hi)`` of ``[0, n)`` holding entries, windows in order,
+    and in each the entries of every pair ``(indices, values)`` of ``pairs`` in it, in
+    list order (``positions = indices - start - lo``, native-width; indices unique per
+    pair, in ``[start, start + n)``, sorted here if they are not).
+
+    Adding window by window keeps the part of the vector being written in cache (about
+    :data:`_WINDOW_ENTRIES` entries per pair and window, windows of 2**16 to 2**24
+    elements) while every element still takes its terms in list order.
+    """
+    pairs = [(idx, vals) if np.all(idx[1:] > idx[:-1]) else _sorted_pairs(idx, vals) for idx, vals in pairs]
+    if not pairs:
+        return
+    per = max(1, sum(v.shape[0] for _, v in pairs) // len(pairs))
     width = 1 << max(16, min(24, (n * _WINDOW_ENTRIES // per).bit_length()))
     bounds = np.minimum(np.arange(0, n + width, width, dtype=np.int64), n)
-    cuts = [np.searchsorted(idx, bounds.astype(idx.dtype)) for idx, _ in batch]
+    cuts = [np.searchsorted(idx, (bounds + start).astype(idx.dtype)).tolist() for idx, _ in pairs]
     for w in range(bounds.shape[0] - 1):
         lo, hi = int(bounds[w]), int(bounds[w + 1])
         if lo == hi:
             break
-        for (idx, vals), c in zip(batch, cuts):
-            a, b = c[w], c[w + 1]
-            if a < b:
-                yield lo, hi, positions(idx[a:b], lo), vals[a:b]
+        items = [(positions(idx[c[w]:c[w + 1]], start + lo), vals[c[w]:c[w + 1]])
+                 for (idx, vals), c in zip(pairs, cuts) if c[w] < c[w + 1]]
+        if items:
+            yield lo, hi, items
 
 
 def _sorted_pairs(idx, vals):
