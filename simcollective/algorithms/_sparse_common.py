@@ -146,11 +146,12 @@ def sum_streams(streams) -> SparseStream:
             for pos, vals in items:
                 scatter_add(acc, pos, vals)  # unique positions per stream
                 present[pos] = True
-            at = np.flatnonzero(present)
+            w = hi - lo
+            at = np.flatnonzero(present[:w])
             idx_parts.append(at + (start + lo))
             val_parts.append(acc[at])
-            acc[at] = 0
-            present[at] = False
+            acc[:w] = 0     # (a fill of the window: cheaper than resetting the entries)
+            present[:w] = False
         idx = np.concatenate(idx_parts).astype(first.indices.dtype)
         vals = np.concatenate(val_parts)
         if turns_dense(idx.shape[0], n, vals.itemsize, ib):

@@ -538,18 +538,19 @@ class SparseReference(Reference):
                 else:
                     _accumulate_float(total, abs_sum, comp, pos, vals)
                 present[pos] = True
-            at = np.flatnonzero(present)
+            w = hi - lo
+            at = np.flatnonzero(present[:w])
             idx_parts.append(at + lo)
             sums = total[at]
-            total[at] = 0
-            present[at] = False
             if dt.kind != "i":
                 abs_parts.append(abs_sum[at])
-                abs_sum[at] = 0
                 if comp is not None:
                     sums += comp[at]
-                    comp[at] = 0
+                    comp[:w] = 0
+                abs_sum[:w] = 0
             sum_parts.append(sums)
+            total[:w] = 0   # (a fill of the window: cheaper than resetting the entries)
+            present[:w] = False
         idx = np.concatenate(idx_parts).astype(np.uint32) if idx_parts else np.empty(0, np.uint32)
         sums = np.concatenate(sum_parts) if sum_parts else np.empty(0, acc_dt)
         if dt.kind == "i":
