@@ -197,6 +197,8 @@ class Reference:
         Returns
         -------
         Reference
+            A :class:`SparseReference` when every contribution is sparse (their union and
+            sums, built window by window, never a vector of length ``n``).
 
         Notes
         -----
