@@ -19,7 +19,6 @@ Payloads are immutable: every array returned here is read-only (:func:`freeze`).
 
 from __future__ import annotations
 
-import itertools
 from collections.abc import Iterable
 
 import numpy as np
@@ -55,7 +54,6 @@ __all__ = [
     "freeze",
     "dense_input",
     "Reference",
-    "SparseReference",
     "DenseReference",
     "as_reference",
     "verify_dense",
@@ -197,8 +195,6 @@ class Reference:
         Returns
         -------
         Reference
-            A :class:`SparseReference` when every contribution is sparse (their union and
-            sums, built window by window, never a vector of length ``n``).
 
         Notes
         -----
@@ -210,15 +206,6 @@ class Reference:
         reference error is ``O(u)`` instead of ``O(P u)``.
         """
         dt = check_dtype(dtype)
-        contributions = iter(contributions)
-        first = next(contributions, None)
-        if first is not None and first[0] is not None:
-            rest = list(contributions)
-            if all(idx is not None for idx, _ in rest):
-                return SparseReference.accumulate(n, dt, nranks, [first, *rest])
-            contributions = iter(rest)
-        if first is not None:
-            contributions = itertools.chain([first], contributions)
         if dt.kind == "i":
             # accumulate in the data's own dtype while a running bound on |partial sums|
             # proves no overflow (half the memory and time of int64); widen only if needed
@@ -283,7 +270,7 @@ class Reference:
 
     def tolerance(self, lo: int, hi: int) -> np.ndarray | None:
         """Per-element tolerance over ``[lo, hi)`` (``None`` for exact data)."""
-        return None if self.is_exact else self._tol(self._abs_at(slice(lo, hi)))
+        return None if self.is_exact else self._tol(self.abs_sum[lo:hi])
 
     def check(self, offset: int, values: np.ndarray, where: str = "") -> None:
         """Check a dense piece of the result placed at global ``offset``.
@@ -352,10 +339,10 @@ class Reference:
     def _must_hold(self, sel) -> np.ndarray:
         """Where a sparse result must have an entry: the expected value is not zero (exact
         data) or exceeds the tolerance (floats)."""
-        ref = self._expected_at(sel)
+        ref = self.expected[sel]
         if self.is_exact:
             return ref != 0
-        return np.abs(ref) > self._tol(self._abs_at(sel))
+        return np.abs(ref) > self._tol(self.abs_sum[sel])
 
     def _needed_in(self, start: int, stop: int) -> int:
         """Number of entries a sparse result must hold in ``[start, stop)`` (counted once
@@ -367,14 +354,6 @@ class Reference:
         return got
 
     # -- internals -----------------------------------------------------------------------
-
-    def _expected_at(self, sel) -> np.ndarray:
-        """The expected values at ``sel`` (a slice or an array of positions)."""
-        return self.expected[sel]
-
-    def _abs_at(self, sel) -> np.ndarray:
-        """``sum_i |x_i|`` at ``sel`` (floats only)."""
-        return self.abs_sum[sel]
 
     def _tol(self, abs_sum: np.ndarray) -> np.ndarray:
         fi = np.finfo(self.dtype)
@@ -391,11 +370,11 @@ class Reference:
 
     def _first_bad(self, values: np.ndarray, sel) -> int | None:
         """Position in ``values`` of the first element off the reference at ``sel``."""
-        ref = self._expected_at(sel)
+        ref = self.expected[sel]
         if self.is_exact:
             bad = values != ref
         else:  # written so that NaN counts as bad
-            bad = ~(np.abs(values.astype(np.float64) - ref) <= self._tol(self._abs_at(sel)))
+            bad = ~(np.abs(values.astype(np.float64) - ref) <= self._tol(self.abs_sum[sel]))
         if not bad.any():
             return None
         return int(np.argmax(bad))
@@ -409,7 +388,7 @@ class Reference:
             rule = f"tolerance {tol:.3g} = (P-1)*eps*sum|x| + tiny with P = {self.nranks}"
         extra = f"; {note}" if note else ""
         raise VerificationError(
-            f"{prefix}element {i}: got {got.item()!r}, expected {self._expected_at(slice(i, i + 1))[0].item()!r} "
+            f"{prefix}element {i}: got {got.item()!r}, expected {self.expected[i].item()!r} "
             f"({rule}){extra}"
         )
 
@@ -485,150 +464,6 @@ def _accumulate_float(total, abs_sum, comp, sel, vals) -> None:
     bp = t - s
     comp[sel] += (s - (t - bp)) + (x - bp)
     total[sel] = t
-
-
-class SparseReference(Reference):
-    """The exact sum of sparse contributions, kept sparse: the sorted union of their
-    indices (``uint32``), the sums there (``sums``: the data's dtype for integers, float64
-    for floats) and, for floats, ``sum_i |x_i|`` there; zero elsewhere.
-
-    Built by :meth:`Reference.accumulate` when every contribution is sparse, window by
-    window of the vector (:func:`sparse_windows`) in a buffer the size of a window, with
-    the very operations of the dense build in the same order (so the same sums bit for
-    bit) and no array the size of the vector. A sparse result holding exactly the union's
-    indices (an exact algorithm's, cancellations included) is checked by comparing the
-    index runs and the values, without looking at the rest of the range; any other result
-    takes the general check. ``expected`` and ``abs_sum`` build the dense vectors on demand.
-    """
-
-    __slots__ = ("indices", "sums", "abs_sums")
-
-    def __init__(self, n: int, dtype, nranks: int, indices: np.ndarray, sums: np.ndarray,
-                 abs_sums: np.ndarray | None = None):
-        self.n = int(n)
-        self.dtype = check_dtype(dtype)
-        self.nranks = int(nranks)
-        self.indices = freeze(indices)
-        self.sums = freeze(sums)
-        self.abs_sums = None if abs_sums is None else freeze(abs_sums)
-        self._needed = {}
-
-    @classmethod
-    def accumulate(cls, n: int, dtype, nranks: int, contributions) -> "SparseReference":
-        """The sum of sparse ``(indices, values)`` contributions (see :meth:`Reference.accumulate`)."""
-        dt = check_dtype(dtype)
-        pairs = list(contributions)
-        if dt.kind == "i":
-            info = np.iinfo(dt)
-            bound = sum(max(abs(int(v.max())), abs(int(v.min()))) for _, v in pairs if v.size)
-            acc_dt = np.int64 if bound > info.max else dt
-        else:
-            acc_dt = np.float64
-        width = 0
-        idx_parts, sum_parts, abs_parts = [], [], []
-        for lo, hi, items in sparse_windows(n, pairs):
-            if hi - lo > width:
-                width = hi - lo
-                total = np.zeros(width, dtype=acc_dt)
-                present = np.zeros(width, dtype=bool)
-                if dt.kind != "i":
-                    abs_sum = np.zeros(width, dtype=np.float64)
-                    comp = np.zeros(width, dtype=np.float64) if dt == np.float64 else None
-            for pos, vals in items:
-                if dt.kind == "i":
-                    scatter_add(total, pos, vals)
-                else:
-                    _accumulate_float(total, abs_sum, comp, pos, vals)
-                present[pos] = True
-            w = hi - lo
-            at = np.flatnonzero(present[:w])
-            idx_parts.append(at + lo)
-            sums = total[at]
-            if dt.kind != "i":
-                abs_parts.append(abs_sum[at])
-                if comp is not None:
-                    sums += comp[at]
-                    comp[:w] = 0
-                abs_sum[:w] = 0
-            sum_parts.append(sums)
-            total[:w] = 0   # (a fill of the window: cheaper than resetting the entries)
-            present[:w] = False
-        idx = np.concatenate(idx_parts).astype(np.uint32) if idx_parts else np.empty(0, np.uint32)
-        sums = np.concatenate(sum_parts) if sum_parts else np.empty(0, acc_dt)
-        if dt.kind == "i":
-            if sums.dtype == np.int64:
-                if sums.size and (sums.min() < info.min or sums.max() > info.max):
-                    raise UserInputError(f"the exact sum overflows {dt.name}; use fewer ranks")
-                sums = sums.astype(dt)
-            return cls(n, dt, nranks, idx, sums)
-        abs_sums = np.concatenate(abs_parts) if abs_parts else np.empty(0, np.float64)
-        if abs_sums.size and abs_sums.max() > float(np.finfo(dt).max):
-            raise UserInputError(
-                f"partial sums can overflow {dt.name} (sum of |x| reaches {abs_sums.max():.4g}); "
-                "use fewer ranks or a wider dtype"
-            )
-        return cls(n, dt, nranks, idx, sums, abs_sums)
-
-    @property
-    def expected(self) -> np.ndarray:
-        """The exact sum as a dense vector (built on each use)."""
-        return freeze(self._dense(self.sums))
-
-    @property
-    def abs_sum(self) -> np.ndarray | None:
-        """``sum_i |x_i|`` as a dense vector (built on each use), None for exact data."""
-        return None if self.abs_sums is None else freeze(self._dense(self.abs_sums))
-
-    @property
-    def is_exact(self) -> bool:
-        return self.abs_sums is None
-
-    def as_dtype(self) -> np.ndarray:
-        """The reference in the data's dtype, dense (read-only)."""
-        return freeze(self._dense(self.sums).astype(self.dtype, copy=False))
-
-    def check_sparse(self, start: int, stop: int, indices: np.ndarray, values: np.ndarray,
-                     where: str = "") -> None:
-        """As :meth:`Reference.check_sparse`; a result whose indices are exactly the
-        union's in ``[start, stop)`` is checked on its values alone."""
-        self._check_dtype(values, where)
-        j0, j1 = np.searchsorted(self.indices, np.array([start, stop], dtype=np.uint32)).tolist()
-        if indices.shape[0] == j1 - j0 and np.array_equal(indices, self.indices[j0:j1]):
-            if self.is_exact:
-                if np.array_equal(values, self.sums[j0:j1]):
-                    return
-            elif np.all(np.abs(values.astype(np.float64) - self.sums[j0:j1])
-                        <= self._tol(self.abs_sums[j0:j1])):
-                return
-        super().check_sparse(start, stop, indices, values, where)
-
-    def _dense(self, arr: np.ndarray) -> np.ndarray:
-        out = np.zeros(self.n, dtype=arr.dtype)
-        out[positions(self.indices)] = arr
-        return out
-
-    def _gather(self, arr: np.ndarray, sel) -> np.ndarray:
-        """``arr``'s values at ``sel`` (slice or positions) as a dense piece, zero off the union."""
-        if isinstance(sel, slice):
-            lo, hi = sel.start, sel.stop
-            j0, j1 = np.searchsorted(self.indices, np.array([lo, hi], dtype=np.uint32)).tolist()
-            out = np.zeros(hi - lo, dtype=arr.dtype)
-            out[positions(self.indices[j0:j1], lo)] = arr[j0:j1]
-            return out
-        sel = np.asarray(sel).astype(np.uint32)   # positions < n < 2**32
-        out = np.zeros(sel.shape[0], dtype=arr.dtype)
-        m = self.indices.shape[0]
-        if m:
-            j = np.minimum(np.searchsorted(self.indices, sel), m - 1)
-            hit = self.indices[j] == sel
-            out[hit] = arr[j[hit]]
-        return out
-
-    def _expected_at(self, sel) -> np.ndarray:
-        return self._gather(self.sums, sel)
-
-    def _abs_at(self, sel) -> np.ndarray:
-        return self._gather(self.abs_sums, sel)
 
 
 class DenseReference(Reference):
