@@ -376,3 +376,34 @@ def test_float16_overflow_is_a_user_error():
     w = make_workload("topk", 1000, 10, 200, "float16", seed=0, overlap=1.0)
     with pytest.raises(UserInputError, match="overflow float16"):
         w.exact_reference()
+
+
+@pytest.mark.parametrize("dtype", ["int32", "float32"])
+def test_sparse_check_counts_the_entries_it_needs(dtype):
+    # the check counts the entries a result must hold instead of masking the range: a
+    # missing nonzero entry is still named, a missing zero-sum (cancelled) entry is allowed,
+    # and the count is kept per range for the next rank's result
+    n = 5000
+    a = SparseStream.from_pairs(0, n, [10, 20, 30, 40], np.array([1, 2, 3, -4], dtype=dtype))
+    b = SparseStream.from_pairs(0, n, [20, 40, 4000], np.array([5, 4, 7], dtype=dtype))
+    from simcollective.data.dense import Reference
+
+    ref = Reference.accumulate(n, dtype, 2, [(a.indices, a.values), (b.indices, b.values)])
+    total = merge(a, b)                   # 40 cancels to an exact zero, kept as an entry
+    assert verify_sparse_result(total, ref)
+    assert ref._needed == {(0, n): 4}
+    keep = total.indices != 40            # dropping the zero entry is fine
+    assert verify_sparse_result(SparseStream.from_pairs(0, n, total.indices[keep], total.values[keep]), ref)
+    for gone in (30, 4000):
+        keep = total.indices != gone
+        with pytest.raises(VerificationError, match=rf"element {gone}: .*missing"):
+            verify_sparse_result(SparseStream.from_pairs(0, n, total.indices[keep], total.values[keep]), ref)
+    # an extra entry holding zero is fine, a nonzero one is not
+    extra = SparseStream.from_pairs(0, n, np.append(total.indices, 4999), np.append(total.values, 0).astype(dtype))
+    assert verify_sparse_result(extra, ref)
+    bad = SparseStream.from_pairs(0, n, np.append(total.indices, 4999), np.append(total.values, 1).astype(dtype))
+    with pytest.raises(VerificationError, match=r"element 4999: got 1"):
+        verify_sparse_result(bad, ref)
+    # parts: the count is per range
+    assert verify_sparse_result(split(total, 3), ref)
+    assert (0, n // 3) in ref._needed

@@ -458,3 +458,31 @@ def test_sum_streams_matches_sequential_dense_sums(n, start, q, density, dtype, 
         assert np.array_equal(out.indices, np.flatnonzero(present) + start)
     if union:
         assert out.is_dense == data.turns_dense(union, n, np.dtype(dtype).itemsize, streams[0].index_bytes)
+
+
+@settings(max_examples=15, deadline=None)
+@given(st.integers(0, 2**32 - 1), st.sampled_from([3, 20, 60]), st.sampled_from(["int32", "float32"]),
+       st.sampled_from([1, 8]))
+def test_sum_streams_window_by_window_matches_a_plain_sum(seed, P, dtype, fill):
+    # many entries for the range (8 x entries >= n): summed window by window in a buffer
+    # the size of a window; the union and the sums (in list order) are those of a plain
+    # dense sum, sparse or dense by the exact rule, exact zeros from cancellation kept
+    from simcollective.algorithms._sparse_common import sum_streams
+
+    rng = np.random.default_rng(seed)
+    start, n = 1000, 200_000
+    k = n // fill // P + 50   # fill 1: a dense sum, over several windows for P = 3
+    streams, want, present = [], np.zeros(n, dtype=dtype), np.zeros(n, dtype=bool)
+    for r in range(P):
+        idx = np.sort(rng.choice(n, k, replace=False))
+        vals = rng.integers(-3, 4, k).astype(dtype)
+        streams.append(data.SparseStream.from_pairs(start, start + n, idx + start, vals, keep_sparse=True))
+        want[idx] += vals
+        present[idx] = True
+    got = sum_streams(streams)
+    if got.is_dense:
+        assert present.sum() * (4 + want.itemsize) >= n * want.itemsize
+        assert got.values.tobytes() == want.tobytes()
+    else:
+        assert got.indices.tolist() == (np.flatnonzero(present) + start).tolist()
+        assert got.values.tobytes() == want[present].tobytes()

@@ -20,7 +20,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..data.blocks import iter_parts, sub_bounds
-from ..data.dense import positions, scatter_add
+from ..data.dense import positions, scatter_add, sparse_windows
 from ..data.sparse import SparseStream, merge, split_at, turns_dense
 from ..errors import UserInputError
 from ._common import fold as _dense_fold
@@ -134,21 +134,31 @@ def sum_streams(streams) -> SparseStream:
         return first
     n = stop - start
     if 8 * entries >= n:
-        # many entries for the range: add them into a dense buffer in list order and mark
-        # the positions present (exact zeros from cancellation stay entries)
-        acc = np.zeros(n, dtype=first.dtype)
-        present = np.zeros(n, dtype=bool)
-        for s in streams:
-            pos = positions(s.indices, start)
-            scatter_add(acc, pos, s.values)  # unique positions per stream
-            present[pos] = True
-        union = int(np.count_nonzero(present))
-        if turns_dense(union, n, acc.itemsize, ib):
-            acc.flags.writeable = False
-            return SparseStream(start, stop, None, acc, ib)
-        at = np.flatnonzero(present)
-        idx = (at + start).astype(first.indices.dtype)
-        vals = acc[at]
+        # many entries for the range: add them window by window into a dense buffer the
+        # size of a window, in list order, marking the positions present (exact zeros from
+        # cancellation stay entries); no buffer the size of the range unless the sum is dense
+        dt = first.dtype
+        acc = present = None
+        idx_parts, val_parts = [], []
+        for lo, hi, items in sparse_windows(n, [(s.indices, s.values) for s in streams], start):
+            if acc is None or acc.shape[0] < hi - lo:
+                acc, present = np.zeros(hi - lo, dtype=dt), np.zeros(hi - lo, dtype=bool)
+            for pos, vals in items:
+                scatter_add(acc, pos, vals)  # unique positions per stream
+                present[pos] = True
+            w = hi - lo
+            at = np.flatnonzero(present[:w])
+            idx_parts.append(at + (start + lo))
+            val_parts.append(acc[at])
+            acc[:w] = 0     # (a fill of the window: cheaper than resetting the entries)
+            present[:w] = False
+        idx = np.concatenate(idx_parts).astype(first.indices.dtype)
+        vals = np.concatenate(val_parts)
+        if turns_dense(idx.shape[0], n, vals.itemsize, ib):
+            out = np.zeros(n, dtype=dt)
+            out[positions(idx, start)] = vals
+            out.flags.writeable = False
+            return SparseStream(start, stop, None, out, ib)
         idx.flags.writeable = False
         vals.flags.writeable = False
         return SparseStream(start, stop, idx, vals, ib)

@@ -107,9 +107,13 @@ def _rng(seed: int, *tags: int) -> np.random.Generator:
     return np.random.default_rng([int(seed), *tags])
 
 
-def _sorted_sample(rng: np.random.Generator, n: int, k: int) -> np.ndarray:
-    """``k`` distinct integers drawn uniformly from ``[0, n)``, ascending (int64)."""
+def _sorted_sample(rng: np.random.Generator, n: int, k: int, dtype=np.int64) -> np.ndarray:
+    """``k`` distinct integers drawn uniformly from ``[0, n)``, ascending, as ``dtype``
+    (``uint32``, the streams' index type, sorts about 1.5x faster than int64; ``n`` <
+    2**32 always)."""
     out = rng.choice(n, size=k, replace=False, shuffle=False)
+    if out.dtype != dtype:
+        out = out.astype(dtype)
     out.sort()
     return out
 
@@ -203,7 +207,7 @@ class UniformWorkload(Workload):
 
     def _pairs(self, rank):
         rng = _rng(self.seed, rank)
-        idx = _sorted_sample(rng, self.n, self.k)
+        idx = _sorted_sample(rng, self.n, self.k, np.uint32)
         vals = rng.integers(-100, 100, size=self.k, dtype=np.int32)
         return idx, vals.astype(self.dtype, copy=False)
 
