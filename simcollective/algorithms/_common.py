@@ -10,6 +10,8 @@ same code runs on NumPy arrays and on size-only ``SymbolicArray`` inputs.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import lru_cache, partial
+from itertools import repeat
 
 from ..data.blocks import block_bounds, iter_parts
 from ..errors import UserInputError
@@ -35,21 +37,27 @@ def split(x, q: int) -> list:
     ``[x]`` itself for ``q = 1``: payloads are immutable)."""
     if q == 1:
         return [x]
-    return [x[a:b] for a, b in block_bounds(len(x), q)]
+    return [x[a:b] for a, b in _bounds(len(x), q)]
+
+
+@lru_cache(maxsize=64)
+def _bounds(n: int, q: int) -> tuple:
+    """``block_bounds(n, q)`` as a tuple, computed once: every rank of a run cuts the
+    same vector into the same blocks (P^2 bounds at P ranks otherwise)."""
+    return tuple(block_bounds(n, q))
 
 
 def flatten(parts) -> list:
     """The leaf payloads of nested lists of parts, in order, as one new list."""
     out = []
-    for p in parts:  # two levels (blocks of chunks) without the recursive generator
-        if isinstance(p, (list, tuple)):
-            for q in p:
-                if isinstance(q, (list, tuple)):
-                    out.extend(iter_parts(q))
-                else:
-                    out.append(q)
+    nested = (list, tuple)
+    for p in parts:
+        if isinstance(p, nested):
+            out += p  # (the common case: a block's chunks, all leaves; checked below)
         else:
             out.append(p)
+    if any(map(isinstance, out, repeat(nested))):  # deeper nesting: walk it
+        return list(iter_parts(parts))
     return out
 
 
@@ -145,7 +153,7 @@ def ring_pass(comm, blocks: list, first: int, reduce: bool, op=None):
     P, r = comm.size, comm.rank
     right, left = (r + 1) % P, (r - 1) % P
     k = len(blocks[0])
-    add = comm.add if op is None else (lambda a, b: comm.add(a, b, op=op))
+    add = comm.add if op is None else partial(comm.add, op=op)
     if k == 1 and P > 1:  # one message per block and step: nothing in flight to keep track of
         sendrecv = comm.sendrecv
         if not reduce:
@@ -192,14 +200,18 @@ def ring_pass(comm, blocks: list, first: int, reduce: bool, op=None):
 def ring_reduce_scatter(comm, blocks: list, owns: int, op=None):
     """Ring reduce-scatter (P - 1 steps) after which this rank holds block ``owns`` summed
     over ``comm`` (``owns`` must be the rank plus a constant, mod P, on every rank).
-    ``blocks`` as for :func:`ring_pass` (each a list of chunks)."""
-    yield from ring_pass(comm, blocks, first=(owns - 1) % comm.size, reduce=True, op=op)
+    ``blocks`` as for :func:`ring_pass` (each a list of chunks). Use with ``yield from``.
+
+    (Returns the :func:`ring_pass` generator itself, not a generator delegating to it:
+    every generator level is passed through on every resumption, twice per message.)"""
+    return ring_pass(comm, blocks, (owns - 1) % comm.size, True, op)
 
 
 def ring_allgather(comm, blocks: list, owns: int):
     """Ring allgather (P - 1 steps): this rank starts with block ``owns`` (its rank plus a
-    constant, mod P, as on every rank) and ends with every block."""
-    yield from ring_pass(comm, blocks, first=owns % comm.size, reduce=False)
+    constant, mod P, as on every rank) and ends with every block. Use with ``yield from``
+    (the :func:`ring_pass` generator itself, as for :func:`ring_reduce_scatter`)."""
+    return ring_pass(comm, blocks, owns % comm.size, False)
 
 
 def add_parts(a, b):
