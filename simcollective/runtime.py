@@ -75,29 +75,17 @@ def _done_event(env, value=None) -> simpy.Event:
 _new = object.__new__
 
 
-class _Op:
-    """A posted receive (the runtime's bookkeeping; not a SimPy event): ``owner`` the
-    receiving world rank, ``peer`` the source, ``join`` the event waiting for it (cleared
-    at completion). Built without an ``__init__`` frame (see :meth:`World.post`: ops are
-    created once per message, on the hot path)."""
-
-    __slots__ = ("owner", "peer", "tag", "cid", "nbytes", "t_post", "join")
-    kind = "recv"
-
-    def describe(self, world) -> str:
-        name = world._comm_names[self.cid]
-        if self.kind == "recv":
-            return f"recv from rank {self.peer} (tag {self.tag}, {name})"
-        return f"send of {self.nbytes} B to rank {self.peer} (tag {self.tag}, {name}) not yet received"
-
-
 class _Join(simpy.Event):
-    """The event of :meth:`Comm.sendrecv` (and of a :class:`Request`): it fires when
-    ``left`` reaches 0, with value ``val`` (the received payload; None for a send).
+    """The event of a posting (:meth:`World.post`: a ``sendrecv``, or a :class:`Request`):
+    it fires when ``left`` reaches 0, with value ``val`` (the received payload; None for
+    a send).
 
-    Each op it waits for holds it in ``op.join`` and counts ``left`` down by one at
-    completion; the poster holds one more count while it posts, so that ops completing
-    during posting let the caller continue at once (no trip through the event queue)."""
+    A posted receive waiting for its message is this event itself (in ``World._posted``;
+    once matched, the message holds it in ``rjoin``); a rendezvous send holds it in
+    ``join``. Each counts ``left`` down by one at completion; the poster holds one more
+    count while it posts, so that a posting that completes at once lets the caller
+    continue without a trip through the event queue. (``t_post``: the posting time,
+    set for traces only.)"""
 
     __slots__ = ("left", "val")
 
@@ -109,13 +97,19 @@ class Request(_Join):
     __slots__ = ()
 
 
-class _Message(_Op):
-    """A message: its send op (``owner`` the source, ``peer`` the destination, world ranks)
-    with the payload, the matched receive op ``rop``, and its flow. Complete (its sender
-    may go on) at posting if ``eager``, else when it has ``arrived``."""
+class _Message:
+    """A message (the runtime's bookkeeping; not a SimPy event): ``owner`` the source and
+    ``peer`` the destination (world ranks), the payload, ``rjoin`` the receiver's event
+    once matched, ``join`` the sender's event while a rendezvous send waits, and its
+    flow. Complete (its sender may go on) at posting if ``eager``, else when it has
+    ``arrived``. Built without an ``__init__`` frame (see :meth:`World.post`)."""
 
-    __slots__ = ("payload", "rop", "eager", "flow", "arrived")
-    kind = "send"
+    __slots__ = ("owner", "peer", "tag", "cid", "nbytes", "t_post", "payload", "rjoin", "join", "eager", "flow",
+                 "arrived")
+
+    def describe(self, world) -> str:
+        name = world._comm_names[self.cid]
+        return f"send of {self.nbytes} B to rank {self.peer} (tag {self.tag}, {name}) not yet received"
 
 
 @dataclass
@@ -160,8 +154,11 @@ class World:
         self.messages = 0
         self.message_bytes = 0
         self.servers = [network.router.graph.nodes[g].get("server") for g in self.placement]
-        self._transfer = network.transfer  # (bound once: on every message's path)
+        # bound once (on every message's path; the world <-> bound method cycle lives as
+        # long as the world)
+        self._transfer = network.transfer
         self._schedule = env.schedule
+        self._on_arrival = self._arrived
         self.shared: dict = {}   # per-simulation memo the algorithms may share (Comm.shared)
         # one members tuple shared by every rank's world communicator (a tuple per rank
         # would be P^2 integers at P ranks, scattered in memory: at 1024 ranks every
@@ -176,9 +173,14 @@ class World:
             self._comm_names.append(name)
         return cid
 
-    def _span(self, op: _Op) -> None:
-        """Trace: the span of a completed send or receive on its owner's timeline."""
-        self.ranks[op.owner].spans.append((op.kind, "p2p", op.t_post, self.env._now, {"peer": op.peer, "bytes": op.nbytes}))
+    def _spans(self, m: _Message, send: bool, recv_join) -> None:
+        """Trace: the spans of a completed send (``send``) and/or receive (``recv_join``:
+        the receiver's event, with its posting time) of message ``m``."""
+        now = self.env._now
+        if recv_join is not None:
+            self.ranks[m.peer].spans.append(("recv", "p2p", recv_join.t_post, now, {"peer": m.owner, "bytes": m.nbytes}))
+        if send:
+            self.ranks[m.owner].spans.append(("send", "p2p", m.t_post, now, {"peer": m.peer, "bytes": m.nbytes}))
 
     # -- point to point (world ranks) -------------------------------------------------
     def post(self, cls, me: int, cid: int, dst, payload, tag, src, rtag) -> _Join:
@@ -187,23 +189,28 @@ class World:
         world rank ``src`` with ``rtag`` (unless ``src`` is None). Returns the event
         (of class ``cls``) that fires when both are complete, with the received payload.
 
-        The one implementation of matching for ``isend``, ``irecv`` and ``sendrecv``
-        (written out in one frame: it runs once or twice per message)."""
+        The one implementation of matching for ``isend``, ``irecv`` and ``sendrecv``,
+        written out in one frame (it runs once or twice per message). Mailboxes are keyed
+        by (receiver, source, tag, communicator): ``_unexpected`` holds messages sent
+        and not yet received, ``_posted`` the events of receives not yet matched."""
         env = self.env
         now = env._now
         ev = _new(cls)  # (without Event.__init__'s frame)
         ev.env = env
         ev.callbacks = []
         ev.val = None
+        trace = self.trace
+        if trace:
+            ev.t_post = now
         left = 1  # this posting
         if dst is not None:
             try:
                 nbytes = int(payload.nbytes)  # arrays, symbolic arrays, sparse streams
             except AttributeError:
                 nbytes = payload_bytes(payload)
-            m = _new(_Message)  # the message is its send op
+            m = _new(_Message)
             m.owner, m.peer, m.tag, m.cid, m.nbytes, m.t_post = me, dst, tag, cid, nbytes, now
-            m.payload, m.rop, m.flow, m.arrived = payload, None, None, False
+            m.payload, m.flow, m.arrived = payload, None, False
             if self._smpi:
                 m.eager = eager = nbytes < self._eager  # detached: completes at post
             else:
@@ -211,16 +218,16 @@ class World:
             self.messages += 1
             self.message_bytes += nbytes
             key = (dst, me, tag, cid)
-            rop = self._posted.pop(key, None)
-            if rop is not None:
-                if rop.__class__ is deque:  # several receives wait: match the first posted
-                    queue = rop
-                    rop = queue.popleft()
+            rj = self._posted.pop(key, None)
+            if rj is not None:  # a receive waits: match it (the first posted)
+                if rj.__class__ is deque:
+                    queue = rj
+                    rj = queue.popleft()
                     self._posted[key] = queue if len(queue) > 1 else queue[0]
-                m.rop = rop
-                rop.nbytes = nbytes
-                m.flow = self._transfer(self.placement[me], self.placement[dst], nbytes, self._arrived, m)
+                m.rjoin = rj
+                m.flow = self._transfer(self.placement[me], self.placement[dst], nbytes, self._on_arrival, m)
             else:
+                m.rjoin = None
                 unexpected = self._unexpected
                 box = unexpected.get(key)
                 if box is None:
@@ -230,47 +237,41 @@ class World:
                 else:
                     unexpected[key] = deque((box, m))
                 if eager and not self._smpi:
-                    m.flow = self._transfer(self.placement[me], self.placement[dst], nbytes, self._arrived, m)
+                    m.flow = self._transfer(self.placement[me], self.placement[dst], nbytes, self._on_arrival, m)
             if eager:  # complete now
                 m.join = None
-                if self.trace:
-                    self._span(m)
+                if trace:
+                    self._spans(m, True, None)
             else:
                 m.join = ev
                 left += 1
         if src is not None:
-            rop = _new(_Op)
-            rop.owner, rop.peer, rop.tag, rop.cid, rop.nbytes, rop.t_post = me, src, rtag, cid, 0, now
             key = (me, src, rtag, cid)
             m = self._unexpected.pop(key, None)
-            if m is not None:
-                if m.__class__ is deque:  # several messages wait: match the first sent
+            if m is not None:  # a message waits: match it (the first sent)
+                if m.__class__ is deque:
                     queue = m
                     m = queue.popleft()
                     self._unexpected[key] = queue if len(queue) > 1 else queue[0]
-                m.rop = rop
-                rop.nbytes = m.nbytes
                 if m.arrived:  # complete now
-                    rop.join = None
                     ev.val = m.payload
-                    if self.trace:
-                        self._span(rop)
+                    if trace:
+                        self._spans(m, False, ev)
                 else:
-                    rop.join = ev
+                    m.rjoin = ev
                     left += 1
                     if m.flow is None:  # start the rendezvous flow
-                        m.flow = self._transfer(self.placement[src], self.placement[me], m.nbytes, self._arrived, m)
+                        m.flow = self._transfer(self.placement[src], self.placement[me], m.nbytes, self._on_arrival, m)
             else:
-                rop.join = ev
                 left += 1
                 posted = self._posted
                 box = posted.get(key)
                 if box is None:
-                    posted[key] = rop
+                    posted[key] = ev
                 elif box.__class__ is deque:
-                    box.append(rop)
+                    box.append(ev)
                 else:
-                    posted[key] = deque((box, rop))
+                    posted[key] = deque((box, ev))
         left -= 1  # posting done
         if left:
             ev.left = left
@@ -283,14 +284,13 @@ class World:
         m = flow.tag
         flow.tag = m.flow = None  # break the message <-> flow cycle
         m.arrived = True
-        rop = m.rop
-        if rop is not None:  # matched: its receive completes
-            j = rop.join
-            rop.join = None  # break the op <-> event cycle: freed by reference counting
+        j = m.rjoin
+        if self.trace:
+            self._spans(m, m.join is not None, j)
+        if j is not None:  # matched: its receive completes
+            m.rjoin = None  # (cycles broken: freed by reference counting)
             j.val = m.payload
-            if self.trace:
-                self._span(rop)
-            j.left -= 1  # (World._fire, inlined: once per message)
+            j.left -= 1  # (Event.succeed at 0, without its two frames)
             if not j.left:
                 j._ok = True
                 j._value = j.val
@@ -298,8 +298,6 @@ class World:
         j = m.join
         if j is not None:  # a rendezvous send completes
             m.join = None
-            if self.trace:
-                self._span(m)
             j.left -= 1
             if not j.left:
                 j._ok = True
@@ -337,19 +335,20 @@ class World:
         st.acc[name] += now - st.mark
         st.mark = now
 
-    def _pending_ops(self, rank: int) -> list:
-        """Operations of ``rank`` that can never complete once the simulation has stopped:
+    def _pending(self, rank: int) -> list:
+        """What ``rank`` waits for that can never come once the simulation has stopped:
         receives never matched and rendezvous sends whose receive was never posted."""
-        ops = [op for key, box in self._posted.items() if key[0] == rank for op in _waiting(box)]
-        ops += [m for box in self._unexpected.values() for m in _waiting(box) if m.owner == rank and not m.eager]
-        return ops
+        waits = [f"recv from rank {src} (tag {tag}, {self._comm_names[cid]})"
+                 for (dst, src, tag, cid), box in self._posted.items() if dst == rank for _ in _waiting(box)]
+        waits += [m.describe(self) for box in self._unexpected.values() for m in _waiting(box)
+                  if m.owner == rank and not m.eager]
+        return waits
 
     def blocked_report(self) -> list:
         lines = []
         for r, st in enumerate(self.ranks):
             if st.finish is None:
-                waits = "; ".join(op.describe(self) for op in self._pending_ops(r)) or \
-                    "nothing (waits on an event that never fires)"
+                waits = "; ".join(self._pending(r)) or "nothing (waits on an event that never fires)"
                 lines.append(f"rank {r} waits for: {waits}")
         return lines
 
