@@ -32,12 +32,14 @@ def ring(comm, x, *, chunk_size=None):
     P, r = comm.size, comm.rank
     if P == 1:
         return [x]
-    bounds = split(x, P)
-    largest = max(len(b) for b in bounds) * x.dtype.itemsize
+    largest = max(b - a for a, b in block_bounds(len(x), P)) * x.dtype.itemsize
     k = nchunks(largest, chunk_size)
-    blocks = [split(b, k) for b in bounds]
+    if k == 1:  # each block cut from x when the reduce-scatter reaches it
+        blocks = [[None] for _ in range(P)]
+    else:
+        blocks = [split(b, k) for b in split(x, P)]
     with comm.phase("reduce-scatter"):
-        yield from ring_reduce_scatter(comm, blocks, owns=(r + 1) % P)
+        yield from ring_reduce_scatter(comm, blocks, owns=(r + 1) % P, source=x)
     with comm.phase("allgather"):
         yield from ring_allgather(comm, blocks, owns=(r + 1) % P)
     return flatten(blocks)
