@@ -130,7 +130,7 @@ def recursive_doubling(comm, x, op=None, step_op=None, phase: str = "recursive-d
 
 
 # -- ring ----------------------------------------------------------------------------------
-def ring_pass(comm, blocks: list, first: int, reduce: bool, op=None, source=None):
+def ring_pass(comm, blocks: list, first: int, reduce: bool, op=None, source=None, flat: bool = False):
     """One ring pass over ``comm`` (P - 1 steps), right = r + 1, left = r - 1.
 
     ``blocks`` has ``comm.size`` entries, each a list of ``k`` chunks (the same ``k`` for
@@ -150,45 +150,60 @@ def ring_pass(comm, blocks: list, first: int, reduce: bool, op=None, source=None
     ``op`` is the reduction (``comm.add``'s, default ``+``): e.g. a sparse merge with a
     densify policy, or :func:`add_parts` for blocks that are lists of pieces.
 
-    ``source`` (a reduce pass with one chunk per block): the payload that ``blocks`` cuts
-    into ``comm.size`` blocks (:func:`split`); a block given as ``[None]`` is cut from it
-    at the step that reads it. (Cut at the start, the P^2 slices of P ranks are each read
-    once, P steps later, from memory long out of cache: one cold read per message.)
+    ``source`` (a reduce pass with one chunk per block): the payload the blocks are cut
+    from (:func:`split` into ``comm.size`` blocks), each at the step that reads it;
+    ``blocks`` then only receives the result (its other entries are left as they are,
+    e.g. ``[None]``). (Cut at the start, the P^2 slices of P ranks are each read once, P
+    steps later, from memory long out of cache: one cold read per message.)
+
+    ``flat``: ``blocks`` holds one payload per block (one chunk each, updated in place)
+    instead of a list of chunks per block: no chunk list per block and rank (P^2 small
+    objects at P ranks, touched again at every pass).
     """
     P, r = comm.size, comm.rank
     right, left = (r + 1) % P, (r - 1) % P
-    k = len(blocks[0])
+    k = 1 if flat else len(blocks[0])
     add = comm.add if op is None else partial(comm.add, op=op)
     if k == 1 and P > 1:  # one message per block and step: nothing in flight to keep track of
         # (on a flat list of the blocks' payloads, written back at the end: each message
         # touches one list entry instead of a block's chunk list and its entry, which at
         # P ranks are P^2 small objects scattered in memory)
         sendrecv = comm.sendrecv
-        flat = [b[0] for b in blocks]
-        if not reduce:
+        if reduce and source is not None:  # every block cut from ``source`` as it is reached
+            bounds = _bounds(len(source), P)
             for s in range(P - 1):
-                flat[(first - s - 1) % P] = yield sendrecv(right, flat[(first - s) % P], left)
-        else:
-            bounds = None if source is None else _bounds(len(source), P)
-            for s in range(P - 1):
-                i = (first - s) % P
-                mine = flat[i]
-                if mine is None and bounds is not None:  # cut now (see ``source``)
-                    a, b = bounds[i]
-                    mine = source[a:b]
+                a, b = bounds[(first - s) % P]
+                mine = source[a:b]
                 if s:  # the block received at the last step: add this rank's part, then pass it on
                     mine = yield add(mine, got)
                 req = sendrecv(right, mine, left)
-                flat[i] = mine = None
+                mine = None
                 got = yield req
             i = (first + 1) % P  # received at the last step
-            mine = flat[i]
-            if mine is None and bounds is not None:
-                a, b = bounds[i]
-                mine = source[a:b]
-            flat[i] = yield add(mine, got)
-        for b, payload in zip(blocks, flat):
-            b[0] = payload
+            a, b = bounds[i]
+            mine = yield add(source[a:b], got)
+            if flat:
+                blocks[i] = mine
+            else:
+                blocks[i][0] = mine
+            return
+        payloads = blocks if flat else [b[0] for b in blocks]
+        if not reduce:
+            for s in range(P - 1):
+                payloads[(first - s - 1) % P] = yield sendrecv(right, payloads[(first - s) % P], left)
+        else:
+            for s in range(P - 1):
+                i = (first - s) % P
+                if s:  # the block received at the last step: add this rank's part, then pass it on
+                    payloads[i] = yield add(payloads[i], got)
+                req = sendrecv(right, payloads[i], left)
+                payloads[i] = None
+                got = yield req
+            i = (first + 1) % P  # received at the last step
+            payloads[i] = yield add(payloads[i], got)
+        if not flat:
+            for b, payload in zip(blocks, payloads):
+                b[0] = payload
         return
     pending = None  # (block, chunk, received payload): a sum not computed yet
     # (the sums are written out inline rather than in a helper generator: this loop runs
@@ -217,22 +232,23 @@ def ring_pass(comm, blocks: list, first: int, reduce: bool, op=None, source=None
         blocks[pb][pc] = yield add(blocks[pb][pc], pg)
 
 
-def ring_reduce_scatter(comm, blocks: list, owns: int, op=None, source=None):
+def ring_reduce_scatter(comm, blocks: list, owns: int, op=None, source=None, flat: bool = False):
     """Ring reduce-scatter (P - 1 steps) after which this rank holds block ``owns`` summed
     over ``comm`` (``owns`` must be the rank plus a constant, mod P, on every rank).
-    ``blocks`` and ``source`` as for :func:`ring_pass` (each block a list of chunks, or
-    ``[None]``: cut from ``source`` when used). Use with ``yield from``.
+    ``blocks``, ``source`` and ``flat`` as for :func:`ring_pass` (each block a list of
+    chunks, or one payload with ``flat``; cut from ``source`` when used). Use with
+    ``yield from``.
 
     (Returns the :func:`ring_pass` generator itself, not a generator delegating to it:
     every generator level is passed through on every resumption, twice per message.)"""
-    return ring_pass(comm, blocks, (owns - 1) % comm.size, True, op, source)
+    return ring_pass(comm, blocks, (owns - 1) % comm.size, True, op, source, flat)
 
 
-def ring_allgather(comm, blocks: list, owns: int):
+def ring_allgather(comm, blocks: list, owns: int, flat: bool = False):
     """Ring allgather (P - 1 steps): this rank starts with block ``owns`` (its rank plus a
     constant, mod P, as on every rank) and ends with every block. Use with ``yield from``
     (the :func:`ring_pass` generator itself, as for :func:`ring_reduce_scatter`)."""
-    return ring_pass(comm, blocks, owns % comm.size, False)
+    return ring_pass(comm, blocks, owns % comm.size, False, flat=flat)
 
 
 def add_parts(a, b):
