@@ -609,6 +609,7 @@ class RunResult:
     placement: list | None = None
     link_series: dict | None = None  # traces: {link name: [(t, bytes/s), ...]}
     starts: list | None = None       # each rank's start (0 unless timing="study")
+    cpu_s: float = 0.0               # CPU time of this process over wall_s's span
 
 
 def _run(env, net, world, progress) -> None:
@@ -652,7 +653,7 @@ def run_ranks(graph, placement, main, args_for_rank, profile, routing: str = "fi
     rank never finishes, and :class:`~simcollective.errors.SimCollectiveError` if a
     message was sent but never received.
     """
-    t0 = time.perf_counter()
+    t0, c0 = time.perf_counter(), time.process_time()
     env = SimEnvironment()
     net = network if network is not None else Network(env, profile.effective_graph(graph), profile, routing)
     net.env = env
@@ -704,5 +705,5 @@ def run_ranks(graph, placement, main, args_for_rank, profile, routing: str = "fi
         phases_max=phases_max, messages=world.messages, message_bytes=world.message_bytes, links=links,
         bytes_by_link_type=dict(by_type), wall_s=time.perf_counter() - t0, events=next(env._eid),
         flows=net.flows_started, recomputations=net.recomputations, spans=spans, placement=list(placement),
-        link_series=net.link_series() if trace else None, starts=starts,
+        link_series=net.link_series() if trace else None, starts=starts, cpu_s=time.process_time() - c0,
     )
