@@ -91,7 +91,7 @@ def test_two_receives_waiting_on_one_key_are_reported_and_matched_in_order():
 
 
 # -- ring passes ------------------------------------------------------------------------------------
-@pytest.mark.parametrize("P", [2, 3, 5, 8])
+@pytest.mark.parametrize("P", [1, 2, 3, 5, 8])
 def test_flat_ring_with_blocks_cut_when_reached_equals_the_chunk_list_ring(P):
     """The same ring written with chunk lists and split at the start, and with a flat list
     whose reduce-scatter cuts each block from x when it reaches it: the same results (each

@@ -162,6 +162,13 @@ def ring_pass(comm, blocks: list, first: int, reduce: bool, op=None, source=None
     """
     P, r = comm.size, comm.rank
     right, left = (r + 1) % P, (r - 1) % P
+    if P == 1:  # nothing to send: the one block is this rank's
+        if reduce and source is not None:
+            if flat:
+                blocks[0] = source
+            else:
+                blocks[0][0] = source
+        return
     k = 1 if flat else len(blocks[0])
     add = comm.add if op is None else partial(comm.add, op=op)
     if k == 1 and P > 1:  # one message per block and step: nothing in flight to keep track of
