@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from ..data.parts import Parts
 from ._common import flatten, ring_allgather, ring_reduce_scatter, two_level_messages
 from .registry import register
 
@@ -37,7 +38,7 @@ def ring_ring(comm, x, *, group_size=None):
         yield from ring_reduce_scatter(inter, subs, owns=g, source=blocks[l], flat=True)
     with comm.phase("inter-allgather"):
         yield from ring_allgather(inter, subs, owns=g, flat=True)
-    blocks[l] = subs   # block l as one payload: the list of its M sub-blocks
+    blocks[l] = Parts(subs)   # block l as one payload: its M sub-blocks (sized once, not per hop)
     with comm.phase("intra-allgather"):
         yield from ring_allgather(intra, blocks, owns=l, flat=True)
     return flatten(blocks)
