@@ -87,7 +87,8 @@ class _Join(simpy.Event):
     continue without a trip through the event queue. (``t_post``: the posting time,
     set for traces only.)"""
 
-    __slots__ = ("left", "val")
+    __slots__ = ("left",)
+    val = None  # (a class default: set on the instance only when a payload is received)
 
 
 class Request(_Join):
@@ -198,7 +199,6 @@ class World:
         ev = _new(cls)  # (without Event.__init__'s frame)
         ev.env = env
         ev.callbacks = []
-        ev.val = None
         trace = self.trace
         if trace:
             ev.t_post = now
@@ -209,8 +209,10 @@ class World:
             except AttributeError:
                 nbytes = payload_bytes(payload)
             m = _new(_Message)
-            m.owner, m.peer, m.tag, m.cid, m.nbytes, m.t_post = me, dst, tag, cid, nbytes, now
+            m.owner, m.peer, m.tag, m.cid, m.nbytes = me, dst, tag, cid, nbytes
             m.payload, m.flow, m.arrived = payload, None, False
+            if trace:
+                m.t_post = now
             if self._smpi:
                 m.eager = eager = nbytes < self._eager  # detached: completes at post
             else:
