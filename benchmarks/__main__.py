@@ -16,7 +16,7 @@ import math
 import sys
 from pathlib import Path
 
-from ._harness import simpy_event_rate
+from ._harness import simpy_event_cpu_rate, simpy_event_rate
 from .allreduce import fit_exponent, run_scenarios, scenarios
 
 BASELINE = Path(__file__).with_name("baseline.json")
@@ -50,8 +50,9 @@ def main(argv=None) -> int:
                      f"choose from {','.join(known)}")
 
     rate = simpy_event_rate()
-    print(f"bare SimPy: {rate:,.0f} events/s ({1e6 / rate:.2f} us per event); "
-          "overhead = wall per message event / bare event cost")
+    cpu_rate = simpy_event_cpu_rate()
+    print(f"bare SimPy: {rate:,.0f} events/s ({1e6 / rate:.2f} us per event; {1e6 / cpu_rate:.2f} us of CPU); "
+          "overhead = wall (cpu) per message event / bare event's wall (cpu)")
     if not args.no_jit:
         from .jit import jit_times
 
@@ -65,7 +66,7 @@ def main(argv=None) -> int:
         from .flows import main as flows_main
 
         flows_main([])
-    results = run_scenarios(only, bare_rate=rate)
+    results = run_scenarios(only, bare_rate=rate, bare_cpu_rate=cpu_rate)
 
     s5 = {k: v for k, v in results.items() if k.startswith("S5/") and "error" not in v}
     big = {k: v for k, v in results.items() if k[:2] in ("S3", "S4") and "error" not in v}

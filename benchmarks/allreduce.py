@@ -5,7 +5,8 @@ Each point runs in a fresh process (its own peak RSS) through the same code path
 :mod:`benchmarks.engine`). Printed per point: wall time, simulated SimPy events per second,
 flows (messages), engine overhead (wall time per message event / bare SimPy event
 cost; a message is two engine events, its start and its end; the simulation's own wall
-time, without inputs and verification), peak resident memory, and
+time, without inputs and verification; and the same ratio on CPU time, steadier on a
+shared machine), peak resident memory, and
 the simulated time, which is compared with ``baseline.json`` so that a speed change that
 alters results is caught: any relative difference above 1e-9 (1e-4 for S4, see
 ``__main__.TOLERANCE``) is reported and makes the
@@ -31,7 +32,8 @@ def run_point(topology: str, nodes: int, algorithm: str, elements: int, density=
     rep = run_allreduce(cfg)
     f = rep.fields
     return {
-        "time_s": f["time_s"], "wall_s": f["wall_s"], "sim_wall_s": f["sim_wall_s"], "events": f["events"], "flows": f["flows"],
+        "time_s": f["time_s"], "wall_s": f["wall_s"], "sim_wall_s": f["sim_wall_s"], "sim_cpu_s": rep.result.cpu_s,
+        "events": f["events"], "flows": f["flows"],
         "ranks": f["ranks"], "mode": f["mode"], "messages": f["messages"],
     }
 
@@ -84,7 +86,7 @@ def fit_exponent(ps, walls) -> float:
     return sum((x - mx) * (y - my) for x, y in zip(xs, ys)) / sum((x - mx) ** 2 for x in xs)
 
 
-def run_scenarios(only=None, bare_rate: float = 1.0, printer=print) -> dict:
+def run_scenarios(only=None, bare_rate: float = 1.0, printer=print, bare_cpu_rate: float | None = None) -> dict:
     results = {}
     for name, pts in scenarios(only).items():
         printer(f"\n{name}")
@@ -103,9 +105,14 @@ def run_scenarios(only=None, bare_rate: float = 1.0, printer=print) -> dict:
             # message event, in units of a bare SimPy event
             per_msg_event = r["sim_wall_s"] / (2 * r["flows"]) if r["flows"] else float("nan")
             overhead = per_msg_event * bare_rate
+            # the same on CPU time (the simulation's CPU time / the bare event's CPU time)
+            cpu_rate = bare_cpu_rate or bare_rate
+            cpu_over = r["sim_cpu_s"] / (2 * r["flows"]) * cpu_rate if r["flows"] else float("nan")
+            warm = (f" (warm {r['warm_sim_cpu_s'] / (2 * r['flows']) * cpu_rate:.1f}x)"
+                    if "warm_sim_cpu_s" in r and r["flows"] else "")
             printer(f"  {label:<40} P={r['ranks']:<5} wall {r['wall_s']:8.2f} s  cpu {r['cpu_s']:8.2f} s  "
                     f"{r['events'] / r['sim_wall_s']:>10,.0f} ev/s  "
-                    f"{r['flows']:>9} msgs  overhead {overhead:5.1f}x  peak {r['peak_rss'] / 2**30:5.2f} GiB  "
-                    f"sim {r['time_s']:.9g} s ({r['mode']})")
+                    f"{r['flows']:>9} msgs  overhead {overhead:5.1f}x wall, {cpu_over:5.1f}x cpu{warm}  "
+                    f"peak {r['peak_rss'] / 2**30:5.2f} GiB  sim {r['time_s']:.9g} s ({r['mode']})")
         printer(f"  {name} total wall {total_wall:.1f} s, largest peak RSS {peak / 2**30:.2f} GiB")
     return results

@@ -62,38 +62,33 @@ def payload_bytes(payload) -> int:
 
 def _done_event(env, value=None) -> simpy.Event:
     """An event that is already processed: a process yielding it continues at once,
-    without a trip through the event queue (used for zero-time completions)."""
-    ev = simpy.Event(env)
+    without a trip through the event queue (used for zero-time completions; built
+    without ``Event.__init__``'s frame: a free reduction makes one per message)."""
+    ev = _new(simpy.Event)
+    ev.env = env
+    ev.callbacks = None
     ev._ok = True
     ev._value = value
-    ev.callbacks = None
     return ev
 
 
-class _Op:
-    """A posted send or receive (the runtime's bookkeeping; not a SimPy event)."""
-
-    # ``join``: the _Join event waiting for this op (the communicator's requests and
-    # sendrecv), ``cb``: a plain callback ``cb(op)`` (World.isend/irecv callers); both
-    # are cleared when the op completes. Built without an ``__init__`` frame (see
-    # World.isend/irecv: ops are created once per message, on the hot path).
-    __slots__ = ("owner", "kind", "peer", "tag", "cid", "nbytes", "t_post", "value", "done", "cb", "join")
-
-    def describe(self, world) -> str:
-        name = world._comm_names[self.cid]
-        if self.kind == "recv":
-            return f"recv from rank {self.peer} (tag {self.tag}, {name})"
-        return f"send of {self.nbytes} B to rank {self.peer} (tag {self.tag}, {name}) not yet received"
+_new = object.__new__
 
 
 class _Join(simpy.Event):
-    """An event that fires when ``left`` reaches 0; its value is ``op.value``.
+    """The event of a posting (:meth:`World.post`: a ``sendrecv``, or a :class:`Request`):
+    it fires when ``left`` reaches 0, with value ``val`` (the received payload; None for
+    a send).
 
-    Each op it waits for holds it in ``op.join`` and counts ``left`` down by one at
-    completion; the poster holds one more count while it posts, so that ops completing
-    during posting let the caller continue at once (no trip through the event queue)."""
+    A posted receive waiting for its message is this event itself (in ``World._posted``;
+    once matched, the message holds it in ``rjoin``); a rendezvous send holds it in
+    ``join``. Each counts ``left`` down by one at completion; the poster holds one more
+    count while it posts, so that a posting that completes at once lets the caller
+    continue without a trip through the event queue. (``t_post``: the posting time,
+    set for traces only.)"""
 
-    __slots__ = ("op", "left")
+    __slots__ = ("left",)
+    val = None  # (a class default: set on the instance only when a payload is received)
 
 
 class Request(_Join):
@@ -103,11 +98,19 @@ class Request(_Join):
     __slots__ = ()
 
 
-class _Message(_Op):
-    """A message: its send op (``owner`` the source, ``peer`` the destination, world ranks)
-    with the payload, the matched receive op ``rop``, and its flow."""
+class _Message:
+    """A message (the runtime's bookkeeping; not a SimPy event): ``owner`` the source and
+    ``peer`` the destination (world ranks), the payload, ``rjoin`` the receiver's event
+    once matched, ``join`` the sender's event while a rendezvous send waits, and its
+    flow. Complete (its sender may go on) at posting if ``eager``, else when it has
+    ``arrived``. Built without an ``__init__`` frame (see :meth:`World.post`)."""
 
-    __slots__ = ("payload", "rop", "eager", "flow", "arrived")
+    __slots__ = ("owner", "peer", "tag", "cid", "nbytes", "t_post", "payload", "rjoin", "join", "eager", "flow",
+                 "arrived")
+
+    def describe(self, world) -> str:
+        name = world._comm_names[self.cid]
+        return f"send of {self.nbytes} B to rank {self.peer} (tag {self.tag}, {name}) not yet received"
 
 
 @dataclass
@@ -152,9 +155,11 @@ class World:
         self.messages = 0
         self.message_bytes = 0
         self.servers = [network.router.graph.nodes[g].get("server") for g in self.placement]
-        self._transfer = network.transfer  # (bound once: on every message's path)
+        # bound once (on every message's path; the world <-> bound method cycle lives as
+        # long as the world)
+        self._transfer = network.transfer
         self._schedule = env.schedule
-        self._new_op = _Op.__new__
+        self._on_arrival = self._arrived
         self.shared: dict = {}   # per-simulation memo the algorithms may share (Comm.shared)
         # one members tuple shared by every rank's world communicator (a tuple per rank
         # would be P^2 integers at P ranks, scattered in memory: at 1024 ranks every
@@ -169,117 +174,137 @@ class World:
             self._comm_names.append(name)
         return cid
 
-    def _complete(self, op: _Op, value=None) -> None:
-        op.done = True
-        op.value = value
-        if self.trace:
-            self.ranks[op.owner].spans.append((op.kind, "p2p", op.t_post, self.env.now, {"peer": op.peer, "bytes": op.nbytes}))
-        j = op.join
-        if j is not None:
-            op.join = None  # break the op <-> event cycle: freed by reference counting
-            j.left -= 1
-            if not j.left:  # (Event.succeed without its two frames)
-                j._ok = True
-                j._value = j.op.value
-                self._schedule(j)
-            return
-        cb = op.cb
-        if cb is not None:
-            op.cb = None  # break the op <-> callback cycle: freed by reference counting
-            cb(op)
+    def _spans(self, m: _Message, send: bool, recv_join) -> None:
+        """Trace: the spans of a completed send (``send``) and/or receive (``recv_join``:
+        the receiver's event, with its posting time) of message ``m``."""
+        now = self.env._now
+        if recv_join is not None:
+            self.ranks[m.peer].spans.append(("recv", "p2p", recv_join.t_post, now, {"peer": m.owner, "bytes": m.nbytes}))
+        if send:
+            self.ranks[m.owner].spans.append(("send", "p2p", m.t_post, now, {"peer": m.peer, "bytes": m.nbytes}))
 
     # -- point to point (world ranks) -------------------------------------------------
-    def isend(self, src: int, dst: int, payload, tag, cid: int, cb=None, join=None) -> _Op:
-        """Post a send; ``cb(op)`` runs at completion (maybe before this returns)."""
-        try:
-            nbytes = int(payload.nbytes)  # arrays, symbolic arrays, sparse streams
-        except AttributeError:
-            nbytes = payload_bytes(payload)
-        m = self._new_op(_Message)  # the message is its send op
-        m.owner, m.kind, m.peer, m.tag, m.cid, m.nbytes, m.t_post = src, "send", dst, tag, cid, nbytes, self.env._now
-        m.cb, m.join, m.value, m.done = cb, join, None, False
-        m.payload, m.rop, m.flow, m.arrived = payload, None, None, False
-        if self._smpi:
-            m.eager = eager = nbytes < self._eager  # detached: completes at post
-        else:
-            m.eager = eager = nbytes <= self._eager
-        self.messages += 1
-        self.message_bytes += nbytes
-        key = (dst, src, tag, cid)
-        rop = self._posted.pop(key, None)
-        if rop is not None:
-            if rop.__class__ is deque:  # several receives wait: match the first posted
-                queue = rop
-                rop = queue.popleft()
-                self._posted[key] = queue if len(queue) > 1 else queue[0]
-            m.rop = rop
-            rop.nbytes = nbytes
-            m.flow = self._transfer(self.placement[src], self.placement[dst], nbytes, self._arrived, m)
-        else:
-            unexpected = self._unexpected
-            box = unexpected.get(key)
-            if box is None:
-                unexpected[key] = m
-            elif box.__class__ is deque:
-                box.append(m)
-            else:
-                unexpected[key] = deque((box, m))
-            if eager and not self._smpi:
-                m.flow = self._transfer(self.placement[src], self.placement[dst], nbytes, self._arrived, m)
-        if eager:
-            self._complete(m)
-        return m
+    def post(self, cls, me: int, cid: int, dst, payload, tag, src, rtag) -> _Join:
+        """Post, for world rank ``me`` on communicator ``cid``, a send of ``payload`` to
+        world rank ``dst`` with ``tag`` (unless ``dst`` is None), then a receive from
+        world rank ``src`` with ``rtag`` (unless ``src`` is None). Returns the event
+        (of class ``cls``) that fires when both are complete, with the received payload.
 
-    def irecv(self, dst: int, src: int, tag, cid: int, cb=None, join=None) -> _Op:
-        """Post a receive; ``cb(op)`` runs at completion with ``op.value`` the payload."""
-        rop = self._new_op(_Op)
-        rop.owner, rop.kind, rop.peer, rop.tag, rop.cid, rop.nbytes, rop.t_post = dst, "recv", src, tag, cid, 0, self.env._now
-        rop.cb, rop.join, rop.value, rop.done = cb, join, None, False
-        key = (dst, src, tag, cid)
-        m = self._unexpected.pop(key, None)
-        if m is not None:
-            if m.__class__ is deque:  # several messages wait: match the first sent
-                queue = m
-                m = queue.popleft()
-                self._unexpected[key] = queue if len(queue) > 1 else queue[0]
-            m.rop = rop
-            rop.nbytes = m.nbytes
-            if m.arrived:
-                self._complete(rop, m.payload)
-            elif m.flow is None:  # start the rendezvous flow
-                placement = self.placement
-                m.flow = self._transfer(placement[src], placement[dst], m.nbytes, self._arrived, m)
-        else:
-            posted = self._posted
-            box = posted.get(key)
-            if box is None:
-                posted[key] = rop
-            elif box.__class__ is deque:
-                box.append(rop)
+        The one implementation of matching for ``isend``, ``irecv`` and ``sendrecv``,
+        written out in one frame (it runs once or twice per message). Mailboxes are keyed
+        by (receiver, source, tag, communicator): ``_unexpected`` holds messages sent
+        and not yet received, ``_posted`` the events of receives not yet matched."""
+        env = self.env
+        now = env._now
+        ev = _new(cls)  # (without Event.__init__'s frame)
+        ev.env = env
+        ev.callbacks = []
+        trace = self.trace
+        if trace:
+            ev.t_post = now
+        left = 1  # this posting
+        if dst is not None:
+            try:
+                nbytes = int(payload.nbytes)  # arrays, symbolic arrays, sparse streams
+            except AttributeError:
+                nbytes = payload_bytes(payload)
+            m = _new(_Message)
+            m.owner, m.peer, m.tag, m.cid, m.nbytes = me, dst, tag, cid, nbytes
+            m.payload, m.flow, m.arrived = payload, None, False
+            if trace:
+                m.t_post = now
+            if self._smpi:
+                m.eager = eager = nbytes < self._eager  # detached: completes at post
             else:
-                posted[key] = deque((box, rop))
-        return rop
+                m.eager = eager = nbytes <= self._eager
+            self.messages += 1
+            self.message_bytes += nbytes
+            key = (dst, me, tag, cid)
+            rj = self._posted.pop(key, None)
+            if rj is not None:  # a receive waits: match it (the first posted)
+                if rj.__class__ is deque:
+                    queue = rj
+                    rj = queue.popleft()
+                    self._posted[key] = queue if len(queue) > 1 else queue[0]
+                m.rjoin = rj
+                m.flow = self._transfer(self.placement[me], self.placement[dst], nbytes, self._on_arrival, m)
+            else:
+                m.rjoin = None
+                unexpected = self._unexpected
+                box = unexpected.get(key)
+                if box is None:
+                    unexpected[key] = m
+                elif box.__class__ is deque:
+                    box.append(m)
+                else:
+                    unexpected[key] = deque((box, m))
+                if eager and not self._smpi:
+                    m.flow = self._transfer(self.placement[me], self.placement[dst], nbytes, self._on_arrival, m)
+            if eager:  # complete now
+                m.join = None
+                if trace:
+                    self._spans(m, True, None)
+            else:
+                m.join = ev
+                left += 1
+        if src is not None:
+            key = (me, src, rtag, cid)
+            m = self._unexpected.pop(key, None)
+            if m is not None:  # a message waits: match it (the first sent)
+                if m.__class__ is deque:
+                    queue = m
+                    m = queue.popleft()
+                    self._unexpected[key] = queue if len(queue) > 1 else queue[0]
+                if m.arrived:  # complete now
+                    ev.val = m.payload
+                    if trace:
+                        self._spans(m, False, ev)
+                else:
+                    m.rjoin = ev
+                    left += 1
+                    if m.flow is None:  # start the rendezvous flow
+                        m.flow = self._transfer(self.placement[src], self.placement[me], m.nbytes, self._on_arrival, m)
+            else:
+                left += 1
+                posted = self._posted
+                box = posted.get(key)
+                if box is None:
+                    posted[key] = ev
+                elif box.__class__ is deque:
+                    box.append(ev)
+                else:
+                    posted[key] = deque((box, ev))
+        left -= 1  # posting done
+        if left:
+            ev.left = left
+        else:  # completed while posting: the caller continues without a trip through the queue
+            ev._ok, ev._value, ev.callbacks = True, ev.val, None
+        return ev
 
     def _arrived(self, flow) -> None:
+        """The engine's callback: a message's last byte arrived."""
         m = flow.tag
         flow.tag = m.flow = None  # break the message <-> flow cycle
         m.arrived = True
-        rop = m.rop
-        if rop is not None:
-            j = rop.join
-            if j is None or self.trace:
-                self._complete(rop, m.payload)
-            else:  # (World._complete, inlined: once per message)
-                rop.done = True
-                rop.value = m.payload
-                rop.join = None
-                j.left -= 1
-                if not j.left:
-                    j._ok = True
-                    j._value = j.op.value
-                    self._schedule(j)
-        if not m.eager:
-            self._complete(m)
+        j = m.rjoin
+        if self.trace:
+            self._spans(m, m.join is not None, j)
+        if j is not None:  # matched: its receive completes
+            m.rjoin = None  # (cycles broken: freed by reference counting)
+            j.val = m.payload
+            j.left -= 1  # (Event.succeed at 0, without its two frames)
+            if not j.left:
+                j._ok = True
+                j._value = j.val
+                self._schedule(j)
+        j = m.join
+        if j is not None:  # a rendezvous send completes
+            m.join = None
+            j.left -= 1
+            if not j.left:
+                j._ok = True
+                j._value = j.val
+                self._schedule(j)
 
     # -- running ------------------------------------------------------------------------
     def _launch(self, rank: int, main, args) -> None:
@@ -312,19 +337,20 @@ class World:
         st.acc[name] += now - st.mark
         st.mark = now
 
-    def _pending_ops(self, rank: int) -> list:
-        """Operations of ``rank`` that can never complete once the simulation has stopped:
+    def _pending(self, rank: int) -> list:
+        """What ``rank`` waits for that can never come once the simulation has stopped:
         receives never matched and rendezvous sends whose receive was never posted."""
-        ops = [op for key, box in self._posted.items() if key[0] == rank for op in _waiting(box)]
-        ops += [m for box in self._unexpected.values() for m in _waiting(box) if m.owner == rank and not m.done]
-        return ops
+        waits = [f"recv from rank {src} (tag {tag}, {self._comm_names[cid]})"
+                 for (dst, src, tag, cid), box in self._posted.items() if dst == rank for _ in _waiting(box)]
+        waits += [m.describe(self) for box in self._unexpected.values() for m in _waiting(box)
+                  if m.owner == rank and not m.eager]
+        return waits
 
     def blocked_report(self) -> list:
         lines = []
         for r, st in enumerate(self.ranks):
             if st.finish is None:
-                waits = "; ".join(op.describe(self) for op in self._pending_ops(r)) or \
-                    "nothing (waits on an event that never fires)"
+                waits = "; ".join(self._pending(r)) or "nothing (waits on an event that never fires)"
                 lines.append(f"rank {r} waits for: {waits}")
         return lines
 
@@ -367,50 +393,28 @@ class Comm:
 
     def isend(self, dst: int, payload, tag=0) -> Request:
         """Non-blocking send; yield it (or ``wait`` it) to wait for completion."""
-        world = self.world
         if not 0 <= dst < self.size:
             self._check_peer(dst, "destination")
-        ev = Request(world.env)
-        ev.left = 2  # the send, and this posting
-        ev.op = world.isend(self._me, self.members[dst], payload, tag, self.cid, None, ev)
-        ev.left -= 1
-        if not ev.left:  # completed on posting (eager send): continue at once
-            ev._ok, ev._value, ev.callbacks = True, None, None
-        return ev
+        return self.world.post(Request, self._me, self.cid, self.members[dst], payload, tag, None, None)
 
     def irecv(self, src: int, tag=0) -> Request:
         """Non-blocking receive; the event's value is the payload."""
-        world = self.world
         if not 0 <= src < self.size:
             self._check_peer(src, "source")
-        ev = Request(world.env)
-        ev.left = 2  # the receive, and this posting
-        ev.op = op = world.irecv(self._me, self.members[src], tag, self.cid, None, ev)
-        ev.left -= 1
-        if not ev.left:  # completed on posting (receive of an arrived message)
-            ev._ok, ev._value, ev.callbacks = True, op.value, None
-        return ev
+        return self.world.post(Request, self._me, self.cid, None, None, None, self.members[src], tag)
 
     send = isend
     recv = irecv
 
     def sendrecv(self, dst: int, payload, src: int, tag=0, recvtag=None):
         """Send to ``dst`` and receive from ``src`` at once; value: the received payload."""
-        world = self.world
         size = self.size
         if not (0 <= dst < size and 0 <= src < size):
             self._check_peer(dst, "destination")
             self._check_peer(src, "source")
         members = self.members
-        me, cid = self._me, self.cid
-        ev = _Join(world.env)
-        ev.left = 3  # the send, the receive, and this posting
-        world.isend(me, members[dst], payload, tag, cid, None, ev)
-        ev.op = rop = world.irecv(me, members[src], tag if recvtag is None else recvtag, cid, None, ev)
-        ev.left -= 1
-        if not ev.left:  # both done while posting: continue without a trip through the queue
-            ev._ok, ev._value, ev.callbacks = True, rop.value, None
-        return ev
+        return self.world.post(_Join, self._me, self.cid, members[dst], payload, tag, members[src],
+                               tag if recvtag is None else recvtag)
 
     def waitall(self, reqs, value_index=None):
         """An event that fires when all ``reqs`` are done; value: list of their values
@@ -504,7 +508,12 @@ class Comm:
             result.flags.writeable = False  # payloads are immutable: shared by reference
         world = self.world
         if world.free_sums:  # the profile gives reductions no time: nothing to work out
-            return _done_event(world.env, result)
+            ev = _new(simpy.Event)  # (_done_event inline: once per message of a reduction)
+            ev.env = world.env
+            ev.callbacks = None
+            ev._ok = True
+            ev._value = result
+            return ev
         prof = world.profile
         if hasattr(a, "nnz") and hasattr(b, "nnz"):
             if a.is_dense != b.is_dense:  # scatter-add of the sparse one into the dense one
@@ -602,6 +611,7 @@ class RunResult:
     placement: list | None = None
     link_series: dict | None = None  # traces: {link name: [(t, bytes/s), ...]}
     starts: list | None = None       # each rank's start (0 unless timing="study")
+    cpu_s: float = 0.0               # CPU time of this process over wall_s's span
 
 
 def _run(env, net, world, progress) -> None:
@@ -645,7 +655,7 @@ def run_ranks(graph, placement, main, args_for_rank, profile, routing: str = "fi
     rank never finishes, and :class:`~simcollective.errors.SimCollectiveError` if a
     message was sent but never received.
     """
-    t0 = time.perf_counter()
+    t0, c0 = time.perf_counter(), time.process_time()
     env = SimEnvironment()
     net = network if network is not None else Network(env, profile.effective_graph(graph), profile, routing)
     net.env = env
@@ -697,5 +707,5 @@ def run_ranks(graph, placement, main, args_for_rank, profile, routing: str = "fi
         phases_max=phases_max, messages=world.messages, message_bytes=world.message_bytes, links=links,
         bytes_by_link_type=dict(by_type), wall_s=time.perf_counter() - t0, events=next(env._eid),
         flows=net.flows_started, recomputations=net.recomputations, spans=spans, placement=list(placement),
-        link_series=net.link_series() if trace else None, starts=starts,
+        link_series=net.link_series() if trace else None, starts=starts, cpu_s=time.process_time() - c0,
     )

@@ -10,6 +10,8 @@ same code runs on NumPy arrays and on size-only ``SymbolicArray`` inputs.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import lru_cache, partial
+from itertools import repeat
 
 from ..data.blocks import block_bounds, iter_parts
 from ..errors import UserInputError
@@ -35,21 +37,27 @@ def split(x, q: int) -> list:
     ``[x]`` itself for ``q = 1``: payloads are immutable)."""
     if q == 1:
         return [x]
-    return [x[a:b] for a, b in block_bounds(len(x), q)]
+    return [x[a:b] for a, b in _bounds(len(x), q)]
+
+
+@lru_cache(maxsize=64)
+def _bounds(n: int, q: int) -> tuple:
+    """``block_bounds(n, q)`` as a tuple, computed once: every rank of a run cuts the
+    same vector into the same blocks (P^2 bounds at P ranks otherwise)."""
+    return tuple(block_bounds(n, q))
 
 
 def flatten(parts) -> list:
     """The leaf payloads of nested lists of parts, in order, as one new list."""
     out = []
-    for p in parts:  # two levels (blocks of chunks) without the recursive generator
-        if isinstance(p, (list, tuple)):
-            for q in p:
-                if isinstance(q, (list, tuple)):
-                    out.extend(iter_parts(q))
-                else:
-                    out.append(q)
+    nested = (list, tuple)
+    for p in parts:
+        if isinstance(p, nested):
+            out += p  # (the common case: a block's chunks, all leaves; checked below)
         else:
             out.append(p)
+    if any(map(isinstance, out, repeat(nested))):  # deeper nesting: walk it
+        return list(iter_parts(parts))
     return out
 
 
@@ -122,7 +130,7 @@ def recursive_doubling(comm, x, op=None, step_op=None, phase: str = "recursive-d
 
 
 # -- ring ----------------------------------------------------------------------------------
-def ring_pass(comm, blocks: list, first: int, reduce: bool, op=None):
+def ring_pass(comm, blocks: list, first: int, reduce: bool, op=None, source=None, flat: bool = False):
     """One ring pass over ``comm`` (P - 1 steps), right = r + 1, left = r - 1.
 
     ``blocks`` has ``comm.size`` entries, each a list of ``k`` chunks (the same ``k`` for
@@ -141,26 +149,68 @@ def ring_pass(comm, blocks: list, first: int, reduce: bool, op=None):
 
     ``op`` is the reduction (``comm.add``'s, default ``+``): e.g. a sparse merge with a
     densify policy, or :func:`add_parts` for blocks that are lists of pieces.
+
+    ``source`` (a reduce pass with one chunk per block): the payload the blocks are cut
+    from (:func:`split` into ``comm.size`` blocks), each at the step that reads it;
+    ``blocks`` then only receives the result (its other entries are left as they are,
+    e.g. ``[None]``). (Cut at the start, the P^2 slices of P ranks are each read once, P
+    steps later, from memory long out of cache: one cold read per message.)
+
+    ``flat``: ``blocks`` holds one payload per block (one chunk each, updated in place)
+    instead of a list of chunks per block: no chunk list per block and rank (P^2 small
+    objects at P ranks, touched again at every pass).
     """
     P, r = comm.size, comm.rank
     right, left = (r + 1) % P, (r - 1) % P
-    k = len(blocks[0])
-    add = comm.add if op is None else (lambda a, b: comm.add(a, b, op=op))
+    if P == 1:  # nothing to send: the one block is this rank's
+        if reduce and source is not None:
+            if flat:
+                blocks[0] = source
+            else:
+                blocks[0][0] = source
+        return
+    k = 1 if flat else len(blocks[0])
+    add = comm.add if op is None else partial(comm.add, op=op)
     if k == 1 and P > 1:  # one message per block and step: nothing in flight to keep track of
+        # (on a flat list of the blocks' payloads, written back at the end: each message
+        # touches one list entry instead of a block's chunk list and its entry, which at
+        # P ranks are P^2 small objects scattered in memory)
         sendrecv = comm.sendrecv
+        if reduce and source is not None:  # every block cut from ``source`` as it is reached
+            bounds = _bounds(len(source), P)
+            for s in range(P - 1):
+                a, b = bounds[(first - s) % P]
+                mine = source[a:b]
+                if s:  # the block received at the last step: add this rank's part, then pass it on
+                    mine = yield add(mine, got)
+                req = sendrecv(right, mine, left)
+                mine = None
+                got = yield req
+            i = (first + 1) % P  # received at the last step
+            a, b = bounds[i]
+            mine = yield add(source[a:b], got)
+            if flat:
+                blocks[i] = mine
+            else:
+                blocks[i][0] = mine
+            return
+        payloads = blocks if flat else [b[0] for b in blocks]
         if not reduce:
             for s in range(P - 1):
-                blocks[(first - s - 1) % P][0] = yield sendrecv(right, blocks[(first - s) % P][0], left)
-            return
-        for s in range(P - 1):
-            block = blocks[(first - s) % P]
-            if s:  # the block received at the last step: add this rank's part, then pass it on
-                block[0] = yield add(block[0], got)
-            req = sendrecv(right, block[0], left)
-            block[0] = None
-            got = yield req
-        block = blocks[(first + 1) % P]  # received at the last step
-        block[0] = yield add(block[0], got)
+                payloads[(first - s - 1) % P] = yield sendrecv(right, payloads[(first - s) % P], left)
+        else:
+            for s in range(P - 1):
+                i = (first - s) % P
+                if s:  # the block received at the last step: add this rank's part, then pass it on
+                    payloads[i] = yield add(payloads[i], got)
+                req = sendrecv(right, payloads[i], left)
+                payloads[i] = None
+                got = yield req
+            i = (first + 1) % P  # received at the last step
+            payloads[i] = yield add(payloads[i], got)
+        if not flat:
+            for b, payload in zip(blocks, payloads):
+                b[0] = payload
         return
     pending = None  # (block, chunk, received payload): a sum not computed yet
     # (the sums are written out inline rather than in a helper generator: this loop runs
@@ -189,17 +239,23 @@ def ring_pass(comm, blocks: list, first: int, reduce: bool, op=None):
         blocks[pb][pc] = yield add(blocks[pb][pc], pg)
 
 
-def ring_reduce_scatter(comm, blocks: list, owns: int, op=None):
+def ring_reduce_scatter(comm, blocks: list, owns: int, op=None, source=None, flat: bool = False):
     """Ring reduce-scatter (P - 1 steps) after which this rank holds block ``owns`` summed
     over ``comm`` (``owns`` must be the rank plus a constant, mod P, on every rank).
-    ``blocks`` as for :func:`ring_pass` (each a list of chunks)."""
-    yield from ring_pass(comm, blocks, first=(owns - 1) % comm.size, reduce=True, op=op)
+    ``blocks``, ``source`` and ``flat`` as for :func:`ring_pass` (each block a list of
+    chunks, or one payload with ``flat``; cut from ``source`` when used). Use with
+    ``yield from``.
+
+    (Returns the :func:`ring_pass` generator itself, not a generator delegating to it:
+    every generator level is passed through on every resumption, twice per message.)"""
+    return ring_pass(comm, blocks, (owns - 1) % comm.size, True, op, source, flat)
 
 
-def ring_allgather(comm, blocks: list, owns: int):
+def ring_allgather(comm, blocks: list, owns: int, flat: bool = False):
     """Ring allgather (P - 1 steps): this rank starts with block ``owns`` (its rank plus a
-    constant, mod P, as on every rank) and ends with every block."""
-    yield from ring_pass(comm, blocks, first=owns % comm.size, reduce=False)
+    constant, mod P, as on every rank) and ends with every block. Use with ``yield from``
+    (the :func:`ring_pass` generator itself, as for :func:`ring_reduce_scatter`)."""
+    return ring_pass(comm, blocks, owns % comm.size, False, flat=flat)
 
 
 def add_parts(a, b):

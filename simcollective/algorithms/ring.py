@@ -32,10 +32,16 @@ def ring(comm, x, *, chunk_size=None):
     P, r = comm.size, comm.rank
     if P == 1:
         return [x]
-    bounds = split(x, P)
-    largest = max(len(b) for b in bounds) * x.dtype.itemsize
+    largest = max(b - a for a, b in block_bounds(len(x), P)) * x.dtype.itemsize
     k = nchunks(largest, chunk_size)
-    blocks = [split(b, k) for b in bounds]
+    if k == 1:  # one payload per block, each cut from x when the reduce-scatter reaches it
+        blocks = [None] * P
+        with comm.phase("reduce-scatter"):
+            yield from ring_reduce_scatter(comm, blocks, owns=(r + 1) % P, source=x, flat=True)
+        with comm.phase("allgather"):
+            yield from ring_allgather(comm, blocks, owns=(r + 1) % P, flat=True)
+        return blocks
+    blocks = [split(b, k) for b in split(x, P)]
     with comm.phase("reduce-scatter"):
         yield from ring_reduce_scatter(comm, blocks, owns=(r + 1) % P)
     with comm.phase("allgather"):

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from ._common import flatten, ring_allgather, ring_reduce_scatter, split, two_level_messages
+from ..data.parts import Parts
+from ._common import flatten, ring_allgather, ring_reduce_scatter, two_level_messages
 from .registry import register
 
 
@@ -27,15 +28,17 @@ def ring_ring(comm, x, *, group_size=None):
     intra, inter = comm.groups(L)
     l, g = intra.rank, inter.rank
     M = inter.size
-    blocks = [[b] for b in split(x, L)]
+    # one payload per block (flat lists), each cut from its source when a reduce-scatter
+    # reaches it (see _common.ring_pass)
+    blocks = [None] * L
     with comm.phase("intra-reduce-scatter"):
-        yield from ring_reduce_scatter(intra, blocks, owns=l)
-    subs = [[s] for s in split(blocks[l][0], M)]
+        yield from ring_reduce_scatter(intra, blocks, owns=l, source=x, flat=True)
+    subs = [None] * M
     with comm.phase("inter-reduce-scatter"):
-        yield from ring_reduce_scatter(inter, subs, owns=g)
+        yield from ring_reduce_scatter(inter, subs, owns=g, source=blocks[l], flat=True)
     with comm.phase("inter-allgather"):
-        yield from ring_allgather(inter, subs, owns=g)
-    blocks[l] = [flatten(subs)]   # block l as one payload: the list of its M sub-blocks
+        yield from ring_allgather(inter, subs, owns=g, flat=True)
+    blocks[l] = Parts(subs)   # block l as one payload: its M sub-blocks (sized once, not per hop)
     with comm.phase("intra-allgather"):
-        yield from ring_allgather(intra, blocks, owns=l)
+        yield from ring_allgather(intra, blocks, owns=l, flat=True)
     return flatten(blocks)

@@ -38,7 +38,8 @@ class Parts(tuple):
     verification, which walks the parts by offset.
     """
 
-    __slots__ = ()
+    # (no __slots__: each instance has a dict holding its size in bytes once computed; a
+    # Parts sent as one message is sized on every hop of a ring, in O(parts) each time)
 
     def __new__(cls, items=()):
         flat = tuple(iter_parts(items))
@@ -58,14 +59,23 @@ class Parts(tuple):
         """Bytes of the concatenation: the sum for arrays; one stream's wire size for streams.
 
         For streams this is the wire size of ``concat(parts)`` (one 4-byte header; dense if
-        the total is not smaller dense) computed without building it.
+        the total is not smaller dense) computed without building it. Computed once (the
+        parts are immutable).
         """
+        try:
+            return self._nbytes
+        except AttributeError:
+            pass
         if not self or not isinstance(self[0], SparseStream):
-            return sum(p.nbytes for p in self)
-        first = self[0]
-        if concat_is_dense(self):
-            return HEADER_BYTES + self.size * first.dtype.itemsize
-        return HEADER_BYTES + sum(p.nnz for p in self) * (first.index_bytes + first.dtype.itemsize)
+            n = sum(p.nbytes for p in self)
+        else:
+            first = self[0]
+            if concat_is_dense(self):
+                n = HEADER_BYTES + self.size * first.dtype.itemsize
+            else:
+                n = HEADER_BYTES + sum(p.nnz for p in self) * (first.index_bytes + first.dtype.itemsize)
+        self._nbytes = n
+        return n
 
     def __repr__(self) -> str:
         return f"Parts({len(self)} parts, {self.size} elements)"

@@ -71,18 +71,34 @@ class SymbolicArray:
     Supports the NumPy surface algorithms use on payloads: ``a + b`` (same length),
     ``a[i:j]`` (slices with step 1, relative indices), ``len(a)``, ``.size``, ``.nbytes``,
     ``.dtype``, ``.shape`` and ``.ndim``.
+
+    An array whose elements all hold the same ranks (every input, every block a
+    simulation cuts and sums) keeps that bitset in :attr:`mask` and no segment tuples:
+    slicing it and adding two aligned ones is O(1) and makes one object, the new array.
+    Otherwise ``mask`` is None and the segments are kept as given.
     """
 
-    __slots__ = ("start", "stop", "dtype", "segments", "error", "nbytes")
+    __slots__ = ("start", "stop", "dtype", "mask", "_segs", "error", "nbytes")
 
     def __init__(self, start: int, stop: int, dtype, segments: tuple, error: str | None = None):
         self.start = start
         self.stop = stop
         self.dtype = dtype = dtype if isinstance(dtype, np.dtype) else check_dtype(dtype)
-        self.segments = segments
+        segments = tuple(segments)
+        if len(segments) == 1 and segments[0][0] == start and segments[0][1] == stop:
+            self.mask, self._segs = segments[0][2], None
+        else:
+            self.mask, self._segs = None, segments
         self.error = error
         # bytes the real array would occupy, size x itemsize (read once per message)
         self.nbytes = (stop - start) * dtype.itemsize
+
+    @property
+    def segments(self) -> tuple:
+        """``(seg_start, seg_stop, mask)`` triples covering ``[start, stop)`` in order."""
+        if self.mask is not None:
+            return ((self.start, self.stop, self.mask),)
+        return self._segs
 
     # -- NumPy-like surface ---------------------------------------------------------------
 
@@ -112,13 +128,21 @@ class SymbolicArray:
 
     def __getitem__(self, key) -> "SymbolicArray":
         start = self.start
+        mask = self.mask
         if type(key) is slice:
             lo, hi = key.start, key.stop
-            if (type(lo) is int and type(hi) is int and key.step is None
-                    and 0 <= lo < hi <= self.stop - start and len(self.segments) == 1):
+            if (mask is not None and type(lo) is int and type(hi) is int and key.step is None
+                    and 0 <= lo < hi <= self.stop - start):
                 # the slices ``split`` cuts (one per block and rank): nothing to normalize
-                gs, ge = start + lo, start + hi
-                return _symbolic(gs, ge, self.dtype, ((gs, ge, self.segments[0][2]),), self.error)
+                a = _new_symbolic(SymbolicArray)
+                a.start = gs = start + lo
+                a.stop = start + hi
+                a.dtype = dtype = self.dtype
+                a.mask = mask
+                a._segs = None
+                a.error = self.error
+                a.nbytes = (hi - lo) * dtype.itemsize
+                return a
         elif not isinstance(key, slice):
             raise TypeError("SymbolicArray supports only slicing a[i:j]")
         lo, hi, step = key.indices(self.stop - start)
@@ -126,23 +150,32 @@ class SymbolicArray:
             raise TypeError("SymbolicArray slices must have step 1")
         hi = max(hi, lo)
         gs, ge = start + lo, start + hi
-        segs = self.segments
-        if len(segs) == 1:
-            new = ((gs, ge, segs[0][2]),) if ge > gs else ()
-        else:
-            new = tuple((max(s, gs), min(e, ge), m) for s, e, m in segs if s < ge and e > gs)
+        if ge <= gs:
+            return _symbolic(gs, ge, self.dtype, None, (), self.error)
+        if mask is not None:
+            return _symbolic(gs, ge, self.dtype, mask, None, self.error)
+        new = tuple((max(s, gs), min(e, ge), m) for s, e, m in self._segs if s < ge and e > gs)
         return SymbolicArray(gs, ge, self.dtype, new, self.error)
 
     def __add__(self, other):
-        start, stop = self.start, self.stop
-        if (type(other) is SymbolicArray and other.start == start and other.stop == stop
-                and other.dtype is self.dtype and len(self.segments) == 1 and len(other.segments) == 1):
-            # the sums of a simulation: aligned blocks with one segment each
-            ma, mb = self.segments[0][2], other.segments[0][2]
+        start = self.start
+        ma = self.mask
+        if (type(other) is SymbolicArray and ma is not None and other.mask is not None and other.start == start
+                and other.stop == self.stop and other.dtype is self.dtype):
+            # the sums of a simulation: aligned blocks with one bitset each
+            mb = other.mask
             error = self.error or other.error
             if ma & mb and error is None:
-                error = _double_count(start, stop, ma & mb)
-            return _symbolic(start, stop, self.dtype, ((start, stop, ma | mb),), error)
+                error = _double_count(start, self.stop, ma & mb)
+            a = _new_symbolic(SymbolicArray)
+            a.start = start
+            a.stop = self.stop
+            a.dtype = self.dtype
+            a.mask = ma | mb
+            a._segs = None
+            a.error = error
+            a.nbytes = self.nbytes
+            return a
         if not isinstance(other, SymbolicArray):
             return NotImplemented
         n = self.stop - self.start
@@ -160,13 +193,14 @@ class SymbolicArray:
                 f"added elements [{other.start}, {other.stop}) to elements "
                 f"[{self.start}, {self.stop}) (misaligned blocks)"
             )
-        a, b = self.segments, other.segments
-        if len(a) == 1 and len(b) == 1:  # fast path: one segment each over the same range
-            ma, mb = a[0][2], b[0][2]
+        if not n:
+            return _symbolic(self.start, self.stop, self.dtype, None, (), error)
+        if ma is not None and other.mask is not None:  # one bitset each over the same range
+            mb = other.mask
             if ma & mb and error is None:
                 error = _double_count(self.start, self.stop, ma & mb)
-            segs = ((self.start, self.stop, ma | mb),) if n else ()
-            return _symbolic(self.start, self.stop, self.dtype, segs, error)
+            return _symbolic(self.start, self.stop, self.dtype, ma | mb, None, error)
+        a, b = self.segments, other.segments
         if shift:
             b = tuple((s + shift, e + shift, m) for s, e, m in b)
         segs, dup = _merge_segments(a, b)
@@ -175,14 +209,16 @@ class SymbolicArray:
         return SymbolicArray(self.start, self.stop, self.dtype, segs, error)
 
 
-def _symbolic(start: int, stop: int, dtype: np.dtype, segments: tuple, error) -> SymbolicArray:
-    """``SymbolicArray(...)`` for a dtype already checked, without ``__init__``'s checks
-    (built once per block and message: the slices and sums of a simulation)."""
+def _symbolic(start: int, stop: int, dtype: np.dtype, mask, segs, error) -> SymbolicArray:
+    """``SymbolicArray(...)`` for a dtype already checked and segments already in their
+    stored form (``mask`` for one bitset over the whole range, else ``segs``), without
+    ``__init__``'s checks."""
     a = _new_symbolic(SymbolicArray)
     a.start = start
     a.stop = stop
     a.dtype = dtype
-    a.segments = segments
+    a.mask = mask
+    a._segs = segs
     a.error = error
     a.nbytes = (stop - start) * dtype.itemsize
     return a
