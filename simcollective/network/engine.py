@@ -31,6 +31,7 @@ from __future__ import annotations
 from .calendar import Calendar, SimEnvironment
 from .component import by_seq as _by_seq
 from .component import component, solve_component
+from .array_mode import ArrayModeMixin
 from .paths import Flow, PathsMixin, PathTable
 from .routing import Route, Router
 from .stats import LinkStats, LinkStatsMixin, record_series
@@ -51,7 +52,7 @@ def __getattr__(name):
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
-class Network(PathsMixin, LinkStatsMixin):
+class Network(PathsMixin, LinkStatsMixin, ArrayModeMixin):
     """Flows over a hardware graph inside a SimPy environment.
 
     Parameters
@@ -86,7 +87,8 @@ class Network(PathsMixin, LinkStatsMixin):
         self._active: dict = {}  # active flows in activation order (dict as ordered set)
         self._paths: dict = {}
         self._table = PathTable(n)
-        self._bulk: BulkStore | None = None
+        self._bulk = None  # the array store (bulk.BulkStore) while in array mode
+        self._next = _INF  # its next completion time
         self.flows_started = 0
         self.flows_completed = 0
         self.bytes_sent = 0
@@ -161,7 +163,7 @@ class Network(PathsMixin, LinkStatsMixin):
 
     def rate_of(self, f) -> float:
         """The current rate of flow ``f`` (in either mode)."""
-        return float(self._bulk.rate[f.slot]) if f.slot >= 0 and self._bulk is not None else f.rate
+        return float(self._bulk.sf[0, f.slot]) if f.slot >= 0 and self._bulk is not None else f.rate
 
     # -- event processing: a wake-up is a few named steps ---------------------------------
     def _on_wakeup(self, _event) -> None:
@@ -169,23 +171,22 @@ class Network(PathsMixin, LinkStatsMixin):
         cal = self._cal
         cal.wakeups.discard(now)
         finished = []
-        seeds, lone = self._activate(now, finished)
         if self._bulk is not None:
+            seeds = self._activate_bulk(now, finished)
             comp = self._bulk_step(now, seeds, finished)
         else:
+            seeds, lone = self._activate(now, finished)
             comp = self._per_flow_step(now, seeds, lone, finished)
         if self.series is not None:
-            record_series(self.series, self.res_flows, self.rate_of, now, (seeds, finished, comp))
+            self._record(now, (seeds, finished, comp))
         self.flows_completed += len(finished)
         for f in finished:
             f.t_end = now
             f.callback(f)
         if self._bulk is None:
             cal.wake_next_end()
-        else:
-            nxt = self._bulk.next_time()
-            if nxt < _INF:
-                cal.wake_at(nxt)
+        elif self._next < _INF:
+            cal.wake_at(self._next)
 
     def _activate(self, now: float, finished: list) -> tuple:
         """Flows due to start now join the active flows; empty ones finish. Returns the
@@ -214,20 +215,10 @@ class Network(PathsMixin, LinkStatsMixin):
         self.active_count += len(seeds)
         return seeds, lone
 
-    def _leave(self, f, now: float) -> None:
-        """Bookkeeping of a flow that completed in array mode (its rate is in the arrays)."""
-        f.active = False
-        f.slot = -1
-        del self._active[f]
-        res_flows, maxload, busy_time = self.res_flows, self.maxload, self.busy_time
-        for r, _, load in f.path.load:
-            s = res_flows[r]
-            del s[f]
-            if s:
-                maxload[r] -= load
-            else:
-                maxload[r] = 0.0
-                busy_time[r] += now - self.busy_since[r]
+    def _record(self, now: float, groups) -> None:
+        """Observer: the load series of the resources whose flows changed."""
+        bulk = self._bulk
+        record_series(self.series, self.res_flows, now, groups, bulk.loads_on if bulk is not None else None)
 
     def _per_flow_step(self, now: float, seeds: list, lone: bool, finished: list) -> list:
         """Completions from the calendar, then the rate update of what they and the new
@@ -237,7 +228,7 @@ class Network(PathsMixin, LinkStatsMixin):
         done = self._cal.pop_ends(now)
         active, res_flows, maxload, rload, sat, near = (self._active, self.res_flows, self.maxload, self.load,
                                                         self._sat, self._near)
-        for f in done:  # (the steps of _leave inline: this runs for every message)
+        for f in done:  # (this runs for every message)
             f.active = False
             del active[f]
             rate = f.rate
@@ -277,8 +268,7 @@ class Network(PathsMixin, LinkStatsMixin):
         limit = self.tuning.walk_limit if self.active_count > self.tuning.bulk_min else None
         comp, sat = component(seeds, self.maxload, self._sat, self.res_flows, limit)
         if comp is None:
-            self._enter_bulk(now)
-            return self._bulk_solve(now, low)
+            return self._enter_bulk(now, low)
         if not comp:
             return comp
         self.recomputations += 1
@@ -316,80 +306,3 @@ class Network(PathsMixin, LinkStatsMixin):
         self._cal.compact(len(self._active))
         if self.on_rates is not None:
             self.on_rates(now, comp)
-
-    # -- array mode ------------------------------------------------------------------
-    def _enter_bulk(self, now: float) -> None:
-        """Move all active flows into arrays (their calendar completions are dropped)."""
-        from .bulk import BulkStore
-
-        self.modes["enter"] += 1
-        bulk = self._bulk = BulkStore(self.cap, self._table, self.tuning)
-        flows = list(self._active)
-        slots = bulk.add(flows)
-        rates, tdones = [], []
-        for f in flows:
-            rate = f.rate
-            rates.append(rate)
-            if rate > 0:
-                rem = f.remaining - rate * (now - f.t_last)
-                tdones.append(now + (rem if rem > 0 else 0.0) / rate)
-            else:
-                tdones.append(_INF)
-        bulk.set_rated(slots, rates, tdones)
-        self._cal.clear_ends()
-
-    def _bulk_step(self, now: float, seeds: list, finished: list) -> list:
-        """One event in array mode: add, remove what completed, then rates."""
-        bulk = self._bulk
-        slots = bulk.add(seeds) if seeds else None
-        done, low, coupled = bulk.remove_due(now)
-        leave = self._leave
-        for f in done:
-            leave(f, now)
-        finished += done
-        self.active_count -= len(done)
-        if not coupled and slots is not None:
-            coupled = not bulk.bounds_fit(now, slots)
-            if not coupled:
-                self.recomputations += 1
-                self.modes["array bounds"] += 1
-                return self._observe(now, seeds)
-        if coupled:
-            return self._bulk_solve(now, low)
-        return []
-
-    def _bulk_solve(self, now: float, low: float) -> list:
-        bulk = self._bulk
-        self.recomputations += 1
-        self.modes["arrays"] += 1
-        changed = bulk.solve(now, low)
-        comp = [bulk.flows[s] for s in changed.tolist()] if self.on_rates is not None or self.series is not None else []
-        if self.active_count < self.tuning.bulk_off:
-            self._leave_bulk(now)
-        return self._observe(now, comp)
-
-    def _observe(self, now: float, comp: list) -> list:
-        """Show observers the flows whose rates changed (rates read from the arrays)."""
-        if self.on_rates is not None:
-            for f in comp:
-                f.rate = self.rate_of(f)
-            self.on_rates(now, comp)
-        return comp
-
-    def _leave_bulk(self, now: float) -> None:
-        """Few flows left: back to per-flow objects and the calendar's completions."""
-        self.modes["leave"] += 1
-        bulk = self._bulk
-        rate, tdone = bulk.rate, bulk.tdone
-        for slot in bulk.live_slots():
-            f = bulk.flows[slot]
-            x = float(rate[slot])
-            t = float(tdone[slot])
-            f.rate = x
-            f.remaining = (t - now) * x
-            f.t_last = now
-            f.version += 1
-            f.slot = -1
-            self._cal.schedule_end(f, t)
-        self.load = bulk.load[: bulk.n].tolist()
-        self._bulk = None
