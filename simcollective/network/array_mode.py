@@ -24,7 +24,7 @@ class ArrayModeMixin:
         for bucket in self._cal.pop_activations(now):
             for f in bucket:
                 f.t_start = now
-                if f.eff <= 0 or not f.res:
+                if f.eff <= 0 or not f.path.res:
                     finished.append(f)
                     continue
                 f.active = True
@@ -56,18 +56,17 @@ class ArrayModeMixin:
             else:
                 tdones.append(_INF)
         self._cal.clear_ends()
-        changed, self._next = bulk.enter(now, low, flows, rates, tdones)
-        return self._after_solve(now, changed)
+        nch, self._next = bulk.enter(now, low, flows, rates, tdones)
+        return self._after_solve(now, nch)
 
     def _bulk_step(self, now: float, seeds: list, finished: list) -> list:
         """One event in array mode (one compiled call); returns the flows whose rates
         changed (for observers)."""
-        done, changed, what, self._next = self._bulk.step(now, seeds)
+        done, nch, what, self._next = self._bulk.step(now, seeds)
         if done:
             active = self._active
             for f in done:
                 f.active = False
-                f.slot = -1
                 del active[f]
             finished += done
             self.active_count -= len(done)
@@ -77,11 +76,11 @@ class ArrayModeMixin:
         self.modes[what] += 1
         if what == "array bounds":
             return self._observe(now, seeds)
-        return self._after_solve(now, changed)
+        return self._after_solve(now, nch)
 
-    def _after_solve(self, now: float, changed) -> list:
+    def _after_solve(self, now: float, nch: int) -> list:
         bulk = self._bulk
-        comp = [bulk.flows[s] for s in changed.tolist()] if self.on_rates is not None or self.series is not None else []
+        comp = bulk.changed(nch) if self.on_rates is not None or self.series is not None else []
         if self.active_count < self.tuning.bulk_off:
             self._leave_bulk(now)
         return self._observe(now, comp)

@@ -23,7 +23,9 @@ __all__ = ["BulkStore"]
 
 _INF = float("inf")
 # what a step did about rates, as the engine counts it (Network.modes)
-_WHAT = {K.NOTHING: None, K.BOUNDS: "array bounds", K.SOLVED: "arrays"}
+_WHAT = (None, "array bounds", "arrays")  # indexed by K.NOTHING, K.BOUNDS, K.SOLVED
+assert (K.NOTHING, K.BOUNDS, K.SOLVED) == (0, 1, 2)
+_step, _DUE, _CHANGED = K.step, K.DUE, K.CHANGED
 
 
 class BulkStore:
@@ -65,19 +67,21 @@ class BulkStore:
     def _stage(self, flows) -> int:
         """Give ``flows`` slots (lowest free first), write their path and bytes and list
         them in ``si[NEW]``; returns how many."""
-        free, register, store = self.free, self.table.register, self.flows
-        if len(free) < len(flows):
-            while len(free) < len(flows):
-                self._grow()
+        free, register, store, pop = self.free, self.table.register, self.flows, heapq.heappop
+        while len(free) < len(flows):
+            self._grow()
         si, sf = self.si, self.sf
         new, spid, eff = si[K.NEW], si[K.SPID], sf[K.EFF]
-        for i, f in enumerate(flows):
-            s = f.slot = heapq.heappop(free)
+        i = 0
+        for f in flows:
+            s = f.slot = pop(free)
             store[s] = f
             new[i] = s
-            spid[s] = register(f.path)
+            i += 1
+            path = f.path
+            spid[s] = path.pid if path.pid >= 0 else register(path)
             eff[s] = f.remaining
-        return len(flows)
+        return i
 
     def enter(self, now: float, low: float, flows, rates, tdones) -> tuple:
         """All flows move in with their rates, then a solve; returns (changed slots,
@@ -87,24 +91,31 @@ class BulkStore:
         nch, nxt = K.enter(now, low, nnew, np.array(rates, dtype=float), np.array(tdones, dtype=float),
                            self.cutoff_tol, self.level_tol, self.sf, self.si, self.rf, self.ri,
                            t.pres, t.pcoef, t.pwb, self.ctl)
-        return self.si[K.CHANGED, :nch], nxt
+        return nch, nxt
+
+    def changed(self, nch: int) -> list:
+        """The flows whose rates the last solve changed (``nch`` of them), in slot order."""
+        flows = self.flows
+        return [flows[s] for s in self.si[_CHANGED, :nch].tolist()]
 
     def step(self, now: float, seeds) -> tuple:
         """One event (:func:`.bulk_kernels.step`): returns (completed flows in slot
-        order, changed slots, what was done about rates ("array bounds", "arrays" or
-        None), the next completion time)."""
+        order, how many slots changed rate, what was done about rates ("array bounds",
+        "arrays" or None), the next completion time)."""
         nnew = self._stage(seeds) if seeds else 0
         t = self.table
-        k, nch, what, nxt = K.step(now, nnew, self.cutoff_tol, self.level_tol, self.sf, self.si, self.rf,
-                                   self.ri, t.pres, t.pcoef, t.pwb, self.ctl)
+        k, nch, what, nxt = _step(now, nnew, self.cutoff_tol, self.level_tol, self.sf, self.si, self.rf, self.ri,
+                                  t.pres, t.pcoef, t.pwb, self.ctl)
         out = []
         if k:
             flows, free, push = self.flows, self.free, heapq.heappush
-            for s in self.si[K.DUE, :k].tolist():
-                out.append(flows[s])
+            for s in self.si[_DUE, :k].tolist():
+                f = flows[s]
+                f.slot = -1
+                out.append(f)
                 flows[s] = None
                 push(free, s)
-        return out, self.si[K.CHANGED, :nch], _WHAT[what], nxt
+        return out, nch, _WHAT[what], nxt
 
     def loads_on(self, rs) -> list:
         """Coefficient x rate over the live flows on each resource of ``rs``."""

@@ -123,41 +123,32 @@ class Network(PathsMixin, LinkStatsMixin, ArrayModeMixin):
         ``callback(flow)`` runs when the last byte arrives (``flow.t_end``).
         """
         now = self._env.now
-        f = Flow()
         if self._bw_bound:  # f_bw bounds the flow's rate; data advances at the rate itself
             path = self._bound_path(src, dst, size)
+            eff = float(size) if size > 0 else 0.0
         else:
             path = self._paths.get((src, dst)) or self.path_parameters(src, dst)
-        f.path = path
+            if size > 0:
+                bw_k = self._bw_k
+                eff = size / (bw_k if bw_k is not None else self.profile.bandwidth_factor(size))
+            else:
+                eff = 0.0
         latency = path.route.latency
         if latency:
             lat_k = self._lat_k
             latency *= lat_k if lat_k is not None else self.profile.latency_factor(size)
-        f.latency = latency
-        if size > 0 and self._bw_bound:
-            f.eff = f.remaining = float(size)
-        elif size > 0:
-            bw_k = self._bw_k
-            f.eff = f.remaining = size / (bw_k if bw_k is not None else self.profile.bandwidth_factor(size))
-        else:
-            f.eff = f.remaining = 0.0
-        f.res, f.coef, f.weight, f.maxrate = path.res, path.coef, path.weight, path.maxrate
+        f = Flow()
+        f.path, f.latency, f.eff, f.remaining, f.rate = path, latency, eff, eff, 0.0
         f.src, f.dst, f.size, f.callback, f.tag = src, dst, size, callback, tag
-        f.rate = 0.0
-        f.t_last = f.t_post = now
-        f.t_start = f.t_end = None
-        f.version = 0
-        f.active = False
-        f.slot = -1
-        f.seq = self.flows_started
+        f.t_post, f.t_start, f.t_end, f.version, f.active, f.slot = now, None, None, 0, False, -1
+        f.seq = seq = self.flows_started
+        self.flows_started = seq + 1
         path.bytes += size
-        self.flows_started += 1
         self.bytes_sent += size
         when = now + latency
-        cal = self._cal
-        bucket = cal.buckets.get(when)
+        bucket = self._cal.buckets.get(when)
         if bucket is None:
-            bucket = cal.new_bucket(when)
+            bucket = self._cal.new_bucket(when)
         bucket.append(f)
         return f
 
@@ -197,13 +188,14 @@ class Network(PathsMixin, LinkStatsMixin, ArrayModeMixin):
         for bucket in self._cal.pop_activations(now):
             for f in bucket:
                 f.t_start = now
-                if f.eff <= 0 or not f.res:
+                path = f.path
+                if f.eff <= 0 or not path.res:
                     finished.append(f)
                     continue
                 f.active = True
                 f.t_last = now
                 active[f] = None
-                for r, _, load in f.path.load:
+                for r, _, load in path.load:
                     s = res_flows[r]
                     if not s:
                         busy_since[r] = now
@@ -232,10 +224,11 @@ class Network(PathsMixin, LinkStatsMixin, ArrayModeMixin):
             f.active = False
             del active[f]
             rate = f.rate
-            lvl = rate / f.weight
+            path = f.path
+            lvl = rate / path.weight
             if lvl < low:
                 low = lvl
-            for r, a, load in f.path.load:
+            for r, a, load in path.load:
                 s = res_flows[r]
                 del s[f]
                 ml = maxload[r]
@@ -259,7 +252,7 @@ class Network(PathsMixin, LinkStatsMixin, ArrayModeMixin):
             comp = sorted(seeds, key=_by_seq) if len(seeds) > 1 else seeds
             self.recomputations += 1
             self.modes["bounds"] += 1
-            self._apply(comp, [f.maxrate for f in comp], now)
+            self._apply_bounds(comp, now)
             return comp
         return self._recompute(seeds, now, low)
 
@@ -274,11 +267,28 @@ class Network(PathsMixin, LinkStatsMixin, ArrayModeMixin):
         self.recomputations += 1
         self.modes["component"] += 1
         if len(comp) == 1 or not sat:
-            new_rates = [f.maxrate for f in comp]
+            new_rates = [f.path.maxrate for f in comp]
         else:
             new_rates = solve_component(comp, sat, self.cap, self.tuning.level_tol, self.tuning.jit_after)
         self._apply(comp, new_rates, now)
         return comp
+
+    def _apply_bounds(self, comp, now: float) -> None:
+        """:meth:`_apply` for new flows (rate 0, bytes all remaining, ``t_last`` now)
+        that take their bounds (the same operations)."""
+        schedule_end = self._cal.schedule_end
+        rload = self.load
+        for f in comp:
+            path = f.path
+            rate = path.maxrate
+            for r, a, load in path.load:  # (load: a x maxrate)
+                rload[r] += load
+            f.rate = rate
+            f.version += 1
+            schedule_end(f, now + f.remaining / rate)
+        self._cal.compact(len(self._active))
+        if self.on_rates is not None:
+            self.on_rates(now, comp)
 
     def _apply(self, comp, new_rates, now: float) -> None:
         """Give ``comp`` its new rates; reschedule the completions of those that changed.
@@ -290,13 +300,14 @@ class Network(PathsMixin, LinkStatsMixin, ArrayModeMixin):
             old = f.rate
             if rate == old:
                 continue
+            path = f.path
             if old > 0:
                 f.remaining -= old * (now - f.t_last)
                 d = rate - old
-                for r, a in zip(f.res, f.coef):
+                for r, a in zip(path.res, path.coef):
                     rload[r] += a * d
             else:
-                for r, a in zip(f.res, f.coef):
+                for r, a in zip(path.res, path.coef):
                     rload[r] += a * rate
             f.t_last = now
             f.rate = rate

@@ -29,9 +29,25 @@ class Flow:
 
     __slots__ = (
         "src", "dst", "size", "path", "latency", "eff", "remaining", "rate", "t_last", "slot",
-        "res", "coef", "weight", "maxrate", "version", "active", "callback",
-        "t_post", "t_start", "t_end", "tag", "seq",
+        "version", "active", "callback", "t_post", "t_start", "t_end", "tag", "seq",
     )
+
+    # the route parameters are the path's (shared by every flow between the same nodes)
+    @property
+    def res(self):
+        return self.path.res
+
+    @property
+    def coef(self):
+        return self.path.coef
+
+    @property
+    def weight(self):
+        return self.path.weight
+
+    @property
+    def maxrate(self):
+        return self.path.maxrate
 
     def __repr__(self):
         return f"Flow({self.src!r}->{self.dst!r}, {self.size} B)"

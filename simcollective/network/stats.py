@@ -47,7 +47,7 @@ def link_stats(router, per_res_bytes, busy_time, busy_since, live, now: float) -
 def record_series(series, res_flows, now: float, flow_groups, loads_on=None) -> None:
     """Append (time, load in bytes/s) for every resource whose flows changed (their
     loads from ``res_flows``, or ``loads_on(resources)`` in array mode)."""
-    touched = sorted({r for group in flow_groups for f in group for r in f.res})
+    touched = sorted({r for group in flow_groups for f in group for r in f.path.res})
     if loads_on is not None:
         loads = loads_on(touched)
     else:
