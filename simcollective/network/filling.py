@@ -30,58 +30,60 @@ def fill(w, b, fi, rj, av, c, rates, level_tol):
     the lowest level (a resource's capacity left / weight of its unfixed flows, or a
     flow's bound / weight) is reached, fix the flows it stops, repeat. Adds the rates to
     ``rates``, uses up ``c``; returns the number of passes. Levels within a relative
-    ``level_tol`` count as equal. Sums run in entry order (as ``np.bincount`` does)."""
+    ``level_tol`` count as equal. Sums run in entry order (as ``np.bincount`` does).
+    A pass visits only the unfixed flows and their entries (kept in order: same sums)."""
     m, n, k = w.shape[0], c.shape[0], fi.shape[0]
     fl = b / w
     aw = np.empty(k)
     for e in range(k):
         aw[e] = av[e] * w[fi[e]]
-    fixed = np.zeros(m, dtype=np.bool_)
+    ents, flows = np.arange(k), np.arange(m)  # unfixed: entries ents[:ne], flows flows[:nf]
+    ne, nf = k, m
     fix = np.zeros(m, dtype=np.bool_)
     wsum, level, dec = np.empty(n), np.empty(n), np.empty(n)
-    left = m
     passes = 0
-    while left > 0:
+    while nf > 0:
         passes += 1
         # per-resource weight sums of the unfixed flows (entry order), the lowest level
-        for j in range(n):
-            wsum[j] = 0.0
-        for e in range(k):
-            if not fixed[fi[e]]:
-                wsum[rj[e]] += aw[e]
+        wsum[:] = 0.0
+        for q in range(ne):
+            wsum[rj[ents[q]]] += aw[ents[q]]
         lam = _INF
-        for i in range(m):
-            if fl[i] < lam:
-                lam = fl[i]
+        for q in range(nf):
+            lam = min(lam, fl[flows[q]])
         for j in range(n):
-            if wsum[j] > 0.0:
-                level[j] = c[j] / wsum[j]
-                if level[j] < lam:
-                    lam = level[j]
-            else:
-                level[j] = _INF
+            level[j] = c[j] / wsum[j] if wsum[j] > 0.0 else _INF
+            lam = min(lam, level[j])
         if lam == _INF:
             break
         thresh = lam * (1.0 + level_tol)
-        for i in range(m):
-            fix[i] = fl[i] <= thresh
-        for e in range(k):
-            if not fixed[fi[e]] and level[rj[e]] <= thresh:
-                fix[fi[e]] = True
-        for j in range(n):
-            dec[j] = 0.0
-        for i in range(m):
+        for q in range(nf):
+            fix[flows[q]] = fl[flows[q]] <= thresh
+        for q in range(ne):
+            if level[rj[ents[q]]] <= thresh:
+                fix[fi[ents[q]]] = True
+        dec[:] = 0.0
+        for q in range(nf):
+            i = flows[q]
             if fix[i]:
                 rates[i] += min(w[i] * lam, b[i])
-                fixed[i] = True
-                fl[i] = _INF
-                left -= 1
-        for e in range(k):
-            i = fi[e]
+        for q in range(ne):
+            e, i = ents[q], fi[ents[q]]
             if fix[i]:
                 dec[rj[e]] += av[e] * min(w[i] * lam, b[i])
         for j in range(n):
             c[j] = max(c[j] - dec[j], 0.0)
+        kept = 0  # compact both lists, order kept
+        for q in range(ne):
+            if not fix[fi[ents[q]]]:
+                ents[kept] = ents[q]
+                kept += 1
+        ne, kept = kept, 0
+        for q in range(nf):
+            if not fix[flows[q]]:
+                flows[kept] = flows[q]
+                kept += 1
+        nf = kept
     return passes
 
 
