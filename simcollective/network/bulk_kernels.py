@@ -79,8 +79,9 @@ def refresh(sf, si, rf, pres, pcoef, pwb):
 
 
 @njit(cache=True)
-def _add(now, nnew, sf, si, rf, ri, pres, pcoef, pwb):
-    """The slots ``si[NEW, :nnew]`` (path and bytes already written) become live."""
+def _add(now, nnew, sf, si, rf, ri, pres, pcoef, pwb, occupy):
+    """The slots ``si[NEW, :nnew]`` (path and bytes already written) become live (and
+    count on their resources if ``occupy``: not when moving in, counted already)."""
     for i in range(nnew):
         s = si[NEW, i]
         p = si[SPID, s]
@@ -89,7 +90,8 @@ def _add(now, nnew, sf, si, rf, ri, pres, pcoef, pwb):
         sf[TDONE, s] = _INF
         _account(pres, pcoef, p, rf[MAXL], pwb[B, p])
         _account(pres, pcoef, p, rf[WSUM], pwb[W, p])
-        _occupy(pres, pcoef, p, rf, ri, now, 1)
+        if occupy:
+            _occupy(pres, pcoef, p, rf, ri, now, 1)
 
 
 @njit(cache=True)
@@ -283,7 +285,7 @@ def step(now, nnew, cutoff_tol, level_tol, sf, si, rf, ri, pres, pcoef, pwb, ctl
     give the new flows their bounds if they fit, else re-solve what the change reaches.
     Returns (flows removed (in ``si[DUE]``), slots changed (in ``si[CHANGED]``) when
     solved, what was done (NOTHING, BOUNDS, SOLVED), the next completion time)."""
-    _add(now, nnew, sf, si, rf, ri, pres, pcoef, pwb)
+    _add(now, nnew, sf, si, rf, ri, pres, pcoef, pwb, True)
     k, low, coupled = _remove_due(now, sf, si, rf, ri, pres, pcoef, pwb)
     what = NOTHING
     nch = 0
@@ -301,7 +303,7 @@ def step(now, nnew, cutoff_tol, level_tol, sf, si, rf, ri, pres, pcoef, pwb, ctl
 def enter(now, low, nnew, rates, tdones, cutoff_tol, level_tol, sf, si, rf, ri, pres, pcoef, pwb, ctl):
     """Flows moving in with their rates (``rates``, ``tdones`` in ``si[NEW]`` order), then
     a solve; returns (slots changed, the next completion time)."""
-    _add(now, nnew, sf, si, rf, ri, pres, pcoef, pwb)
+    _add(now, nnew, sf, si, rf, ri, pres, pcoef, pwb, False)
     for i in range(nnew):
         s = si[NEW, i]
         sf[RATE, s] = rates[i]
