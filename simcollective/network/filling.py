@@ -30,61 +30,100 @@ def fill(w, b, fi, rj, av, c, rates, level_tol):
     the lowest level (a resource's capacity left / weight of its unfixed flows, or a
     flow's bound / weight) is reached, fix the flows it stops, repeat. Adds the rates to
     ``rates``, uses up ``c``; returns the number of passes. Levels within a relative
-    ``level_tol`` count as equal. Sums run in entry order (as ``np.bincount`` does).
-    A pass visits only the unfixed flows and their entries (kept in order: same sums)."""
-    m, n, k = w.shape[0], c.shape[0], fi.shape[0]
-    fl = b / w
-    aw = np.empty(k)
-    for e in range(k):
-        aw[e] = av[e] * w[fi[e]]
-    ents, flows = np.arange(k), np.arange(m)  # unfixed: entries ents[:ne], flows flows[:nf]
-    ne, nf = k, m
-    fix = np.zeros(m, dtype=np.bool_)
-    wsum, level, dec = np.empty(n), np.empty(n), np.empty(n)
-    passes = 0
-    while nf > 0:
-        passes += 1
-        # per-resource weight sums of the unfixed flows (entry order), the lowest level
-        wsum[:] = 0.0
-        for q in range(ne):
-            wsum[rj[ents[q]]] += aw[ents[q]]
-        lam = _INF
+    ``level_tol`` count as equal. A pass visits the unfixed flows, the resources they
+    use, and the entries of the resources of the flows it fixed: each such resource's
+    sums run over its entries in entry order (as ``np.bincount`` does)."""
+    m, n = w.shape[0], c.shape[0]
+    rptr, rent = _csr(rj, n)
+    fptr, fent = _csr(fi, m)
+    fl, fixed, fix = b / w, np.zeros(m, np.bool_), np.zeros(m, np.bool_)
+    level, touched = np.empty(n), np.zeros(n, np.bool_)
+    flows, res, tl = np.arange(m), np.arange(n), np.arange(n)  # unfixed flows, resources, touched
+    nf, nr, nt, lam, passes = m, n, n, 0.0, 0
+    while True:
+        _settle(tl, nt, lam, w, b, fi, av, c, rptr, rent, fix, fixed, level, touched)
+        kept = 0
         for q in range(nf):
-            lam = min(lam, fl[flows[q]])
-        for j in range(n):
-            level[j] = c[j] / wsum[j] if wsum[j] > 0.0 else _INF
-            lam = min(lam, level[j])
-        if lam == _INF:
-            break
-        thresh = lam * (1.0 + level_tol)
-        for q in range(nf):
-            fix[flows[q]] = fl[flows[q]] <= thresh
-        for q in range(ne):
-            if level[rj[ents[q]]] <= thresh:
-                fix[fi[ents[q]]] = True
-        dec[:] = 0.0
-        for q in range(nf):
-            i = flows[q]
-            if fix[i]:
-                rates[i] += min(w[i] * lam, b[i])
-        for q in range(ne):
-            e, i = ents[q], fi[ents[q]]
-            if fix[i]:
-                dec[rj[e]] += av[e] * min(w[i] * lam, b[i])
-        for j in range(n):
-            c[j] = max(c[j] - dec[j], 0.0)
-        kept = 0  # compact both lists, order kept
-        for q in range(ne):
-            if not fix[fi[ents[q]]]:
-                ents[kept] = ents[q]
-                kept += 1
-        ne, kept = kept, 0
-        for q in range(nf):
-            if not fix[flows[q]]:
+            fix[flows[q]] = False
+            if not fixed[flows[q]]:
                 flows[kept] = flows[q]
                 kept += 1
-        nf = kept
+        nf, kept = kept, 0
+        for q in range(nr):
+            if level[res[q]] < np.inf:
+                res[kept] = res[q]
+                kept += 1
+        nr = kept
+        if nf == 0:
+            break
+        passes += 1
+        lam = np.inf
+        for q in range(nf):
+            lam = min(lam, fl[flows[q]])
+        for q in range(nr):
+            lam = min(lam, level[res[q]])
+        if lam == np.inf:
+            break
+        nt = _fix(lam * (1.0 + level_tol), lam, flows, nf, res, nr, w, b, fl, fi, rj, rptr, rent, fptr, fent,
+                  rates, fix, fixed, level, touched, tl)
     return passes
+
+
+def _csr(idx, size):
+    """Entries grouped by ``idx`` (entry order kept within a group): (start of each
+    group in ``ent``, ``ent``)."""
+    ptr = np.zeros(size + 1, np.intp)
+    for e in range(idx.shape[0]):
+        ptr[idx[e] + 1] += 1
+    ptr = np.cumsum(ptr)
+    ent, pos = np.empty(idx.shape[0], np.intp), ptr[:size].copy()
+    for e in range(idx.shape[0]):
+        ent[pos[idx[e]]] = e
+        pos[idx[e]] += 1
+    return ptr, ent
+
+
+def _settle(tl, nt, lam, w, b, fi, av, c, rptr, rent, fix, fixed, level, touched):
+    """For each touched resource: take the capacity its flows fixed at ``lam`` use,
+    then its level (capacity left / weight of its unfixed flows, or inf)."""
+    for q in range(nt):
+        j, dec, ws = tl[q], 0.0, 0.0
+        for p in range(rptr[j], rptr[j + 1]):
+            e = rent[p]
+            i = fi[e]
+            if fix[i]:
+                dec += av[e] * min(w[i] * lam, b[i])
+            elif not fixed[i]:
+                ws += av[e] * w[i]
+        c[j] = max(c[j] - dec, 0.0)
+        level[j] = c[j] / ws if ws > 0.0 else np.inf
+        touched[j] = False
+
+
+def _fix(thresh, lam, flows, nf, res, nr, w, b, fl, fi, rj, rptr, rent, fptr, fent, rates, fix, fixed, level,
+         touched, tl):
+    """Fix the flows at or under ``thresh`` (their bound, or on a resource at that
+    level) at ``lam``; list their resources in ``tl``; returns how many."""
+    for q in range(nf):
+        fix[flows[q]] = fl[flows[q]] <= thresh
+    for q in range(nr):
+        if level[res[q]] <= thresh:
+            for p in range(rptr[res[q]], rptr[res[q] + 1]):
+                if not fixed[fi[rent[p]]]:
+                    fix[fi[rent[p]]] = True
+    nt = 0
+    for q in range(nf):
+        i = flows[q]
+        if fix[i]:
+            rates[i] += min(w[i] * lam, b[i])
+            fixed[i] = True
+            for p in range(fptr[i], fptr[i + 1]):
+                j = rj[fent[p]]
+                if not touched[j]:
+                    touched[j] = True
+                    tl[nt] = j
+                    nt += 1
+    return nt
 
 
 def interpreted_work() -> int:
