@@ -17,9 +17,10 @@ changes): everything due at the same instant is processed in one wake-up
   resources that flows left, is solved by the compiled filling (:mod:`.kernels`);
 * *arrays*: past :attr:`Tuning.bulk_min` active flows with a component past
   :attr:`Tuning.walk_limit` coupled flows, all active flows move into arrays kept between
-  events (:mod:`.bulk`), and each wake-up is a few compiled calls: the flows that
-  completed are found by their completion times, and only what a change can reach is
-  re-solved (flows below the lowest level it can reach keep their rates).
+  events (:mod:`.bulk`, :mod:`.array_mode`), and each wake-up is one compiled call: the
+  flows that completed are found by their completion times, and only what a change can
+  reach is re-solved (flows below the lowest level it can reach keep their rates); the
+  per-resource bookkeeping (live flows, busy time) is in the arrays too.
 
 Route parameters (with repeated resources) are in :mod:`.paths`, the component walk in
 :mod:`.component`, thresholds in :mod:`.tuning`, observers in :mod:`.stats`. Observers
