@@ -36,12 +36,13 @@ def fill(w, b, fi, rj, av, c, rates, level_tol):
     m, n = w.shape[0], c.shape[0]
     rptr, rent = _csr(rj, n)
     fptr, fent = _csr(fi, m)
+    rlen = rptr[1:] - rptr[:n]  # entries of unfixed flows: rent[rptr[j]:rptr[j] + rlen[j]]
     fl, fixed, fix = b / w, np.zeros(m, np.bool_), np.zeros(m, np.bool_)
     level, touched = np.empty(n), np.zeros(n, np.bool_)
     flows, res, tl = np.arange(m), np.arange(n), np.arange(n)  # unfixed flows, resources, touched
     nf, nr, nt, lam, passes = m, n, n, 0.0, 0
     while True:
-        _settle(tl, nt, lam, w, b, fi, av, c, rptr, rent, fix, fixed, level, touched)
+        _settle(tl, nt, lam, w, b, fi, av, c, rptr, rlen, rent, fix, level, touched)
         kept = 0
         for q in range(nf):
             fix[flows[q]] = False
@@ -64,7 +65,7 @@ def fill(w, b, fi, rj, av, c, rates, level_tol):
             lam = min(lam, level[res[q]])
         if lam == np.inf:
             break
-        nt = _fix(lam * (1.0 + level_tol), lam, flows, nf, res, nr, w, b, fl, fi, rj, rptr, rent, fptr, fent,
+        nt = _fix(lam * (1.0 + level_tol), lam, flows, nf, res, nr, w, b, fl, fi, rj, rptr, rlen, rent, fptr, fent,
                   rates, fix, fixed, level, touched, tl)
     return passes
 
@@ -83,24 +84,29 @@ def _csr(idx, size):
     return ptr, ent
 
 
-def _settle(tl, nt, lam, w, b, fi, av, c, rptr, rent, fix, fixed, level, touched):
+def _settle(tl, nt, lam, w, b, fi, av, c, rptr, rlen, rent, fix, level, touched):
     """For each touched resource: take the capacity its flows fixed at ``lam`` use,
-    then its level (capacity left / weight of its unfixed flows, or inf)."""
+    then its level (capacity left / weight of its unfixed flows, or inf); its list of
+    entries keeps those of unfixed flows (in order)."""
     for q in range(nt):
         j, dec, ws = tl[q], 0.0, 0.0
-        for p in range(rptr[j], rptr[j + 1]):
+        kept = rptr[j]
+        for p in range(rptr[j], rptr[j] + rlen[j]):
             e = rent[p]
             i = fi[e]
             if fix[i]:
                 dec += av[e] * min(w[i] * lam, b[i])
-            elif not fixed[i]:
+            else:
                 ws += av[e] * w[i]
+                rent[kept] = e
+                kept += 1
+        rlen[j] = kept - rptr[j]
         c[j] = max(c[j] - dec, 0.0)
         level[j] = c[j] / ws if ws > 0.0 else np.inf
         touched[j] = False
 
 
-def _fix(thresh, lam, flows, nf, res, nr, w, b, fl, fi, rj, rptr, rent, fptr, fent, rates, fix, fixed, level,
+def _fix(thresh, lam, flows, nf, res, nr, w, b, fl, fi, rj, rptr, rlen, rent, fptr, fent, rates, fix, fixed, level,
          touched, tl):
     """Fix the flows at or under ``thresh`` (their bound, or on a resource at that
     level) at ``lam``; list their resources in ``tl``; returns how many."""
@@ -108,9 +114,8 @@ def _fix(thresh, lam, flows, nf, res, nr, w, b, fl, fi, rj, rptr, rent, fptr, fe
         fix[flows[q]] = fl[flows[q]] <= thresh
     for q in range(nr):
         if level[res[q]] <= thresh:
-            for p in range(rptr[res[q]], rptr[res[q] + 1]):
-                if not fixed[fi[rent[p]]]:
-                    fix[fi[rent[p]]] = True
+            for p in range(rptr[res[q]], rptr[res[q]] + rlen[res[q]]):
+                fix[fi[rent[p]]] = True
     nt = 0
     for q in range(nf):
         i = flows[q]
