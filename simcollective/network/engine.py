@@ -277,8 +277,8 @@ class Network(PathsMixin, LinkStatsMixin, ArrayModeMixin):
     def _apply_bounds(self, comp, now: float) -> None:
         """:meth:`_apply` for new flows (rate 0, bytes all remaining, ``t_last`` now)
         that take their bounds (the same operations)."""
-        schedule_end = self._cal.schedule_end
         rload = self.load
+        whens = []
         for f in comp:
             path = f.path
             rate = path.maxrate
@@ -286,7 +286,8 @@ class Network(PathsMixin, LinkStatsMixin, ArrayModeMixin):
                 rload[r] += load
             f.rate = rate
             f.version += 1
-            schedule_end(f, now + f.remaining / rate)
+            whens.append(now + f.remaining / rate)
+        self._cal.schedule_ends(comp, whens)
         self._cal.compact(len(self._active))
         if self.on_rates is not None:
             self.on_rates(now, comp)
