@@ -592,3 +592,30 @@ def test_kernels_run_as_plain_python_with_the_jit_disabled():
     (jit_off, plain, modes), (jit_on, compiled, modes2) = runs
     assert jit_off and not jit_on
     assert plain == compiled and modes == modes2 and modes["arrays"] > 0
+
+
+def test_array_store_keeps_busy_time_and_bytes_like_the_per_flow_mode():
+    # in array mode the per-resource bookkeeping (live flows per resource, busy time) is
+    # the store's: link statistics must be those of the same run in per-flow mode, whether
+    # the run ends inside the store (bulk_off=0) or after leaving it
+    import random
+
+    import topologies
+
+    g = topologies.fat_tree(16, oversubscription=3.0)
+    gpus = topologies.gpus(g)
+    rnd = random.Random(11)
+    flows = [(gpus[i], gpus[rnd.randrange(16)], float(rnd.randint(1, 4) * 10**6), rnd.choice([0.0, 1e-4, 5e-3]))
+             for i in range(16) for _ in range(3)]
+    flows = [f for f in flows if f[0] != f[1]]
+    _, ref = run_flows(g, flows, profile="cm02")
+    assert ref.modes["arrays"] == 0
+    expected = {ls.name: (ls.bytes, ls.busy_time) for ls in ref.link_stats()}
+    for bulk_off in (0, 6):
+        _, net = run_flows(g, flows, profile="cm02", tuning=Tuning(bulk_min=4, walk_limit=2, bulk_off=bulk_off))
+        assert net.modes["arrays"] > 0 and (net.modes["leave"] > 0) == (bulk_off > 0)
+        got = {ls.name: (ls.bytes, ls.busy_time) for ls in net.link_stats()}
+        assert got.keys() == expected.keys()
+        for name, (nbytes, busy) in expected.items():
+            assert got[name][0] == nbytes
+            assert got[name][1] == pytest.approx(busy, rel=1e-9, abs=1e-15), name

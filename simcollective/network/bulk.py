@@ -1,9 +1,11 @@
 """The array store: all active flows as NumPy arrays, stepped by compiled kernels.
 
 Used when many flows are active and coupled (see :class:`~.tuning.Tuning`): each engine
-event is then a few compiled calls over arrays kept between events (add the flows that
-started, remove those complete, give new flows their bound when that changes nobody
-else's rate, else re-solve what the change can reach), instead of Python work per flow.
+event is then ONE compiled call over arrays kept between events (:func:`.bulk_kernels.step`:
+add the flows that started, remove those complete, give new flows their bound when that
+changes nobody else's rate, else re-solve what the change can reach, and find the next
+completion), instead of Python work per flow and resource. The per-resource bookkeeping
+(live flows per resource, busy time) is in the arrays too while the store is in use.
 Free slots are reused lowest first, so the slot order, and with it every float sum, is
 the same from run to run.
 """
@@ -20,108 +22,121 @@ from .paths import PathTable
 __all__ = ["BulkStore"]
 
 _INF = float("inf")
+# what a step did about rates, as the engine counts it (Network.modes)
+_WHAT = (None, "array bounds", "arrays")  # indexed by K.NOTHING, K.BOUNDS, K.SOLVED
+assert (K.NOTHING, K.BOUNDS, K.SOLVED) == (0, 1, 2)
+_step, _DUE, _CHANGED = K.step, K.DUE, K.CHANGED
 
 
 class BulkStore:
-    def __init__(self, capacities, table: PathTable, tuning):
+    def __init__(self, capacities, table: PathTable, tuning, counts, busy_since, busy_time):
         n = len(capacities)
         self.n = n
         self.table = table
-        self.tuning = tuning
-        self.capx = np.append(np.asarray(capacities, dtype=float), _INF)
-        self.satx = self.capx * (1 + tuning.eps)
-        self.nearx = self.capx * (1 - tuning.near_tol)
-        self.load = np.zeros(n + 1)
-        self.maxl = np.zeros(n + 1)
-        self.wsum = np.zeros(n + 1)
-        self.lookup = np.full(n + 1, -1, dtype=np.intp)
+        self.cutoff_tol, self.level_tol = tuning.cutoff_tol, tuning.level_tol
+        self.rf = rf = np.zeros((8, n + 1))
+        rf[K.CAP] = np.append(np.asarray(capacities, dtype=float), _INF)
+        rf[K.SAT] = rf[K.CAP] * (1 + tuning.eps)
+        rf[K.NEAR] = rf[K.CAP] * (1 - tuning.near_tol)
+        rf[K.SINCE, :n] = busy_since
+        rf[K.BUSY, :n] = busy_time
+        self.ri = ri = np.zeros((2, n + 1), dtype=np.intp)
+        ri[K.COUNT, :n] = counts
+        ri[K.LOOKUP] = -1
+        self.ctl = np.array([0, tuning.refresh], dtype=np.intp)
         self.K = 0
         self.flows: list = []
         self.free: list = []
-        self.alive = np.zeros(0, dtype=np.bool_)
-        self.spid = np.zeros(0, dtype=np.intp)
-        self.rate = np.zeros(0)
-        self.tdone = np.zeros(0)
-        self.eff = np.zeros(0)
-        self.due = np.zeros(0, dtype=np.intp)
-        self.changed = np.zeros(0, dtype=np.intp)
-        self.solves = 0
+        self.sf = np.zeros((3, 0))
+        self.si = np.zeros((5, 0), dtype=np.intp)
+        self.rate = self.sf[K.RATE]
 
     def _grow(self) -> None:
         k = max(256, 2 * self.K)
-        extra = k - self.K
-        self.alive = np.concatenate((self.alive, np.zeros(extra, dtype=np.bool_)))
-        self.spid = np.concatenate((self.spid, np.zeros(extra, dtype=np.intp)))
-        self.rate = np.concatenate((self.rate, np.zeros(extra)))
-        self.tdone = np.concatenate((self.tdone, np.full(extra, _INF)))
-        self.eff = np.concatenate((self.eff, np.zeros(extra)))
-        self.due = np.zeros(k, dtype=np.intp)
-        self.changed = np.zeros(k, dtype=np.intp)
-        self.flows.extend([None] * extra)
+        sf = np.zeros((3, k))
+        sf[K.TDONE] = _INF
+        sf[:, : self.K] = self.sf
+        si = np.zeros((5, k), dtype=np.intp)
+        si[:, : self.K] = self.si
+        self.sf, self.si, self.rate = sf, si, sf[K.RATE]
+        self.flows.extend([None] * (k - self.K))
         for slot in range(self.K, k):
             heapq.heappush(self.free, slot)
         self.K = k
 
-    def take_slots(self, flows) -> tuple:
-        """Slots for ``flows`` (lowest free first) and their path ids and bytes."""
-        slots, pids, effs = [], [], []
-        register = self.table.register
+    def _stage(self, flows) -> int:
+        """Give ``flows`` slots (lowest free first), write their path and bytes and list
+        them in ``si[NEW]``; returns how many."""
+        free, register, store, pop = self.free, self.table.register, self.flows, heapq.heappop
+        while len(free) < len(flows):
+            self._grow()
+        si, sf = self.si, self.sf
+        new, spid, eff = si[K.NEW], si[K.SPID], sf[K.EFF]
+        i = 0
         for f in flows:
-            if not self.free:
-                self._grow()
-            s = f.slot = heapq.heappop(self.free)
-            self.flows[s] = f
-            slots.append(s)
-            pids.append(register(f.path))
-            effs.append(f.remaining)
-        return (np.array(slots, dtype=np.intp), np.array(pids, dtype=np.intp), np.array(effs, dtype=float))
+            s = f.slot = pop(free)
+            store[s] = f
+            new[i] = s
+            i += 1
+            path = f.path
+            spid[s] = path.pid if path.pid >= 0 else register(path)
+            eff[s] = f.remaining
+        return i
 
-    def add(self, flows) -> np.ndarray:
-        slots, pids, effs = self.take_slots(flows)
+    def enter(self, now: float, low: float, flows, rates, tdones) -> tuple:
+        """All flows move in with their rates, then a solve; returns (changed slots,
+        the next completion time)."""
+        nnew = self._stage(flows)
         t = self.table
-        K.add_flows(slots, pids, effs, self.alive, self.spid, self.rate, self.tdone, self.eff,
-                    t.pres, t.pcoef, t.pw, t.pb, self.maxl, self.wsum)
-        return slots
+        nch, nxt = K.enter(now, low, nnew, np.array(rates, dtype=float), np.array(tdones, dtype=float),
+                           self.cutoff_tol, self.level_tol, self.sf, self.si, self.rf, self.ri,
+                           t.pres, t.pcoef, t.pwb, self.ctl)
+        return nch, nxt
 
-    def set_rated(self, slots, rates, tdones) -> None:
-        """Flows moved in with a rate already (entering the store)."""
-        t = self.table
-        self.rate[slots] = rates
-        self.tdone[slots] = tdones
-        K.refresh(self.alive, self.spid, self.rate, t.pres, t.pcoef, t.pw, t.pb, self.load, self.maxl, self.wsum)
+    def changed(self, nch: int) -> list:
+        """The flows whose rates the last solve changed (``nch`` of them), in slot order."""
+        flows = self.flows
+        return [flows[s] for s in self.si[_CHANGED, :nch].tolist()]
 
-    def remove_due(self, now: float) -> tuple:
-        """(flows complete by ``now`` in slot order, their lowest level, coupled?)."""
+    def step(self, now: float, seeds) -> tuple:
+        """One event (:func:`.bulk_kernels.step`): returns (completed flows in slot
+        order, how many slots changed rate, what was done about rates ("array bounds",
+        "arrays" or None), the next completion time)."""
+        nnew = self._stage(seeds) if seeds else 0
         t = self.table
-        k, low, coupled = K.remove_due(now, self.alive, self.spid, self.rate, self.tdone, t.pres, t.pcoef, t.pw, t.pb,
-                                       self.load, self.maxl, self.wsum, self.nearx, self.due)
+        k, nch, what, nxt = _step(now, nnew, self.cutoff_tol, self.level_tol, self.sf, self.si, self.rf, self.ri,
+                                  t.pres, t.pcoef, t.pwb, self.ctl)
         out = []
         if k:
-            flows, free = self.flows, self.free
-            for s in self.due[:k].tolist():
-                out.append(flows[s])
+            flows, free, push = self.flows, self.free, heapq.heappush
+            for s in self.si[_DUE, :k].tolist():
+                f = flows[s]
+                f.slot = -1
+                out.append(f)
                 flows[s] = None
-                heapq.heappush(free, s)
-        return out, low, coupled
+                push(free, s)
+        return out, nch, _WHAT[what], nxt
 
-    def bounds_fit(self, now: float, slots) -> bool:
+    def loads_on(self, rs) -> list:
+        """Coefficient x rate over the live flows on each resource of ``rs``."""
         t = self.table
-        return K.bounds_fit(now, slots, self.spid, self.rate, self.tdone, self.eff, t.pres, t.pcoef, t.pb,
-                            self.load, self.satx)
-
-    def solve(self, now: float, low: float) -> list:
-        """Re-solve what the change can reach; returns the slots whose rate changed."""
-        self.solves += 1
-        t = self.table
-        if self.solves % self.tuning.refresh == 0:
-            K.refresh(self.alive, self.spid, self.rate, t.pres, t.pcoef, t.pw, t.pb, self.load, self.maxl, self.wsum)
-        k = K.solve(now, low, self.tuning.cutoff_tol, self.tuning.level_tol, self.alive, self.spid, self.rate,
-                    self.tdone, self.eff, t.pres, t.pcoef, t.pw, t.pb, self.capx, self.satx, self.load, self.maxl,
-                    self.wsum, self.lookup, self.changed)
-        return self.changed[:k]
-
-    def next_time(self) -> float:
-        return K.next_time(self.alive, self.tdone)
+        out = np.zeros(len(rs))
+        K.loads_on(np.array(rs, dtype=np.intp), self.sf, self.si, t.pres, t.pcoef, out)
+        return out.tolist()
 
     def live_slots(self) -> list:
-        return np.flatnonzero(self.alive).tolist()
+        return np.flatnonzero(self.si[K.ALIVE]).tolist()
+
+    @property
+    def solves(self) -> int:
+        return int(self.ctl[0])
+
+    def resource_state(self) -> tuple:
+        """(load, busy since, busy time) per resource."""
+        rf, n = self.rf, self.n
+        return rf[K.LOAD, :n].tolist(), rf[K.SINCE, :n].tolist(), rf[K.BUSY, :n].tolist()
+
+    def busy(self) -> tuple:
+        """(busy time, busy since, live flows) per resource."""
+        rf, n = self.rf, self.n
+        return rf[K.BUSY, :n].tolist(), rf[K.SINCE, :n].tolist(), self.ri[K.COUNT, :n].tolist()

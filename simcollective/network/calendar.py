@@ -76,6 +76,20 @@ class Calendar:
         due.append((f, f.version))
         self.end_count += 1
 
+    def schedule_ends(self, flows, whens) -> None:
+        """:meth:`schedule_end` for each flow and time (runs of equal times, as flows
+        that start together at their bounds have, share one lookup)."""
+        ends, last, due = self.ends, None, None
+        for f, when in zip(flows, whens):
+            if when != last:
+                due = ends.get(when)
+                if due is None:
+                    due = ends[when] = []
+                    heapq.heappush(self.end_times, when)
+                last = when
+            due.append((f, f.version))
+        self.end_count += len(whens)
+
     def pop_ends(self, now: float) -> list:
         """Flows (still valid) whose completion is due by ``now``."""
         ends, end_times, heappop = self.ends, self.end_times, heapq.heappop

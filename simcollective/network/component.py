@@ -25,7 +25,7 @@ def component(seeds, maxload, satl, res_flows, limit):
         f = stack.pop()
         comp.append(f)
         linked = False
-        for r in f.res:
+        for r in f.path.res:
             if maxload[r] > satl[r]:
                 linked = True
                 if r in seen_res:
@@ -55,11 +55,12 @@ def solve_component(comp, sat, cap, level_tol, jit_after) -> list:
     idx = {r: j for j, r in enumerate(sat)}
     fi, rj, av = [], [], []
     for i, f in enumerate(comp):
-        for r, a in zip(f.res, f.coef):
+        path = f.path
+        for r, a in zip(path.res, path.coef):
             j = idx.get(r)
             if j is not None:
                 fi.append(i)
                 rj.append(j)
                 av.append(a)
-    return max_min_rates([f.weight for f in comp], [f.maxrate for f in comp], fi, rj, av,
+    return max_min_rates([f.path.weight for f in comp], [f.path.maxrate for f in comp], fi, rj, av,
                          [cap[r] for r in sat], level_tol, jit_after).tolist()

@@ -17,9 +17,10 @@ changes): everything due at the same instant is processed in one wake-up
   resources that flows left, is solved by the compiled filling (:mod:`.kernels`);
 * *arrays*: past :attr:`Tuning.bulk_min` active flows with a component past
   :attr:`Tuning.walk_limit` coupled flows, all active flows move into arrays kept between
-  events (:mod:`.bulk`), and each wake-up is a few compiled calls: the flows that
-  completed are found by their completion times, and only what a change can reach is
-  re-solved (flows below the lowest level it can reach keep their rates).
+  events (:mod:`.bulk`, :mod:`.array_mode`), and each wake-up is one compiled call: the
+  flows that completed are found by their completion times, and only what a change can
+  reach is re-solved (flows below the lowest level it can reach keep their rates); the
+  per-resource bookkeeping (live flows, busy time) is in the arrays too.
 
 Route parameters (with repeated resources) are in :mod:`.paths`, the component walk in
 :mod:`.component`, thresholds in :mod:`.tuning`, observers in :mod:`.stats`. Observers
@@ -31,6 +32,7 @@ from __future__ import annotations
 from .calendar import Calendar, SimEnvironment
 from .component import by_seq as _by_seq
 from .component import component, solve_component
+from .array_mode import ArrayModeMixin
 from .paths import Flow, PathsMixin, PathTable
 from .routing import Route, Router
 from .stats import LinkStats, LinkStatsMixin, record_series
@@ -51,7 +53,7 @@ def __getattr__(name):
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
-class Network(PathsMixin, LinkStatsMixin):
+class Network(PathsMixin, LinkStatsMixin, ArrayModeMixin):
     """Flows over a hardware graph inside a SimPy environment.
 
     Parameters
@@ -86,7 +88,8 @@ class Network(PathsMixin, LinkStatsMixin):
         self._active: dict = {}  # active flows in activation order (dict as ordered set)
         self._paths: dict = {}
         self._table = PathTable(n)
-        self._bulk: BulkStore | None = None
+        self._bulk = None  # the array store (bulk.BulkStore) while in array mode
+        self._next = _INF  # its next completion time
         self.flows_started = 0
         self.flows_completed = 0
         self.bytes_sent = 0
@@ -121,47 +124,38 @@ class Network(PathsMixin, LinkStatsMixin):
         ``callback(flow)`` runs when the last byte arrives (``flow.t_end``).
         """
         now = self._env.now
-        f = Flow()
         if self._bw_bound:  # f_bw bounds the flow's rate; data advances at the rate itself
             path = self._bound_path(src, dst, size)
+            eff = float(size) if size > 0 else 0.0
         else:
             path = self._paths.get((src, dst)) or self.path_parameters(src, dst)
-        f.path = path
+            if size > 0:
+                bw_k = self._bw_k
+                eff = size / (bw_k if bw_k is not None else self.profile.bandwidth_factor(size))
+            else:
+                eff = 0.0
         latency = path.route.latency
         if latency:
             lat_k = self._lat_k
             latency *= lat_k if lat_k is not None else self.profile.latency_factor(size)
-        f.latency = latency
-        if size > 0 and self._bw_bound:
-            f.eff = f.remaining = float(size)
-        elif size > 0:
-            bw_k = self._bw_k
-            f.eff = f.remaining = size / (bw_k if bw_k is not None else self.profile.bandwidth_factor(size))
-        else:
-            f.eff = f.remaining = 0.0
-        f.res, f.coef, f.weight, f.maxrate = path.res, path.coef, path.weight, path.maxrate
+        f = Flow()
+        f.path, f.latency, f.eff, f.remaining, f.rate = path, latency, eff, eff, 0.0
         f.src, f.dst, f.size, f.callback, f.tag = src, dst, size, callback, tag
-        f.rate = 0.0
-        f.t_last = f.t_post = now
-        f.t_start = f.t_end = None
-        f.version = 0
-        f.active = False
-        f.slot = -1
-        f.seq = self.flows_started
+        f.t_post, f.t_start, f.t_end, f.version, f.active, f.slot = now, None, None, 0, False, -1
+        f.seq = seq = self.flows_started
+        self.flows_started = seq + 1
         path.bytes += size
-        self.flows_started += 1
         self.bytes_sent += size
         when = now + latency
-        cal = self._cal
-        bucket = cal.buckets.get(when)
+        bucket = self._cal.buckets.get(when)
         if bucket is None:
-            bucket = cal.new_bucket(when)
+            bucket = self._cal.new_bucket(when)
         bucket.append(f)
         return f
 
     def rate_of(self, f) -> float:
         """The current rate of flow ``f`` (in either mode)."""
-        return float(self._bulk.rate[f.slot]) if f.slot >= 0 and self._bulk is not None else f.rate
+        return float(self._bulk.sf[0, f.slot]) if f.slot >= 0 and self._bulk is not None else f.rate
 
     # -- event processing: a wake-up is a few named steps ---------------------------------
     def _on_wakeup(self, _event) -> None:
@@ -169,23 +163,22 @@ class Network(PathsMixin, LinkStatsMixin):
         cal = self._cal
         cal.wakeups.discard(now)
         finished = []
-        seeds, lone = self._activate(now, finished)
         if self._bulk is not None:
+            seeds = self._activate_bulk(now, finished)
             comp = self._bulk_step(now, seeds, finished)
         else:
+            seeds, lone = self._activate(now, finished)
             comp = self._per_flow_step(now, seeds, lone, finished)
         if self.series is not None:
-            record_series(self.series, self.res_flows, self.rate_of, now, (seeds, finished, comp))
+            self._record(now, (seeds, finished, comp))
         self.flows_completed += len(finished)
         for f in finished:
             f.t_end = now
             f.callback(f)
         if self._bulk is None:
             cal.wake_next_end()
-        else:
-            nxt = self._bulk.next_time()
-            if nxt < _INF:
-                cal.wake_at(nxt)
+        elif self._next < _INF:
+            cal.wake_at(self._next)
 
     def _activate(self, now: float, finished: list) -> tuple:
         """Flows due to start now join the active flows; empty ones finish. Returns the
@@ -196,13 +189,14 @@ class Network(PathsMixin, LinkStatsMixin):
         for bucket in self._cal.pop_activations(now):
             for f in bucket:
                 f.t_start = now
-                if f.eff <= 0 or not f.res:
+                path = f.path
+                if f.eff <= 0 or not path.res:
                     finished.append(f)
                     continue
                 f.active = True
                 f.t_last = now
                 active[f] = None
-                for r, _, load in f.path.load:
+                for r, _, load in path.load:
                     s = res_flows[r]
                     if not s:
                         busy_since[r] = now
@@ -214,20 +208,10 @@ class Network(PathsMixin, LinkStatsMixin):
         self.active_count += len(seeds)
         return seeds, lone
 
-    def _leave(self, f, now: float) -> None:
-        """Bookkeeping of a flow that completed in array mode (its rate is in the arrays)."""
-        f.active = False
-        f.slot = -1
-        del self._active[f]
-        res_flows, maxload, busy_time = self.res_flows, self.maxload, self.busy_time
-        for r, _, load in f.path.load:
-            s = res_flows[r]
-            del s[f]
-            if s:
-                maxload[r] -= load
-            else:
-                maxload[r] = 0.0
-                busy_time[r] += now - self.busy_since[r]
+    def _record(self, now: float, groups) -> None:
+        """Observer: the load series of the resources whose flows changed."""
+        bulk = self._bulk
+        record_series(self.series, self.res_flows, now, groups, bulk.loads_on if bulk is not None else None)
 
     def _per_flow_step(self, now: float, seeds: list, lone: bool, finished: list) -> list:
         """Completions from the calendar, then the rate update of what they and the new
@@ -237,14 +221,15 @@ class Network(PathsMixin, LinkStatsMixin):
         done = self._cal.pop_ends(now)
         active, res_flows, maxload, rload, sat, near = (self._active, self.res_flows, self.maxload, self.load,
                                                         self._sat, self._near)
-        for f in done:  # (the steps of _leave inline: this runs for every message)
+        for f in done:  # (this runs for every message)
             f.active = False
             del active[f]
             rate = f.rate
-            lvl = rate / f.weight
+            path = f.path
+            lvl = rate / path.weight
             if lvl < low:
                 low = lvl
-            for r, a, load in f.path.load:
+            for r, a, load in path.load:
                 s = res_flows[r]
                 del s[f]
                 ml = maxload[r]
@@ -268,7 +253,7 @@ class Network(PathsMixin, LinkStatsMixin):
             comp = sorted(seeds, key=_by_seq) if len(seeds) > 1 else seeds
             self.recomputations += 1
             self.modes["bounds"] += 1
-            self._apply(comp, [f.maxrate for f in comp], now)
+            self._apply_bounds(comp, now)
             return comp
         return self._recompute(seeds, now, low)
 
@@ -277,18 +262,35 @@ class Network(PathsMixin, LinkStatsMixin):
         limit = self.tuning.walk_limit if self.active_count > self.tuning.bulk_min else None
         comp, sat = component(seeds, self.maxload, self._sat, self.res_flows, limit)
         if comp is None:
-            self._enter_bulk(now)
-            return self._bulk_solve(now, low)
+            return self._enter_bulk(now, low)
         if not comp:
             return comp
         self.recomputations += 1
         self.modes["component"] += 1
         if len(comp) == 1 or not sat:
-            new_rates = [f.maxrate for f in comp]
+            new_rates = [f.path.maxrate for f in comp]
         else:
             new_rates = solve_component(comp, sat, self.cap, self.tuning.level_tol, self.tuning.jit_after)
         self._apply(comp, new_rates, now)
         return comp
+
+    def _apply_bounds(self, comp, now: float) -> None:
+        """:meth:`_apply` for new flows (rate 0, bytes all remaining, ``t_last`` now)
+        that take their bounds (the same operations)."""
+        rload = self.load
+        whens = []
+        for f in comp:
+            path = f.path
+            rate = path.maxrate
+            for r, a, load in path.load:  # (load: a x maxrate)
+                rload[r] += load
+            f.rate = rate
+            f.version += 1
+            whens.append(now + f.remaining / rate)
+        self._cal.schedule_ends(comp, whens)
+        self._cal.compact(len(self._active))
+        if self.on_rates is not None:
+            self.on_rates(now, comp)
 
     def _apply(self, comp, new_rates, now: float) -> None:
         """Give ``comp`` its new rates; reschedule the completions of those that changed.
@@ -300,13 +302,14 @@ class Network(PathsMixin, LinkStatsMixin):
             old = f.rate
             if rate == old:
                 continue
+            path = f.path
             if old > 0:
                 f.remaining -= old * (now - f.t_last)
                 d = rate - old
-                for r, a in zip(f.res, f.coef):
+                for r, a in zip(path.res, path.coef):
                     rload[r] += a * d
             else:
-                for r, a in zip(f.res, f.coef):
+                for r, a in zip(path.res, path.coef):
                     rload[r] += a * rate
             f.t_last = now
             f.rate = rate
@@ -316,80 +319,3 @@ class Network(PathsMixin, LinkStatsMixin):
         self._cal.compact(len(self._active))
         if self.on_rates is not None:
             self.on_rates(now, comp)
-
-    # -- array mode ------------------------------------------------------------------
-    def _enter_bulk(self, now: float) -> None:
-        """Move all active flows into arrays (their calendar completions are dropped)."""
-        from .bulk import BulkStore
-
-        self.modes["enter"] += 1
-        bulk = self._bulk = BulkStore(self.cap, self._table, self.tuning)
-        flows = list(self._active)
-        slots = bulk.add(flows)
-        rates, tdones = [], []
-        for f in flows:
-            rate = f.rate
-            rates.append(rate)
-            if rate > 0:
-                rem = f.remaining - rate * (now - f.t_last)
-                tdones.append(now + (rem if rem > 0 else 0.0) / rate)
-            else:
-                tdones.append(_INF)
-        bulk.set_rated(slots, rates, tdones)
-        self._cal.clear_ends()
-
-    def _bulk_step(self, now: float, seeds: list, finished: list) -> list:
-        """One event in array mode: add, remove what completed, then rates."""
-        bulk = self._bulk
-        slots = bulk.add(seeds) if seeds else None
-        done, low, coupled = bulk.remove_due(now)
-        leave = self._leave
-        for f in done:
-            leave(f, now)
-        finished += done
-        self.active_count -= len(done)
-        if not coupled and slots is not None:
-            coupled = not bulk.bounds_fit(now, slots)
-            if not coupled:
-                self.recomputations += 1
-                self.modes["array bounds"] += 1
-                return self._observe(now, seeds)
-        if coupled:
-            return self._bulk_solve(now, low)
-        return []
-
-    def _bulk_solve(self, now: float, low: float) -> list:
-        bulk = self._bulk
-        self.recomputations += 1
-        self.modes["arrays"] += 1
-        changed = bulk.solve(now, low)
-        comp = [bulk.flows[s] for s in changed.tolist()] if self.on_rates is not None or self.series is not None else []
-        if self.active_count < self.tuning.bulk_off:
-            self._leave_bulk(now)
-        return self._observe(now, comp)
-
-    def _observe(self, now: float, comp: list) -> list:
-        """Show observers the flows whose rates changed (rates read from the arrays)."""
-        if self.on_rates is not None:
-            for f in comp:
-                f.rate = self.rate_of(f)
-            self.on_rates(now, comp)
-        return comp
-
-    def _leave_bulk(self, now: float) -> None:
-        """Few flows left: back to per-flow objects and the calendar's completions."""
-        self.modes["leave"] += 1
-        bulk = self._bulk
-        rate, tdone = bulk.rate, bulk.tdone
-        for slot in bulk.live_slots():
-            f = bulk.flows[slot]
-            x = float(rate[slot])
-            t = float(tdone[slot])
-            f.rate = x
-            f.remaining = (t - now) * x
-            f.t_last = now
-            f.version += 1
-            f.slot = -1
-            self._cal.schedule_end(f, t)
-        self.load = bulk.load[: bulk.n].tolist()
-        self._bulk = None

@@ -30,59 +30,105 @@ def fill(w, b, fi, rj, av, c, rates, level_tol):
     the lowest level (a resource's capacity left / weight of its unfixed flows, or a
     flow's bound / weight) is reached, fix the flows it stops, repeat. Adds the rates to
     ``rates``, uses up ``c``; returns the number of passes. Levels within a relative
-    ``level_tol`` count as equal. Sums run in entry order (as ``np.bincount`` does)."""
-    m, n, k = w.shape[0], c.shape[0], fi.shape[0]
-    fl = b / w
-    aw = np.empty(k)
-    for e in range(k):
-        aw[e] = av[e] * w[fi[e]]
-    fixed = np.zeros(m, dtype=np.bool_)
-    fix = np.zeros(m, dtype=np.bool_)
-    wsum, level, dec = np.empty(n), np.empty(n), np.empty(n)
-    left = m
-    passes = 0
-    while left > 0:
-        passes += 1
-        # per-resource weight sums of the unfixed flows (entry order), the lowest level
-        for j in range(n):
-            wsum[j] = 0.0
-        for e in range(k):
-            if not fixed[fi[e]]:
-                wsum[rj[e]] += aw[e]
-        lam = _INF
-        for i in range(m):
-            if fl[i] < lam:
-                lam = fl[i]
-        for j in range(n):
-            if wsum[j] > 0.0:
-                level[j] = c[j] / wsum[j]
-                if level[j] < lam:
-                    lam = level[j]
-            else:
-                level[j] = _INF
-        if lam == _INF:
+    ``level_tol`` count as equal. A pass visits the unfixed flows, the resources they
+    use, and the entries of the resources of the flows it fixed: each such resource's
+    sums run over its entries in entry order (as ``np.bincount`` does)."""
+    m, n = w.shape[0], c.shape[0]
+    rptr, rent = _csr(rj, n)
+    fptr, fent = _csr(fi, m)
+    rlen = rptr[1:] - rptr[:n]  # entries of unfixed flows: rent[rptr[j]:rptr[j] + rlen[j]]
+    fl, fixed, fix = b / w, np.zeros(m, np.bool_), np.zeros(m, np.bool_)
+    level, touched = np.empty(n), np.zeros(n, np.bool_)
+    flows, res, tl = np.arange(m), np.arange(n), np.arange(n)  # unfixed flows, resources, touched
+    nf, nr, nt, lam, passes = m, n, n, 0.0, 0
+    while True:
+        _settle(tl, nt, lam, w, b, fi, av, c, rptr, rlen, rent, fix, level, touched)
+        kept = 0
+        for q in range(nf):
+            fix[flows[q]] = False
+            if not fixed[flows[q]]:
+                flows[kept] = flows[q]
+                kept += 1
+        nf, kept = kept, 0
+        for q in range(nr):
+            if level[res[q]] < np.inf:
+                res[kept] = res[q]
+                kept += 1
+        nr = kept
+        if nf == 0:
             break
-        thresh = lam * (1.0 + level_tol)
-        for i in range(m):
-            fix[i] = fl[i] <= thresh
-        for e in range(k):
-            if not fixed[fi[e]] and level[rj[e]] <= thresh:
-                fix[fi[e]] = True
-        for j in range(n):
-            dec[j] = 0.0
-        for i in range(m):
-            if fix[i]:
-                rates[i] += min(w[i] * lam, b[i])
-                fixed[i] = True
-                fl[i] = _INF
-                left -= 1
-        for e in range(k):
+        passes += 1
+        lam = np.inf
+        for q in range(nf):
+            lam = min(lam, fl[flows[q]])
+        for q in range(nr):
+            lam = min(lam, level[res[q]])
+        if lam == np.inf:
+            break
+        nt = _fix(lam * (1.0 + level_tol), lam, flows, nf, res, nr, w, b, fl, fi, rj, rptr, rlen, rent, fptr, fent,
+                  rates, fix, fixed, level, touched, tl)
+    return passes
+
+
+def _csr(idx, size):
+    """Entries grouped by ``idx`` (entry order kept within a group): (start of each
+    group in ``ent``, ``ent``)."""
+    ptr = np.zeros(size + 1, np.intp)
+    for e in range(idx.shape[0]):
+        ptr[idx[e] + 1] += 1
+    ptr = np.cumsum(ptr)
+    ent, pos = np.empty(idx.shape[0], np.intp), ptr[:size].copy()
+    for e in range(idx.shape[0]):
+        ent[pos[idx[e]]] = e
+        pos[idx[e]] += 1
+    return ptr, ent
+
+
+def _settle(tl, nt, lam, w, b, fi, av, c, rptr, rlen, rent, fix, level, touched):
+    """For each touched resource: take the capacity its flows fixed at ``lam`` use,
+    then its level (capacity left / weight of its unfixed flows, or inf); its list of
+    entries keeps those of unfixed flows (in order)."""
+    for q in range(nt):
+        j, dec, ws = tl[q], 0.0, 0.0
+        kept = rptr[j]
+        for p in range(rptr[j], rptr[j] + rlen[j]):
+            e = rent[p]
             i = fi[e]
             if fix[i]:
-                dec[rj[e]] += av[e] * min(w[i] * lam, b[i])
-        for j in range(n):
-            c[j] = max(c[j] - dec[j], 0.0)
-    return passes
+                dec += av[e] * min(w[i] * lam, b[i])
+            else:
+                ws += av[e] * w[i]
+                rent[kept] = e
+                kept += 1
+        rlen[j] = kept - rptr[j]
+        c[j] = max(c[j] - dec, 0.0)
+        level[j] = c[j] / ws if ws > 0.0 else np.inf
+        touched[j] = False
+
+
+def _fix(thresh, lam, flows, nf, res, nr, w, b, fl, fi, rj, rptr, rlen, rent, fptr, fent, rates, fix, fixed, level,
+         touched, tl):
+    """Fix the flows at or under ``thresh`` (their bound, or on a resource at that
+    level) at ``lam``; list their resources in ``tl``; returns how many."""
+    for q in range(nf):
+        fix[flows[q]] = fl[flows[q]] <= thresh
+    for q in range(nr):
+        if level[res[q]] <= thresh:
+            for p in range(rptr[res[q]], rptr[res[q]] + rlen[res[q]]):
+                fix[fi[rent[p]]] = True
+    nt = 0
+    for q in range(nf):
+        i = flows[q]
+        if fix[i]:
+            rates[i] += min(w[i] * lam, b[i])
+            fixed[i] = True
+            for p in range(fptr[i], fptr[i + 1]):
+                j = rj[fent[p]]
+                if not touched[j]:
+                    touched[j] = True
+                    tl[nt] = j
+                    nt += 1
+    return nt
 
 
 def interpreted_work() -> int:

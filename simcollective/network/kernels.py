@@ -3,10 +3,14 @@
 Importing this module imports numba; :func:`.filling.max_min_rates` does so only once a
 process has run enough filling interpreted (:attr:`~.tuning.Tuning.jit_after`), and the
 array store (:mod:`.bulk_kernels`) on entering it. ``NUMBA_DISABLE_JIT=1`` runs the same
-code as Python.
+code as Python. The helpers :func:`.filling.fill` calls are compiled too, and the
+compiled ``fill`` is the same code object with those names bound to them (numba resolves
+a function's globals when it compiles it).
 """
 
 from __future__ import annotations
+
+import types
 
 from numba import njit
 
@@ -15,4 +19,7 @@ from .filling import max_min_rates
 
 __all__ = ["fill", "max_min_rates"]
 
-fill = njit(cache=True)(filling.fill)
+_HELPERS = ("_csr", "_settle", "_fix")
+_globals = dict(vars(filling))
+_globals.update({name: njit(cache=True)(getattr(filling, name)) for name in _HELPERS})
+fill = njit(cache=True)(types.FunctionType(filling.fill.__code__, _globals, "fill"))

@@ -29,9 +29,25 @@ class Flow:
 
     __slots__ = (
         "src", "dst", "size", "path", "latency", "eff", "remaining", "rate", "t_last", "slot",
-        "res", "coef", "weight", "maxrate", "version", "active", "callback",
-        "t_post", "t_start", "t_end", "tag", "seq",
+        "version", "active", "callback", "t_post", "t_start", "t_end", "tag", "seq",
     )
+
+    # the route parameters are the path's (shared by every flow between the same nodes)
+    @property
+    def res(self):
+        return self.path.res
+
+    @property
+    def coef(self):
+        return self.path.coef
+
+    @property
+    def weight(self):
+        return self.path.weight
+
+    @property
+    def maxrate(self):
+        return self.path.maxrate
 
     def __repr__(self):
         return f"Flow({self.src!r}->{self.dst!r}, {self.size} B)"
@@ -109,8 +125,8 @@ class PathTable:
         self.D = 1
         self.pres = np.full((16, 1), n, dtype=np.intp)
         self.pcoef = np.zeros((16, 1))
-        self.pw = np.ones(16)
-        self.pb = np.zeros(16)
+        self.pwb = np.zeros((2, 16))  # rows: weight, rate bound
+        self.pwb[0] = 1.0
 
     def register(self, p: Path) -> int:
         if p.pid >= 0:
@@ -120,18 +136,17 @@ class PathTable:
             self.pres = np.concatenate((self.pres, np.full((self.pres.shape[0], extra), self.n, dtype=np.intp)), axis=1)
             self.pcoef = np.concatenate((self.pcoef, np.zeros((self.pcoef.shape[0], extra))), axis=1)
             self.D = p.nres
-        if self.count == self.pw.shape[0]:
+        if self.count == self.pwb.shape[1]:
             k = self.count
             self.pres = np.concatenate((self.pres, np.full((k, self.D), self.n, dtype=np.intp)))
             self.pcoef = np.concatenate((self.pcoef, np.zeros((k, self.D))))
-            self.pw = np.concatenate((self.pw, np.ones(k)))
-            self.pb = np.concatenate((self.pb, np.zeros(k)))
+            self.pwb = np.concatenate((self.pwb, np.zeros((2, k))), axis=1)
         pid = p.pid = self.count
         self.count += 1
         self.pres[pid, : p.nres] = p.res
         self.pcoef[pid, : p.nres] = p.coef
-        self.pw[pid] = p.weight
-        self.pb[pid] = p.maxrate
+        self.pwb[0, pid] = p.weight
+        self.pwb[1, pid] = p.maxrate
         return pid
 
 

@@ -32,24 +32,32 @@ def res_bytes(paths, n: int) -> list:
     return out
 
 
-def link_stats(router, per_res_bytes, busy_time, busy_since, res_flows, now: float) -> list:
-    """Totals per resource that carried bytes (busy time closed at ``now``)."""
+def link_stats(router, per_res_bytes, busy_time, busy_since, live, now: float) -> list:
+    """Totals per resource that carried bytes (busy time closed at ``now``; ``live[i]``:
+    whether flows are on resource ``i`` now)."""
     out = []
     for i, nbytes in enumerate(per_res_bytes):
         if nbytes == 0 and busy_time[i] == 0:
             continue
-        busy = busy_time[i] + (now - busy_since[i] if res_flows[i] else 0.0)
+        busy = busy_time[i] + (now - busy_since[i] if live[i] else 0.0)
         out.append(LinkStats(router.resource_name[i], router.resource_type[i], router.capacity[i], nbytes, busy))
     return out
 
 
-def record_series(series, res_flows, rate_of, now: float, flow_groups) -> None:
-    """Append (time, load in bytes/s) for every resource whose flows changed."""
-    touched = {r for group in flow_groups for f in group for r in f.res}
-    for r in sorted(touched):
-        load = 0.0
-        for g in res_flows[r]:
-            load += g.path.coef_of[r] * rate_of(g)
+def record_series(series, res_flows, now: float, flow_groups, loads_on=None) -> None:
+    """Append (time, load in bytes/s) for every resource whose flows changed (their
+    loads from ``res_flows``, or ``loads_on(resources)`` in array mode)."""
+    touched = sorted({r for group in flow_groups for f in group for r in f.path.res})
+    if loads_on is not None:
+        loads = loads_on(touched)
+    else:
+        loads = []
+        for r in touched:
+            load = 0.0
+            for g in res_flows[r]:
+                load += g.path.coef_of[r] * g.rate
+            loads.append(load)
+    for r, load in zip(touched, loads):
         pts = series.setdefault(r, [])
         if not pts or pts[-1][1] != load:
             if pts and pts[-1][0] == now:
@@ -73,7 +81,9 @@ class LinkStatsMixin:
 
     def link_stats(self, makespan: float | None = None) -> list[LinkStats]:
         """Totals per resource that carried bytes (busy time closed at ``env.now``)."""
-        return link_stats(self.router, self.res_bytes, self.busy_time, self.busy_since, self.res_flows, self._env.now)
+        bulk = self._bulk
+        busy = (self.busy_time, self.busy_since, self.res_flows) if bulk is None else bulk.busy()
+        return link_stats(self.router, self.res_bytes, *busy, self._env.now)
 
     def link_series(self) -> dict:
         """Recorded load time series per resource name (``series`` must be enabled)."""
