@@ -1,0 +1,183 @@
+"""The measured profile of a benchmark point: where a missed target's time goes.
+
+:func:`profile_point` runs one point (a :func:`benchmarks.allreduce.run_point` point, or
+scenario E's :func:`benchmarks.engine.ring_messages`) under :mod:`cProfile` in the process
+it is called in (the caller runs it in a fresh process, :func:`benchmarks._harness.measure`,
+after the scenarios, so that profiling never counts in their timings) and returns a
+JSON-able summary:
+
+* ``phases``: wall seconds (under the profiler) of each phase of the run, in order:
+  ``resolve`` (topology, placement, plan), ``inputs`` (the input generator; ranks draw
+  their data lazily, inside the simulation), ``simulation`` (:func:`~simcollective.runtime.run_ranks`),
+  ``verification`` and ``report``; scenario E has only ``setup`` and ``simulation``;
+* ``layers``: cProfile's total own time (``tottime``) grouped by layer, :func:`layer_of`;
+* ``top``: the 8 functions with the largest own time;
+* ``calls`` (function calls seen by the profiler), ``sim_calls`` (those of the simulation
+  phase) and ``messages``: calls per message are the simulation's calls per message, so
+  that imports and setup do not count in them.
+
+A compiled (numba) kernel called from Python is not a Python function: cProfile cannot see
+into the dispatcher's C call, so the time spent inside the kernels is counted in the own
+time of the Python function that calls them (the network engine, or the data layer for the
+sparse merge). The ``compiled kernels`` layer holds what cProfile does see of numba and llvmlite:
+their Python-level dispatch (type resolution, cache loading, compilation).
+"""
+
+from __future__ import annotations
+
+import cProfile
+import os
+import pstats
+import time
+
+__all__ = ["LAYERS", "layer_of", "group_layers", "top_functions", "profile_point", "format_profile"]
+
+#: layers in the order printed; "imports/other" takes whatever matches no other
+LAYERS = ("network engine", "compiled kernels (numba dispatch)", "runtime", "data", "algorithms", "SimPy",
+          "NumPy", "imports/other")
+
+# (substring of the normalised file name, layer), first match wins
+_FILE_LAYERS = (
+    ("/numba/", "compiled kernels (numba dispatch)"),
+    ("/llvmlite/", "compiled kernels (numba dispatch)"),
+    ("simcollective/network/", "network engine"),
+    ("simcollective/runtime", "runtime"),
+    ("simcollective/data/", "data"),
+    ("simcollective/algorithms/", "algorithms"),
+    ("/simpy/", "SimPy"),
+    ("/numpy/", "NumPy"),
+)
+
+
+def layer_of(filename: str, funcname: str = "") -> str | None:
+    """The layer of a cProfile entry from its file name (``~`` for built-ins, whose
+    layer is ``None`` unless its name says NumPy or numba: the caller's layer decides)."""
+    f = filename.replace(os.sep, "/")
+    if f == "~":
+        if "numpy" in funcname:
+            return "NumPy"
+        if "numba" in funcname:
+            return "compiled kernels (numba dispatch)"
+        return None
+    for part, layer in _FILE_LAYERS:
+        if part in f:
+            return layer
+    return "imports/other"
+
+
+def group_layers(stats: dict) -> dict:
+    """Own time (seconds) per layer of a ``pstats.Stats(...).stats`` mapping
+    ``{(file, line, func): (cc, nc, tt, ct, callers)}``. A built-in (file ``~``) that is
+    not NumPy's or numba's goes to the layer of its caller with the largest cumulative
+    time through it (``heapq.heappush`` called by SimPy is SimPy's), or to
+    ``imports/other`` if it has none."""
+    out = dict.fromkeys(LAYERS, 0.0)
+    for (file, _line, func), (_cc, _nc, tt, _ct, callers) in stats.items():
+        layer = layer_of(file, func)
+        if layer is None:
+            layer = "imports/other"
+            if callers:
+                (cfile, _cl, cfunc), _ = max(callers.items(), key=lambda kv: (kv[1][3], kv[0]))
+                layer = layer_of(cfile, cfunc) or "imports/other"
+        out[layer] += tt
+    return out
+
+
+def _short(key) -> str:
+    file, line, func = key
+    if file == "~":
+        return func
+    f = file.replace(os.sep, "/")
+    for root in ("simcollective/", "site-packages/"):
+        if root in f:
+            f = f[f.rindex(root) + (len(root) if root == "site-packages/" else 0):]
+            break
+    else:
+        f = f.rsplit("/", 1)[-1]
+    return f"{f}:{line}({func})"
+
+
+def top_functions(stats: dict, n: int = 8) -> list:
+    """The ``n`` entries with the largest own time: ``[name, tottime, calls]``."""
+    items = sorted(stats.items(), key=lambda kv: (-kv[1][2], _short(kv[0])))[:n]
+    return [[_short(k), v[2], v[1]] for k, v in items]
+
+
+class _Laps:
+    """Phase timer: ``lap(name)`` ends phase ``name`` (wall seconds since the previous
+    lap) and records the function calls the profiler saw in it (the count is taken with
+    the profiler paused, outside the timed span)."""
+
+    def __init__(self, prof):
+        self.prof, self.phases, self.calls, self.seen = prof, {}, {}, 0
+        self.t = time.perf_counter()
+
+    def __call__(self, name: str) -> None:
+        self.phases[name] = time.perf_counter() - self.t
+        self.prof.disable()
+        seen = sum(e.callcount for e in self.prof.getstats())
+        self.calls[name], self.seen = seen - self.seen, seen
+        self.prof.enable()
+        self.t = time.perf_counter()
+
+
+def _run_point_phases(lap, **kw) -> int:
+    from simcollective.simulate import RunConfig, make_inputs, measure, resolve, simulate, verify
+
+    cfg = RunConfig(topology=kw["topology"], nodes=kw["nodes"], algorithm=kw["algorithm"], elements=kw["elements"],
+                    dtype=kw.get("dtype", "int32"), density=kw.get("density"), gpus=kw.get("gpus"),
+                    topology_opts=dict(kw.get("topology_opts") or {}), options=dict(kw.get("options") or {}))
+    t_start = time.perf_counter()
+    plan = resolve(cfg)
+    lap("resolve")
+    inputs = make_inputs(plan)
+    lap("inputs")
+    result = simulate(plan, inputs)
+    lap("simulation")
+    how = verify(plan, result)
+    lap("verification")
+    measure(plan, result, how, t_start)
+    lap("report")
+    return result.messages
+
+
+def profile_point(kind: str, kwargs: dict) -> dict:
+    """Run a point under cProfile here; ``kind`` is ``"run"`` (a :func:`run_point` point)
+    or ``"E"`` (``ring_messages(P)``). Returns the summary described in the module docstring."""
+    from .engine import ring_messages
+
+    prof = cProfile.Profile()
+    lap = _Laps(prof)
+    prof.enable()
+    try:
+        if kind == "E":
+            messages = ring_messages(kwargs["P"], warm=False, lap=lap)["messages"]
+        else:
+            messages = _run_point_phases(lap, **kwargs)
+    finally:
+        prof.disable()
+    stats = pstats.Stats(prof).stats
+    return {
+        "phases": lap.phases,
+        "layers": group_layers(stats),
+        "top": top_functions(stats),
+        "calls": sum(v[1] for v in stats.values()),
+        "sim_calls": lap.calls.get("simulation", 0),
+        "messages": messages,
+    }
+
+
+def format_profile(p: dict, indent: str = "    ") -> list:
+    """The summary as ~12 printable lines."""
+    total = sum(p["layers"].values()) or 1.0
+    lines = [indent + "phases (wall under cProfile): "
+             + ", ".join(f"{k} {v:.2f} s" for k, v in p["phases"].items())]
+    shares = [(k, v) for k, v in p["layers"].items() if v > 0]
+    lines.append(indent + f"own time by layer ({total:.2f} s): "
+                 + ", ".join(f"{k} {100 * v / total:.0f}%" for k, v in sorted(shares, key=lambda kv: -kv[1])))
+    per_msg = p["sim_calls"] / p["messages"] if p["messages"] else float("nan")
+    lines.append(indent + f"function calls: {p['calls']:,} in all, {p['sim_calls']:,} in the simulation for "
+                 f"{p['messages']:,} messages: {per_msg:.1f} calls per message; top own time:")
+    for name, tt, calls in p["top"]:
+        lines.append(indent + f"  {100 * tt / total:5.1f}%  {tt:7.3f} s  {calls:>10,} calls  {name}")
+    return lines
