@@ -16,11 +16,11 @@ JSON-able summary:
   phase) and ``messages``: calls per message are the simulation's calls per message, so
   that imports and setup do not count in them.
 
-A compiled (numba) kernel called from Python is not a Python function: cProfile cannot see
-into the dispatcher's C call, so the time spent inside the kernels is counted in the own
-time of the Python function that calls them (the network engine, or the data layer for the
-sparse merge). The ``compiled kernels`` layer holds what cProfile does see of numba and llvmlite:
-their Python-level dispatch (type resolution, cache loading, compilation).
+A compiled (numba) kernel called from Python appears in cProfile under its Python name
+(numba reports its calls to an active profiler; what a kernel calls inside compiled code
+does not appear): :func:`compiled_names` finds these in the profiled process, and their
+own time is the ``compiled kernels`` layer, with numba's and llvmlite's Python-level
+dispatch (type resolution, cache loading, compilation).
 """
 
 from __future__ import annotations
@@ -30,16 +30,16 @@ import os
 import pstats
 import time
 
-__all__ = ["LAYERS", "layer_of", "group_layers", "top_functions", "profile_point", "format_profile"]
+__all__ = ["LAYERS", "compiled_names", "layer_of", "group_layers", "top_functions", "profile_point", "format_profile"]
 
 #: layers in the order printed; "imports/other" takes whatever matches no other
-LAYERS = ("network engine", "compiled kernels (numba dispatch)", "runtime", "data", "algorithms", "SimPy",
+LAYERS = ("network engine", "compiled kernels", "runtime", "data", "algorithms", "SimPy",
           "NumPy", "imports/other")
 
 # (substring of the normalised file name, layer), first match wins
 _FILE_LAYERS = (
-    ("/numba/", "compiled kernels (numba dispatch)"),
-    ("/llvmlite/", "compiled kernels (numba dispatch)"),
+    ("/numba/", "compiled kernels"),
+    ("/llvmlite/", "compiled kernels"),
     ("simcollective/network/", "network engine"),
     ("simcollective/runtime", "runtime"),
     ("simcollective/data/", "data"),
@@ -57,7 +57,7 @@ def layer_of(filename: str, funcname: str = "") -> str | None:
         if "numpy" in funcname:
             return "NumPy"
         if "numba" in funcname:
-            return "compiled kernels (numba dispatch)"
+            return "compiled kernels"
         return None
     for part, layer in _FILE_LAYERS:
         if part in f:
@@ -65,15 +65,29 @@ def layer_of(filename: str, funcname: str = "") -> str | None:
     return "imports/other"
 
 
-def group_layers(stats: dict) -> dict:
+def compiled_names() -> set:
+    """``(file name, function name)`` of every numba-compiled function in this process."""
+    import gc
+    import sys
+
+    if "numba" not in sys.modules:
+        return set()
+    from numba.core.dispatcher import Dispatcher
+
+    return {(o.py_func.__code__.co_filename, o.py_func.__code__.co_name)
+            for o in gc.get_objects() if isinstance(o, Dispatcher)}
+
+
+def group_layers(stats: dict, compiled: set = frozenset()) -> dict:
     """Own time (seconds) per layer of a ``pstats.Stats(...).stats`` mapping
     ``{(file, line, func): (cc, nc, tt, ct, callers)}``. A built-in (file ``~``) that is
     not NumPy's or numba's goes to the layer of its caller with the largest cumulative
     time through it (``heapq.heappush`` called by SimPy is SimPy's), or to
-    ``imports/other`` if it has none."""
+    ``imports/other`` if it has none. An entry whose ``(file, function)`` is in
+    ``compiled`` (:func:`compiled_names`) is a compiled kernel's."""
     out = dict.fromkeys(LAYERS, 0.0)
     for (file, _line, func), (_cc, _nc, tt, _ct, callers) in stats.items():
-        layer = layer_of(file, func)
+        layer = "compiled kernels" if (file, func) in compiled else layer_of(file, func)
         if layer is None:
             layer = "imports/other"
             if callers:
@@ -159,7 +173,7 @@ def profile_point(kind: str, kwargs: dict) -> dict:
     stats = pstats.Stats(prof).stats
     return {
         "phases": lap.phases,
-        "layers": group_layers(stats),
+        "layers": group_layers(stats, compiled_names()),
         "top": top_functions(stats),
         "calls": sum(v[1] for v in stats.values()),
         "sim_calls": lap.calls.get("simulation", 0),

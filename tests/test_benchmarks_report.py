@@ -8,7 +8,7 @@ import math
 import pytest
 
 from benchmarks.__main__ import report_targets
-from benchmarks.profiling import LAYERS, format_profile, group_layers, layer_of, profile_point, top_functions
+from benchmarks.profiling import LAYERS, compiled_names, format_profile, group_layers, layer_of, profile_point, top_functions
 from benchmarks.targets import S6_ANALOGUE, TARGETS, Context, evaluate, format_table, overheads
 
 
@@ -133,8 +133,8 @@ def test_layer_of_files():
     assert layer_of("/x/simcollective/algorithms/ring.py") == "algorithms"
     assert layer_of("/v/site-packages/simpy/core.py") == "SimPy"
     assert layer_of("/v/site-packages/numpy/core/fromnumeric.py") == "NumPy"
-    assert layer_of("/v/site-packages/numba/core/dispatcher.py") == "compiled kernels (numba dispatch)"
-    assert layer_of("/v/site-packages/llvmlite/binding/ffi.py") == "compiled kernels (numba dispatch)"
+    assert layer_of("/v/site-packages/numba/core/dispatcher.py") == "compiled kernels"
+    assert layer_of("/v/site-packages/llvmlite/binding/ffi.py") == "compiled kernels"
     assert layer_of("<frozen importlib._bootstrap>") == "imports/other"
     assert layer_of("~", "<method 'reduce' of 'numpy.ufunc' objects>") == "NumPy"
     assert layer_of("~", "<built-in method builtins.isinstance>") is None
@@ -158,7 +158,7 @@ def test_group_layers_attributes_builtins_to_their_main_caller():
     }
     layers = group_layers(stats)
     assert list(layers) == list(LAYERS)
-    assert layers == {"network engine": 2.0, "compiled kernels (numba dispatch)": 0.0, "runtime": 0.5,
+    assert layers == {"network engine": 2.0, "compiled kernels": 0.0, "runtime": 0.5,
                       "data": 0.0, "algorithms": 0.0, "SimPy": 1.25, "NumPy": 0.75, "imports/other": 0.125}
     assert math.isclose(sum(layers.values()), sum(v[2] for v in stats.values()))
     top = top_functions(stats, 3)
@@ -209,3 +209,16 @@ def test_report_targets_profiles_each_distinct_point_once():
     out.clear()
     report_targets(Context(res, bare_rate=1e6, bare_cpu_rate=1e6), profile=False, printer=out.append, run=fake_measure)
     assert len(calls) == 1 and not any("profile for" in line for line in out)
+
+
+def test_compiled_kernels_are_their_own_layer():
+    from simcollective.data import merge_kernel
+
+    code = merge_kernel.union.py_func.__code__
+    assert (code.co_filename, "union") in compiled_names()
+    kernel = (code.co_filename, code.co_firstlineno + 1, "union")
+    helper = (code.co_filename, 5, "not_a_kernel")
+    stats = {kernel: (2, 2, 0.5, 0.5, {}), helper: (1, 1, 0.25, 0.25, {})}
+    layers = group_layers(stats, compiled_names())
+    assert layers["compiled kernels"] == 0.5 and layers["data"] == 0.25
+    assert group_layers(stats)["data"] == 0.75   # without the set: by file
