@@ -10,8 +10,10 @@ JSON-able summary:
   ``resolve`` (topology, placement, plan), ``inputs`` (the input generator; ranks draw
   their data lazily, inside the simulation), ``simulation`` (:func:`~simcollective.runtime.run_ranks`),
   ``verification`` and ``report``; scenario E has only ``setup`` and ``simulation``;
-* ``layers``: cProfile's total own time (``tottime``) grouped by layer, :func:`layer_of`;
-* ``top``: the 8 functions with the largest own time;
+* ``layers``: cProfile's own time (``tottime``) grouped by layer (:func:`group_layers`),
+  over the whole run, and ``sim_layers`` over the simulation phase alone (the difference
+  of two snapshots of the profiler's statistics, taken with it paused);
+* ``top``: the 8 functions with the largest own time in the simulation phase;
 * ``calls`` (function calls seen by the profiler), ``sim_calls`` (those of the simulation
   phase) and ``messages``: calls per message are the simulation's calls per message, so
   that imports and setup do not count in them.
@@ -124,6 +126,7 @@ class _Laps:
 
     def __init__(self, prof):
         self.prof, self.phases, self.calls, self.seen = prof, {}, {}, 0
+        self.before_sim = self.sim = None   # pstats mappings at the simulation's start and end
         self.t = time.perf_counter()
 
     def __call__(self, name: str) -> None:
@@ -131,8 +134,23 @@ class _Laps:
         self.prof.disable()
         seen = sum(e.callcount for e in self.prof.getstats())
         self.calls[name], self.seen = seen - self.seen, seen
+        if name == "simulation":
+            self.sim = pstats.Stats(self.prof).stats
+        elif self.sim is None:
+            self.before_sim = pstats.Stats(self.prof).stats
         self.prof.enable()
         self.t = time.perf_counter()
+
+    def simulation_stats(self) -> dict:
+        """The simulation phase's own entries: the difference of the two snapshots
+        (callers as at the simulation's end)."""
+        before = self.before_sim or {}
+        out = {}
+        for key, (cc, nc, tt, ct, callers) in (self.sim or {}).items():
+            b = before.get(key, (0, 0, 0.0, 0.0, {}))
+            if nc - b[1] > 0 or tt - b[2] > 0:
+                out[key] = (cc - b[0], nc - b[1], tt - b[2], ct - b[3], callers)
+        return out
 
 
 def _run_point_phases(lap, **kw) -> int:
@@ -171,10 +189,13 @@ def profile_point(kind: str, kwargs: dict) -> dict:
     finally:
         prof.disable()
     stats = pstats.Stats(prof).stats
+    compiled = compiled_names()
+    sim = lap.simulation_stats()
     return {
         "phases": lap.phases,
-        "layers": group_layers(stats, compiled_names()),
-        "top": top_functions(stats),
+        "layers": group_layers(stats, compiled),
+        "sim_layers": group_layers(sim, compiled),
+        "top": top_functions(sim),
         "calls": sum(v[1] for v in stats.values()),
         "sim_calls": lap.calls.get("simulation", 0),
         "messages": messages,
@@ -183,15 +204,17 @@ def profile_point(kind: str, kwargs: dict) -> dict:
 
 def format_profile(p: dict, indent: str = "    ") -> list:
     """The summary as ~12 printable lines."""
-    total = sum(p["layers"].values()) or 1.0
     lines = [indent + "phases (wall under cProfile): "
              + ", ".join(f"{k} {v:.2f} s" for k, v in p["phases"].items())]
-    shares = [(k, v) for k, v in p["layers"].items() if v > 0]
-    lines.append(indent + f"own time by layer ({total:.2f} s): "
-                 + ", ".join(f"{k} {100 * v / total:.0f}%" for k, v in sorted(shares, key=lambda kv: -kv[1])))
+    for what, layers in (("whole run", p["layers"]), ("simulation", p["sim_layers"])):
+        total = sum(layers.values()) or 1.0
+        shares = sorted(((k, v) for k, v in layers.items() if v > 0), key=lambda kv: -kv[1])
+        lines.append(indent + f"own time by layer, {what} ({total:.2f} s): "
+                     + ", ".join(f"{k} {100 * v / total:.0f}%" for k, v in shares))
+    total = sum(p["sim_layers"].values()) or 1.0
     per_msg = p["sim_calls"] / p["messages"] if p["messages"] else float("nan")
     lines.append(indent + f"function calls: {p['calls']:,} in all, {p['sim_calls']:,} in the simulation for "
-                 f"{p['messages']:,} messages: {per_msg:.1f} calls per message; top own time:")
+                 f"{p['messages']:,} messages: {per_msg:.1f} calls per message; top own time in the simulation:")
     for name, tt, calls in p["top"]:
         lines.append(indent + f"  {100 * tt / total:5.1f}%  {tt:7.3f} s  {calls:>10,} calls  {name}")
     return lines

@@ -169,11 +169,14 @@ def test_group_layers_attributes_builtins_to_their_main_caller():
 
 def test_format_profile_is_compact():
     p = {"phases": {"resolve": 0.1, "simulation": 2.0}, "layers": dict.fromkeys(LAYERS, 0.0) | {"SimPy": 1.0, "runtime": 3.0},
+         "sim_layers": dict.fromkeys(LAYERS, 0.0) | {"SimPy": 1.0, "runtime": 1.0},
          "top": [["f", 3.0, 10], ["g", 1.0, 5]], "calls": 9000, "sim_calls": 4000, "messages": 100}
     lines = format_profile(p)
-    assert len(lines) == 3 + 2
-    assert "runtime 75%, SimPy 25%" in lines[1]
-    assert "9,000 in all, 4,000 in the simulation for 100 messages: 40.0 calls per message" in lines[2]
+    assert len(lines) == 4 + 2
+    assert "whole run (4.00 s): runtime 75%, SimPy 25%" in lines[1]
+    assert "simulation (2.00 s): " in lines[2] and "SimPy 50%" in lines[2] and "runtime 50%" in lines[2]
+    assert "9,000 in all, 4,000 in the simulation for 100 messages: 40.0 calls per message" in lines[3]
+    assert "150.0%" in lines[4]   # f: 3.0 s of the simulation's 2.0 s (synthetic)
 
 
 def test_profile_point_runs_a_small_point_with_its_phases():
@@ -181,6 +184,11 @@ def test_profile_point_runs_a_small_point_with_its_phases():
     assert list(p["phases"]) == ["resolve", "inputs", "simulation", "verification", "report"]
     assert p["messages"] == 2 * 3 * 4   # ring on 4 GPUs: 2 (P - 1) steps of 4 sends
     assert p["calls"] > p["sim_calls"] > p["messages"] and p["layers"]["SimPy"] > 0 and p["layers"]["runtime"] > 0
+    # the simulation phase's own time is part of the whole run's, and it has no imports of the setup
+    assert 0 < sum(p["sim_layers"].values()) < sum(p["layers"].values())
+    assert p["sim_layers"]["runtime"] <= p["layers"]["runtime"] + 1e-9
+    tops = [tt for _, tt, _ in p["top"]]
+    assert len(tops) == 8 and tops == sorted(tops, reverse=True) and tops[0] <= sum(p["sim_layers"].values())
     e = profile_point("E", {"P": 4})
     assert list(e["phases"]) == ["setup", "simulation"] and e["messages"] == 24
     assert e["calls"] > e["sim_calls"] > e["messages"]
@@ -193,6 +201,7 @@ def test_report_targets_profiles_each_distinct_point_once():
         calls.append((kind, kwargs))
         return {"wall_s": 1.0, "cpu_s": 1.0, "peak_rss": 2**30, "phases": {"simulation": 1.0},
                 "layers": dict.fromkeys(LAYERS, 0.0) | {"runtime": 1.0}, "top": [["f", 1.0, 3]],
+                "sim_layers": dict.fromkeys(LAYERS, 0.0) | {"runtime": 1.0},
                 "calls": 50, "sim_calls": 30, "messages": 10}
 
     res = {"S3/ring fat-tree 1024 256M f32": point(36.0, flows=100, sim_cpu=1.0, ranks=1024),
