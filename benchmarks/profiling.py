@@ -216,5 +216,5 @@ def format_profile(p: dict, indent: str = "    ") -> list:
     lines.append(indent + f"function calls: {p['calls']:,} in all, {p['sim_calls']:,} in the simulation for "
                  f"{p['messages']:,} messages: {per_msg:.1f} calls per message; top own time in the simulation:")
     for name, tt, calls in p["top"]:
-        lines.append(indent + f"  {100 * tt / total:5.1f}%  {tt:7.3f} s  {calls:>10,} calls  {name}")
+        lines.append(indent + f"  {100 * tt / total:5.1f}%  {tt * 1e3:8.1f} ms  {calls:>10,} calls  {name}")
     return lines
