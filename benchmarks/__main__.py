@@ -1,13 +1,17 @@
-"""``python -m benchmarks [--only S1,S2,...] [--flows] [--no-jit] [--update-baseline]``
+"""``python -m benchmarks [--only S1,S2,...] [--flows] [--no-jit] [--no-profile] [--update-baseline]``
 
 Prints the JIT compile time of the compiled kernels (first run with an empty cache, then
-cached); for each scenario (S1-S6, and E: the engine without data operations), wall
-time, CPU time, simulated events per second, peak resident memory and the simulated
-time; the bare SimPy event rate measured in the same run; the measured
-exponent of wall time versus P (S5). Simulated times are compared with
-``benchmarks/baseline.json``: any difference beyond float rounding fails the run.
+cached), then warms the real kernel cache once so that no scenario pays a compilation; for
+each scenario (S1-S6, and E: the engine without data operations), wall time, CPU time,
+simulated events per second, peak resident memory and the simulated time; the bare SimPy
+event rate measured in the same run; the measured exponent of wall time versus P (S5).
+Simulated times are compared with ``benchmarks/baseline.json``: any difference beyond
+float rounding fails the run. At the end, issue 17's targets for the scenarios that ran
+(``benchmarks/targets.py``): measured, met or NOT MET; and for each missed target the
+measured profile of a representative point, run under cProfile in a fresh process after
+the scenarios (not counted in their timings): time by phase, own time by layer, the top
+8 functions and calls per message (``benchmarks/profiling.py``; ``--no-profile`` skips it).
 """
-
 from __future__ import annotations
 
 import argparse
@@ -18,6 +22,7 @@ from pathlib import Path
 
 from ._harness import simpy_event_cpu_rate, simpy_event_rate
 from .allreduce import fit_exponent, run_scenarios, scenarios
+from .targets import Context, evaluate, format_table
 
 BASELINE = Path(__file__).with_name("baseline.json")
 
@@ -38,6 +43,7 @@ def main(argv=None) -> int:
     ap.add_argument("--only", help="comma-separated scenarios: S1,S2,S3,S4,S5,S6,E (default: all)")
     ap.add_argument("--flows", action="store_true", help="also run the engine flow benchmark")
     ap.add_argument("--no-jit", action="store_true", help="skip the JIT compile time measurement")
+    ap.add_argument("--no-profile", action="store_true", help="do not profile the points of missed targets")
     ap.add_argument("--update-baseline", action="store_true", help="record simulated times as the new baseline")
     args = ap.parse_args(argv)
     only = None
@@ -53,15 +59,21 @@ def main(argv=None) -> int:
     cpu_rate = simpy_event_cpu_rate()
     print(f"bare SimPy: {rate:,.0f} events/s ({1e6 / rate:.2f} us per event; {1e6 / cpu_rate:.2f} us of CPU); "
           "overhead = wall (cpu) per message event / bare event's wall (cpu)")
+    jit = None
     if not args.no_jit:
         from .jit import jit_times
 
-        first, cached = jit_times()
+        jit = first, cached = jit_times()
         for what, r in (("first run, empty cache", first), ("cached", cached)):
             if "error" in r:
                 print(f"JIT ({what}): ERROR {r['error']}")
             else:
                 print(f"JIT kernels ({what}): wall {r['wall_s']:.2f} s, cpu {r['cpu_s']:.2f} s (imports {r['import_s']:.2f} s wall)")
+    from .jit import warm_cache
+
+    w = warm_cache()
+    print("kernel cache warmed before the scenarios (compiles what is stale, so no scenario pays it): "
+          + (f"ERROR {w['error']}" if "error" in w else f"wall {w['wall_s']:.2f} s, cpu {w['cpu_s']:.2f} s"))
     if args.flows:
         from .flows import main as flows_main
 
@@ -97,16 +109,58 @@ def main(argv=None) -> int:
         print(f"\nbaseline updated: {BASELINE}")
     if failed:
         print("\nFAILED:\n  " + "\n  ".join(failed))
-        return 1
     checked = sum(1 for k in results if k in baseline)
     print(f"\nsimulated times: {len(same)} of {len(same) + len(differ)} points bit-identical to the baseline"
           + (" (before the update)" if args.update_baseline else ""))
     for k, rel in differ:
         print(f"  {k}: relative difference {rel:.1e}")
-    print(f"simulated times: {checked} of {len(results)} points match the baseline"
-          + ("" if checked == len(results) else " (others have no baseline yet: --update-baseline)"))
-    return 0
+    if not failed:
+        print(f"simulated times: {checked} of {len(results)} points match the baseline"
+              + ("" if checked == len(results) else " (others have no baseline yet: --update-baseline)"))
 
+    ctx = Context(results, bare_rate=rate, bare_cpu_rate=cpu_rate, jit=jit, same=len(same),
+                  within=len(differ) - sum(1 for k, _ in differ if any(f.startswith(k + ":") for f in failed)),
+                  failed=failed, unchecked=len(results) - checked)
+    report_targets(ctx, profile=not args.no_profile)
+    return 1 if failed else 0
+
+
+def report_targets(ctx: Context, profile: bool = True, printer=print, run=None) -> list:
+    """Print the targets table and, unless ``profile`` is false, the measured profile of
+    each missed target's representative point (each distinct point run once, in a fresh
+    process: ``run``, default :func:`benchmarks._harness.measure`). Returns the table's rows."""
+    rows = evaluate(ctx)
+    printer("\ntargets (issue 17; CPU-judged: overheads and cost per message, see benchmarks/targets.py):")
+    for line in format_table(rows):
+        printer(line)
+    missed = [t for t, _, met in rows if not met]
+    printer(f"  {len(rows) - len(missed)} of {len(rows)} met" + (f"; NOT MET: {', '.join(t.name for t in missed)}" if missed else ""))
+    if not profile or not missed:
+        return rows
+    from ._harness import measure
+    from .profiling import format_profile, profile_point
+
+    run = run or measure
+
+    done = {}
+    for t in missed:
+        point = t.profile(ctx) if t.profile else None
+        if point is None:
+            printer(f"\nprofile for {t.name}: none (nothing to profile for this target)")
+            continue
+        if point.key() in done:
+            printer(f"\nprofile for {t.name}: {point.label}, printed above for {done[point.key()]}")
+            continue
+        done[point.key()] = t.name
+        printer(f"\nprofile for {t.name}: {point.label} ({point.why}), fresh process under cProfile")
+        p = run(profile_point, point.kind, point.kwargs)
+        if "error" in p:
+            printer(f"    ERROR {p['error']}")
+            continue
+        printer(f"    wall {p['wall_s']:.2f} s, cpu {p['cpu_s']:.2f} s, peak {p['peak_rss'] / 2**30:.2f} GiB (under the profiler)")
+        for line in format_profile(p):
+            printer(line)
+    return rows
 
 if __name__ == "__main__":
     sys.exit(main())

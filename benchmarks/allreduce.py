@@ -19,6 +19,7 @@ import math
 
 from ._harness import measure
 from .engine import ring_messages
+from .targets import overheads
 
 S1_S2_DENSE = ("ring", "ring-ring")
 
@@ -103,11 +104,9 @@ def run_scenarios(only=None, bare_rate: float = 1.0, printer=print, bare_cpu_rat
             peak = max(peak, r["peak_rss"])
             # engine overhead: simulation wall time (inputs and verification excluded) per
             # message event, in units of a bare SimPy event
-            per_msg_event = r["sim_wall_s"] / (2 * r["flows"]) if r["flows"] else float("nan")
-            overhead = per_msg_event * bare_rate
-            # the same on CPU time (the simulation's CPU time / the bare event's CPU time)
+            # (and the same on CPU time: the simulation's CPU time / the bare event's CPU time)
             cpu_rate = bare_cpu_rate or bare_rate
-            cpu_over = r["sim_cpu_s"] / (2 * r["flows"]) * cpu_rate if r["flows"] else float("nan")
+            overhead, cpu_over = overheads(r, bare_rate, cpu_rate)
             warm = (f" (warm {r['warm_sim_cpu_s'] / (2 * r['flows']) * cpu_rate:.1f}x)"
                     if "warm_sim_cpu_s" in r and r["flows"] else "")
             printer(f"  {label:<40} P={r['ranks']:<5} wall {r['wall_s']:8.2f} s  cpu {r['cpu_s']:8.2f} s  "

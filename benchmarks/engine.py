@@ -33,8 +33,12 @@ import time
 __all__ = ["ring_messages"]
 
 
-def ring_messages(P: int, elements: int = 256 * 2**20, dtype: str = "float32") -> dict:
-    """The ring's messages on a ``P``-host fat-tree, without data operations."""
+def ring_messages(P: int, elements: int = 256 * 2**20, dtype: str = "float32", warm: bool = True,
+                  lap=None) -> dict:
+    """The ring's messages on a ``P``-host fat-tree, without data operations (``warm``:
+    for P <= 64, run it a second time and report that run's CPU time apart; ``lap(name)``,
+    if given, is called at the end of the phases ``"setup"`` and ``"simulation"`` of the
+    first run: :mod:`benchmarks.profiling`)."""
     t0 = time.perf_counter()
     from simcollective.data.symbolic import symbolic_input
     from simcollective.placement import resolve_placement
@@ -57,15 +61,19 @@ def ring_messages(P: int, elements: int = 256 * 2**20, dtype: str = "float32") -
         return run_ranks(graph, placement, forward, lambda r: (symbolic_input(r, block, dtype),),
                          load_profile(cfg.profile), cfg.routing)
 
+    if lap is not None:
+        lap("setup")
     res = simulate()
+    if lap is not None:
+        lap("simulation")
     out = {
         "time_s": res.makespan, "wall_s": time.perf_counter() - t0, "sim_wall_s": res.wall_s,
         "sim_cpu_s": res.cpu_s, "events": res.events, "flows": res.flows, "ranks": len(placement),
         "mode": "no data", "messages": res.messages,
     }
-    if P <= 64:  # the same simulation again, warm (see the module docstring)
-        warm = simulate()
-        if warm.makespan != res.makespan:
-            raise AssertionError(f"a second run gave {warm.makespan!r}, the first {res.makespan!r}")
-        out["warm_sim_cpu_s"] = warm.cpu_s
+    if warm and P <= 64:  # the same simulation again, warm (see the module docstring)
+        again = simulate()
+        if again.makespan != res.makespan:
+            raise AssertionError(f"a second run gave {again.makespan!r}, the first {res.makespan!r}")
+        out["warm_sim_cpu_s"] = again.cpu_s
     return out

@@ -1,0 +1,278 @@
+"""Issue 17's targets, checked against a run's measurements.
+
+:data:`TARGETS` is the one place the targets live: one record per target, with the
+issue's wording, the scenarios it needs (a target whose scenarios did not run is left out
+of the table), the check (measured figures and met / NOT MET) and, for a missed target,
+the point whose measured profile shows what remains (:mod:`benchmarks.profiling`): the
+point itself if it took under :data:`PROFILE_MAX_WALL` seconds, otherwise its named
+smaller analogue.
+
+Wall-time targets are judged on wall time (the issue's figures are wall times) and print
+the CPU time beside it. The overhead targets (E, ring size-only) and the cost per message
+are judged on CPU time, which moves much less than the wall time with the other users'
+load on a shared machine; the wall figure is printed beside it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Callable
+
+__all__ = ["Context", "ProfilePoint", "Target", "TARGETS", "evaluate", "format_table", "overheads",
+           "PROFILE_MAX_WALL", "S6_ANALOGUE"]
+
+#: a missed target's own point is profiled if it took less than this (wall seconds)
+PROFILE_MAX_WALL = 15.0
+
+
+@dataclass
+class Context:
+    """What a run measured: ``results`` (key ``"S1/label"`` -> the point's figures),
+    the bare SimPy event rates, the JIT times (``None`` with ``--no-jit``) and the
+    comparison with the baseline."""
+
+    results: dict
+    bare_rate: float = 1.0
+    bare_cpu_rate: float = 1.0
+    jit: tuple | None = None            # (first, cached) from benchmarks.jit.jit_times
+    same: int = 0                       # points bit-identical to the baseline
+    within: int = 0                     # points within tolerance, not bit-identical
+    failed: list = field(default_factory=list)  # points that differ or errored
+    unchecked: int = 0                  # points without a baseline
+
+    def ran(self, scenario: str) -> bool:
+        return any(k.startswith(scenario + "/") for k in self.results)
+
+    def points(self, scenario: str) -> dict:
+        return {k: v for k, v in self.results.items() if k.startswith(scenario + "/")}
+
+
+@dataclass(frozen=True)
+class ProfilePoint:
+    """A point to profile: ``kind`` ``"run"`` (``run_point(**kwargs)``) or ``"E"``
+    (``ring_messages(**kwargs)``); ``label`` names it, ``why`` says why this one."""
+
+    label: str
+    kind: str
+    kwargs: dict
+    why: str
+
+    def key(self) -> tuple:
+        return (self.kind, self.label)
+
+
+@dataclass(frozen=True)
+class Target:
+    name: str
+    wording: str                               # the issue's wording
+    requires: tuple                            # scenarios that must have run (all of them)
+    check: Callable                            # Context -> (measured: str, met: bool)
+    profile: Callable | None = None            # Context -> ProfilePoint | None
+    any_of: bool = False                       # requires: any one of the scenarios suffices
+
+    def applies(self, ctx: Context) -> bool:
+        ran = [ctx.ran(s) for s in self.requires]
+        return any(ran) if self.any_of else all(ran)
+
+
+def overheads(r: dict, bare_rate: float, bare_cpu_rate: float) -> tuple:
+    """(wall, cpu) simulation time per message event in bare SimPy events (a message is
+    two engine events, its start and its end)."""
+    if not r.get("flows"):
+        return float("nan"), float("nan")
+    return (r["sim_wall_s"] / (2 * r["flows"]) * bare_rate,
+            r["sim_cpu_s"] / (2 * r["flows"]) * bare_cpu_rate)
+
+
+# -- checks ---------------------------------------------------------------------------
+
+def _errors(points: dict) -> list:
+    return [k for k, v in points.items() if "error" in v]
+
+
+def total_wall(scenario: str, limit: float) -> Callable:
+    def check(ctx):
+        pts = ctx.points(scenario)
+        if bad := _errors(pts):
+            return f"error in {', '.join(bad)}", False
+        wall = sum(v["wall_s"] for v in pts.values())
+        cpu = sum(v["cpu_s"] for v in pts.values())
+        return f"wall {wall:.1f} s, cpu {cpu:.1f} s (total of {len(pts)} points)", wall < limit
+    return check
+
+
+def point_wall(scenario: str, limit: float, rss_limit: float | None = None) -> Callable:
+    def check(ctx):
+        pts = ctx.points(scenario)
+        if bad := _errors(pts):
+            return f"error in {', '.join(bad)}", False
+        wall = sum(v["wall_s"] for v in pts.values())
+        cpu = sum(v["cpu_s"] for v in pts.values())
+        text, met = f"wall {wall:.1f} s, cpu {cpu:.1f} s", wall < limit
+        if rss_limit is not None:
+            rss = max(v["peak_rss"] for v in pts.values())
+            text += f", peak RSS {rss / 1e9:.2f} GB"
+            met = met and rss < rss_limit
+        return text, met
+    return check
+
+
+def _per_message(r: dict) -> tuple:
+    return r["sim_wall_s"] / r["flows"] * 1e6, r["sim_cpu_s"] / r["flows"] * 1e6
+
+
+def cost_not_higher(big: str, small: str) -> Callable:
+    def check(ctx):
+        a, b = ctx.results.get(big), ctx.results.get(small)
+        if a is None or b is None or "error" in a or "error" in b:
+            return f"needs {big} and {small}", False
+        (aw, ac), (bw, bc) = _per_message(a), _per_message(b)
+        return (f"cpu {ac:.1f} vs {bc:.1f} us/msg, wall {aw:.1f} vs {bw:.1f} us/msg "
+                f"(P={a['ranks']} vs P={b['ranks']})"), ac <= bc
+    return check
+
+
+def ring_points(ctx) -> dict:
+    """The ring with size-only data: S5's ring points and S3."""
+    return {k: v for k, v in ctx.results.items()
+            if (k.startswith("S5/ring P=") or k.startswith("S3/"))}
+
+
+def overhead_max(select: Callable, limit: float) -> Callable:
+    def check(ctx):
+        pts = select(ctx)
+        if bad := _errors(pts):
+            return f"error in {', '.join(bad)}", False
+        if not pts:
+            return "no point", False
+        ov = {k: overheads(v, ctx.bare_rate, ctx.bare_cpu_rate) for k, v in pts.items()}
+        worst = max(ov, key=lambda k: ov[k][1])
+        cpus = [c for _, c in ov.values()]
+        walls = [w for w, _ in ov.values()]
+        return (f"cpu {min(cpus):.1f}-{max(cpus):.1f}x, wall {min(walls):.1f}-{max(walls):.1f}x "
+                f"(worst P={pts[worst]['ranks']})"), max(cpus) <= limit
+    return check
+
+
+def jit_recorded(ctx):
+    first, cached = ctx.jit
+    if "error" in first or "error" in cached:
+        return f"error: {first.get('error') or cached.get('error')}", False
+    return f"first {first['wall_s']:.2f} s, cached {cached['wall_s']:.2f} s (wall)", True
+
+
+def baseline_check(ctx):
+    n = ctx.same + ctx.within
+    text = f"{ctx.same} of {n} bit-identical, {ctx.within} within tolerance"
+    if ctx.failed:
+        text += f", {len(ctx.failed)} differ or failed"
+    if ctx.unchecked:
+        text += f", {ctx.unchecked} without baseline"
+    return text, not ctx.failed
+
+
+# -- the points profiled for a missed target ------------------------------------------
+
+def _scenario_point(key: str, why: str) -> ProfilePoint:
+    from .allreduce import scenarios
+
+    name, label = key.split("/", 1)
+    kw = dict(dict(scenarios({name})[name])[label])
+    kind = "E" if kw.pop("target", None) is not None else "run"
+    return ProfilePoint(key, kind, kw, why)
+
+
+#: S6's smaller analogue: the same ring-ring on a 1024-host leaf-spine (32 hosts a leaf)
+S6_ANALOGUE = ProfilePoint("ring-ring fat-tree 1024 256M f32 (S6 analogue)", "run",
+                           dict(topology="fat-tree", nodes=1024, algorithm="ring-ring", elements=256 * 2**20,
+                                dtype="float32", topology_opts={"hosts_per_leaf": 32}, options={"group_size": 32}),
+                           "S6 takes over 15 s: the same algorithm on 1024 GPUs")
+
+
+def itself_or(analogue: Callable, pick: Callable) -> Callable:
+    """Profile ``pick(ctx)`` (a result key) if it ran under PROFILE_MAX_WALL, else ``analogue()``."""
+    def profile(ctx):
+        key = pick(ctx)
+        r = ctx.results.get(key) if key else None
+        if r is not None and "error" not in r and r["wall_s"] < PROFILE_MAX_WALL:
+            return _scenario_point(key, "the point itself")
+        return analogue()
+    return profile
+
+
+def slowest_sparse(scenario: str) -> Callable:
+    def profile(ctx):
+        from .allreduce import S1_S2_DENSE
+
+        pts = {k: v for k, v in ctx.points(scenario).items()
+               if "error" not in v and k.split("/", 1)[1] not in S1_S2_DENSE}
+        if not pts:
+            return None
+        key = max(pts, key=lambda k: pts[k]["wall_s"])
+        return _scenario_point(key, f"the slowest sparse point of {scenario}")
+    return profile
+
+
+def _worst_overhead(select: Callable) -> Callable:
+    def pick(ctx):
+        pts = {k: v for k, v in select(ctx).items() if "error" not in v}
+        if not pts:
+            return None
+        return max(pts, key=lambda k: overheads(pts[k], ctx.bare_rate, ctx.bare_cpu_rate)[1])
+    return pick
+
+
+def _first(scenario):
+    return lambda ctx: next(iter(ctx.points(scenario)), None)
+
+
+_S3_ANALOGUE = lambda: _scenario_point("S5/ring P=256", "S3 takes over 15 s: its 256-GPU analogue")  # noqa: E731
+_S4_ANALOGUE = lambda: _scenario_point("S5/sparse-ring-ring P=256", "S4 takes over 15 s: its 256-GPU analogue")  # noqa: E731
+_E_ANALOGUE = lambda: _scenario_point("E/ring messages, no data P=256", "the worst point takes over 15 s: P=256")  # noqa: E731
+_E_POINTS = lambda ctx: ctx.points("E")  # noqa: E731
+
+TARGETS = (
+    Target("S1", "S1: under 3 s", ("S1",), total_wall("S1", 3.0), slowest_sparse("S1")),
+    Target("S2", "S2: under 15 s", ("S2",), total_wall("S2", 15.0), slowest_sparse("S2")),
+    Target("S3", "S3 (ring, 1024-host fat-tree, N = 256M): under 15 s", ("S3",), point_wall("S3", 15.0),
+           itself_or(_S3_ANALOGUE, _first("S3"))),
+    Target("S3/msg", "S3: the cost per message at 1024 ranks no higher than at 64 (S5 ring P=64)", ("S3", "S5"),
+           cost_not_higher("S3/ring fat-tree 1024 256M f32", "S5/ring P=64"), itself_or(_S3_ANALOGUE, _first("S3"))),
+    Target("S4", "S4 (sparse-ring-ring, 1024 GPUs, abci 256 nodes, N = 32M, d = 1/1024): under 60 s", ("S4",),
+           point_wall("S4", 60.0), itself_or(_S4_ANALOGUE, _first("S4"))),
+    Target("S6", "S6 (4096 GPUs): under 120 s and 4 GB", ("S6",), point_wall("S6", 120.0, rss_limit=4e9),
+           itself_or(lambda: S6_ANALOGUE, _first("S6"))),
+    Target("E", "E: engine and runtime at most 5x the bare SimPy event cost at every P", ("E",),
+           overhead_max(_E_POINTS, 5.0), itself_or(_E_ANALOGUE, _worst_overhead(_E_POINTS))),
+    Target("ring", "ring with size-only data at most 7x (S5 ring points and S3)", ("S5", "S3"),
+           overhead_max(ring_points, 7.0), itself_or(_S3_ANALOGUE, _worst_overhead(ring_points)), any_of=True),
+    Target("JIT", "JIT compile time recorded separately (first run in a fresh environment, then cached)", ("JIT",),
+           jit_recorded),
+    Target("baseline", "simulated times bit-identical to the baseline, or within tolerance", (),
+           baseline_check),
+)
+
+
+def evaluate(ctx: Context, targets=TARGETS) -> list:
+    """``[(target, measured, met)]`` for the targets whose scenarios ran (``"JIT"`` ran
+    when ``ctx.jit`` is set)."""
+    rows = []
+    for t in targets:
+        if "JIT" in t.requires:
+            if ctx.jit is None:
+                continue
+        elif t.requires and not t.applies(ctx):
+            continue
+        measured, met = t.check(ctx)
+        rows.append((t, measured, bool(met)))
+    return rows
+
+
+def format_table(rows: list) -> list:
+    """The targets table as printable lines."""
+    w = max((len(t.wording) for t, _, _ in rows), default=6)
+    m = max((len(x) for _, x, _ in rows), default=8)
+    lines = [f"  {'target':<{w}}  {'measured':<{m}}  verdict"]
+    for t, measured, met in rows:
+        lines.append(f"  {t.wording:<{w}}  {measured:<{m}}  {'met' if met else 'NOT MET'}")
+    return lines
