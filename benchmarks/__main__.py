@@ -150,9 +150,13 @@ def report_targets(ctx: Context, profile: bool = True, printer=print, run=None) 
             continue
         if point.key() in done:
             printer(f"\nprofile for {t.name}: {point.label}, printed above for {done[point.key()]}")
+            if t.why:
+                printer(f"    why (measured, README 'Where the time goes'): {t.why}")
             continue
         done[point.key()] = t.name
         printer(f"\nprofile for {t.name}: {point.label} ({point.why}), fresh process under cProfile")
+        if t.why:
+            printer(f"    why (measured, README 'Where the time goes'): {t.why}")
         p = run(profile_point, point.kind, point.kwargs)
         if "error" in p:
             printer(f"    ERROR {p['error']}")

@@ -215,9 +215,16 @@ def test_report_targets_profiles_each_distinct_point_once():
     assert "NOT MET: S3, S3/msg, ring" in text
     assert text.count("printed above for S3") == 2
     assert "3.0 calls per message" in text
+    assert text.count("why (measured") == 3          # every missed target says why, shared profile or not
     out.clear()
     report_targets(Context(res, bare_rate=1e6, bare_cpu_rate=1e6), profile=False, printer=out.append, run=fake_measure)
     assert len(calls) == 1 and not any("profile for" in line for line in out)
+
+
+def test_every_target_that_can_be_profiled_says_why():
+    from benchmarks.targets import TARGETS
+
+    assert [t.name for t in TARGETS if t.profile and not t.why] == []
 
 
 def test_compiled_kernels_are_their_own_layer():
