@@ -98,8 +98,8 @@ class Network(PathsMixin, LinkStatsMixin, ArrayModeMixin):
         # array store solve, array store with new flows at their bound; moves in and out
         self.modes = dict.fromkeys(("bounds", "component", "arrays", "array bounds", "enter", "leave"), 0)
         self.active_count = 0
-        # the profile's latency and bandwidth factors when they do not depend on the size
-        self._lat_k = profile.lat_factors[0] if len(profile.lat_factors) == 1 else None
+        # the profile's bandwidth factor when it does not depend on the size (the latency
+        # factor's is in each path's ``lat``)
         self._bw_k = profile.bw_factors[0] if len(profile.bw_factors) == 1 else None
         self._bw_bound = getattr(profile, "bandwidth_factor_mode", "progress") == "bound"
         self.on_rates = None  # optional hook(now, flows) for tests
@@ -135,10 +135,11 @@ class Network(PathsMixin, LinkStatsMixin, ArrayModeMixin):
                 eff = size / (bw_k if bw_k is not None else self.profile.bandwidth_factor(size))
             else:
                 eff = 0.0
-        latency = path.route.latency
-        if latency:
-            lat_k = self._lat_k
-            latency *= lat_k if lat_k is not None else self.profile.latency_factor(size)
+        latency = path.lat  # (scaled by the latency factor when it does not depend on the size)
+        if latency is None:
+            latency = path.route.latency
+            if latency:
+                latency *= self.profile.latency_factor(size)
         f = Flow()  # (one store per field: a tuple assignment would build and unpack a tuple)
         f.path = path
         f.latency = latency
@@ -179,8 +180,8 @@ class Network(PathsMixin, LinkStatsMixin, ArrayModeMixin):
             seeds = self._activate_bulk(now, finished)
             comp = self._bulk_step(now, seeds, finished)
         else:
-            seeds, lone = self._activate(now, finished)
-            comp = self._per_flow_step(now, seeds, lone, finished)
+            seeds, lone, ordered = self._activate(now, finished)
+            comp = self._per_flow_step(now, seeds, lone, finished, ordered)
         if self.series is not None:
             self._record(now, (seeds, finished, comp))
         self.flows_completed += len(finished)
@@ -194,11 +195,13 @@ class Network(PathsMixin, LinkStatsMixin, ArrayModeMixin):
 
     def _activate(self, now: float, finished: list) -> tuple:
         """Flows due to start now join the active flows; empty ones finish. Returns the
-        new flows and whether none is on a resource that can saturate."""
+        new flows, whether none is on a resource that can saturate, and whether they are in
+        creation order (they are within one due time: a bucket is filled in creation order)."""
         res_flows, maxload, busy_since, active, sat = self.res_flows, self.maxload, self.busy_since, self._active, self._sat
         seeds = []
         lone = True
-        for bucket in self._cal.pop_activations(now):
+        buckets = self._cal.pop_activations(now)
+        for bucket in buckets:
             for f in bucket:
                 f.t_start = f.t_last = now
                 path = f.path
@@ -217,14 +220,14 @@ class Network(PathsMixin, LinkStatsMixin, ArrayModeMixin):
                         lone = False
                 seeds.append(f)
         self.active_count += len(seeds)
-        return seeds, lone
+        return seeds, lone, len(buckets) == 1
 
     def _record(self, now: float, groups) -> None:
         """Observer: the load series of the resources whose flows changed."""
         bulk = self._bulk
         record_series(self.series, self.res_flows, now, groups, bulk.loads_on if bulk is not None else None)
 
-    def _per_flow_step(self, now: float, seeds: list, lone: bool, finished: list) -> list:
+    def _per_flow_step(self, now: float, seeds: list, lone: bool, finished: list, ordered: bool) -> list:
         """Completions from the calendar, then the rate update of what they and the new
         flows reach (the component solve, or the move into arrays)."""
         touched = set()
@@ -257,7 +260,7 @@ class Network(PathsMixin, LinkStatsMixin, ArrayModeMixin):
             return []
         if not touched and lone:
             # new flows only, none on a resource that can saturate: each takes its bound
-            comp = sorted(seeds, key=_by_seq) if len(seeds) > 1 else seeds
+            comp = seeds if ordered or len(seeds) < 2 else sorted(seeds, key=_by_seq)
             self.recomputations += 1
             self.modes["bounds"] += 1
             self._apply_bounds(comp, now)
