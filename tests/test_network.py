@@ -619,3 +619,22 @@ def test_array_store_keeps_busy_time_and_bytes_like_the_per_flow_mode():
         for name, (nbytes, busy) in expected.items():
             assert got[name][0] == nbytes
             assert got[name][1] == pytest.approx(busy, rel=1e-9, abs=1e-15), name
+
+
+def test_latency_factor_fixed_per_path_and_size_dependent_per_message():
+    """The latency factor is folded into each path when it does not depend on the size
+    (``Path.lat``) and applied per message when it does: both give latency x f_lat(size)
+    exactly (the same float product), and a size-dependent factor is never cached."""
+    import dataclasses
+
+    g = line_graph(["x", "y"], cap=1e9, lat=1e-3)
+    fixed = dataclasses.replace(load_profile("ideal"), lat_factors=(3.0,))
+    done, net = run_flows(g, [("x", "y", 10**6, 0.0)], profile=fixed)
+    path = net.path_parameters("x", "y")
+    assert path.lat == 1e-3 * 3.0
+    assert done[0] == 1e-3 * 3.0 + 10**6 / 1e9
+    by_size = dataclasses.replace(load_profile("ideal"), lat_thresholds=(0.0, 1000.0), lat_factors=(2.0, 5.0))
+    done, net = run_flows(g, [("x", "y", 100, 0.0), ("x", "y", 10**6, 1.0)], profile=by_size)
+    assert net.path_parameters("x", "y").lat is None
+    assert done[0] == 1e-3 * 2.0 + 100 / 1e9
+    assert done[1] == 1.0 + 1e-3 * 5.0 + 10**6 / 1e9

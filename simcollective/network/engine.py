@@ -98,8 +98,8 @@ class Network(PathsMixin, LinkStatsMixin, ArrayModeMixin):
         # array store solve, array store with new flows at their bound; moves in and out
         self.modes = dict.fromkeys(("bounds", "component", "arrays", "array bounds", "enter", "leave"), 0)
         self.active_count = 0
-        # the profile's latency and bandwidth factors when they do not depend on the size
-        self._lat_k = profile.lat_factors[0] if len(profile.lat_factors) == 1 else None
+        # the profile's bandwidth factor when it does not depend on the size (the latency
+        # factor's is in each path's ``lat``)
         self._bw_k = profile.bw_factors[0] if len(profile.bw_factors) == 1 else None
         self._bw_bound = getattr(profile, "bandwidth_factor_mode", "progress") == "bound"
         self.on_rates = None  # optional hook(now, flows) for tests
@@ -113,6 +113,7 @@ class Network(PathsMixin, LinkStatsMixin, ArrayModeMixin):
     def env(self, env) -> None:
         self._env = env
         self._cal = Calendar(env, self._on_wakeup)
+        self._buckets = self._cal.buckets  # (never rebound: transfer appends to it directly)
 
     # -- public API -------------------------------------------------------------------
     def route(self, src, dst) -> Route:
@@ -134,20 +135,32 @@ class Network(PathsMixin, LinkStatsMixin, ArrayModeMixin):
                 eff = size / (bw_k if bw_k is not None else self.profile.bandwidth_factor(size))
             else:
                 eff = 0.0
-        latency = path.route.latency
-        if latency:
-            lat_k = self._lat_k
-            latency *= lat_k if lat_k is not None else self.profile.latency_factor(size)
-        f = Flow()
-        f.path, f.latency, f.eff, f.remaining, f.rate = path, latency, eff, eff, 0.0
-        f.src, f.dst, f.size, f.callback, f.tag = src, dst, size, callback, tag
-        f.t_post, f.t_start, f.t_end, f.version, f.active, f.slot = now, None, None, 0, False, -1
+        latency = path.lat  # (scaled by the latency factor when it does not depend on the size)
+        if latency is None:
+            latency = path.route.latency
+            if latency:
+                latency *= self.profile.latency_factor(size)
+        f = Flow()  # (one store per field: a tuple assignment would build and unpack a tuple)
+        f.path = path
+        f.latency = latency
+        f.eff = f.remaining = eff
+        f.rate = 0.0
+        f.src = src
+        f.dst = dst
+        f.size = size
+        f.callback = callback
+        f.tag = tag
+        f.t_post = now
+        f.t_start = f.t_end = None
+        f.version = 0
+        f.active = False
+        f.slot = -1
         f.seq = seq = self.flows_started
         self.flows_started = seq + 1
         path.bytes += size
         self.bytes_sent += size
         when = now + latency
-        bucket = self._cal.buckets.get(when)
+        bucket = self._buckets.get(when)
         if bucket is None:
             bucket = self._cal.new_bucket(when)
         bucket.append(f)
@@ -167,8 +180,8 @@ class Network(PathsMixin, LinkStatsMixin, ArrayModeMixin):
             seeds = self._activate_bulk(now, finished)
             comp = self._bulk_step(now, seeds, finished)
         else:
-            seeds, lone = self._activate(now, finished)
-            comp = self._per_flow_step(now, seeds, lone, finished)
+            seeds, lone, ordered = self._activate(now, finished)
+            comp = self._per_flow_step(now, seeds, lone, finished, ordered)
         if self.series is not None:
             self._record(now, (seeds, finished, comp))
         self.flows_completed += len(finished)
@@ -182,19 +195,20 @@ class Network(PathsMixin, LinkStatsMixin, ArrayModeMixin):
 
     def _activate(self, now: float, finished: list) -> tuple:
         """Flows due to start now join the active flows; empty ones finish. Returns the
-        new flows and whether none is on a resource that can saturate."""
+        new flows, whether none is on a resource that can saturate, and whether they are in
+        creation order (they are within one due time: a bucket is filled in creation order)."""
         res_flows, maxload, busy_since, active, sat = self.res_flows, self.maxload, self.busy_since, self._active, self._sat
         seeds = []
         lone = True
-        for bucket in self._cal.pop_activations(now):
+        buckets = self._cal.pop_activations(now)
+        for bucket in buckets:
             for f in bucket:
-                f.t_start = now
+                f.t_start = f.t_last = now
                 path = f.path
                 if f.eff <= 0 or not path.res:
                     finished.append(f)
                     continue
                 f.active = True
-                f.t_last = now
                 active[f] = None
                 for r, _, load in path.load:
                     s = res_flows[r]
@@ -206,30 +220,26 @@ class Network(PathsMixin, LinkStatsMixin, ArrayModeMixin):
                         lone = False
                 seeds.append(f)
         self.active_count += len(seeds)
-        return seeds, lone
+        return seeds, lone, len(buckets) == 1
 
     def _record(self, now: float, groups) -> None:
         """Observer: the load series of the resources whose flows changed."""
         bulk = self._bulk
         record_series(self.series, self.res_flows, now, groups, bulk.loads_on if bulk is not None else None)
 
-    def _per_flow_step(self, now: float, seeds: list, lone: bool, finished: list) -> list:
+    def _per_flow_step(self, now: float, seeds: list, lone: bool, finished: list, ordered: bool) -> list:
         """Completions from the calendar, then the rate update of what they and the new
         flows reach (the component solve, or the move into arrays)."""
         touched = set()
-        low = _INF
         done = self._cal.pop_ends(now)
         active, res_flows, maxload, rload, sat, near = (self._active, self.res_flows, self.maxload, self.load,
                                                         self._sat, self._near)
+        busy_time, busy_since = self.busy_time, self.busy_since
         for f in done:  # (this runs for every message)
             f.active = False
             del active[f]
             rate = f.rate
-            path = f.path
-            lvl = rate / path.weight
-            if lvl < low:
-                low = lvl
-            for r, a, load in path.load:
+            for r, a, load in f.path.load:
                 s = res_flows[r]
                 del s[f]
                 ml = maxload[r]
@@ -241,7 +251,7 @@ class Network(PathsMixin, LinkStatsMixin, ArrayModeMixin):
                 else:
                     maxload[r] = 0.0
                     rload[r] = 0.0
-                    self.busy_time[r] += now - self.busy_since[r]
+                    busy_time[r] += now - busy_since[r]
         finished += done
         self.active_count -= len(done)
         if touched:
@@ -250,11 +260,13 @@ class Network(PathsMixin, LinkStatsMixin, ArrayModeMixin):
             return []
         if not touched and lone:
             # new flows only, none on a resource that can saturate: each takes its bound
-            comp = sorted(seeds, key=_by_seq) if len(seeds) > 1 else seeds
+            comp = seeds if ordered or len(seeds) < 2 else sorted(seeds, key=_by_seq)
             self.recomputations += 1
             self.modes["bounds"] += 1
             self._apply_bounds(comp, now)
             return comp
+        # the lowest level among the flows that left (only the move into arrays needs it)
+        low = min((f.rate / f.path.weight for f in done), default=_INF)
         return self._recompute(seeds, now, low)
 
     def _recompute(self, seeds, now: float, low: float) -> list:
@@ -279,14 +291,15 @@ class Network(PathsMixin, LinkStatsMixin, ArrayModeMixin):
         that take their bounds (the same operations)."""
         rload = self.load
         whens = []
+        when = whens.append
         for f in comp:
             path = f.path
             rate = path.maxrate
-            for r, a, load in path.load:  # (load: a x maxrate)
+            for r, _, load in path.load:  # (load: a x maxrate)
                 rload[r] += load
             f.rate = rate
-            f.version += 1
-            whens.append(now + f.remaining / rate)
+            f.version = 1  # (new flows are at version 0)
+            when(now + f.remaining / rate)
         self._cal.schedule_ends(comp, whens)
         self._cal.compact(len(self._active))
         if self.on_rates is not None:

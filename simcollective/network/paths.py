@@ -21,7 +21,7 @@ _INF = float("inf")
 
 
 class Path:
-    __slots__ = ("route", "res", "nres", "coef", "coef_of", "weight", "maxrate", "load", "bytes", "pid")
+    __slots__ = ("route", "res", "nres", "coef", "coef_of", "weight", "maxrate", "load", "bytes", "pid", "lat")
 
 
 class Flow:
@@ -101,7 +101,17 @@ def path_parameters(router, profile, cap, src, dst) -> Path:
     p.coef_of = dict(zip(res, coef))
     p.nres = len(res)
     p.pid = -1
+    p.lat = path_latency(route, prof)
     return p
+
+
+def path_latency(route, profile):
+    """The route latency times the profile's latency factor when that factor does not
+    depend on the message size (``None`` when it does)."""
+    lat = route.latency
+    if len(profile.lat_factors) != 1:
+        return None
+    return lat * profile.lat_factors[0] if lat else lat
 
 
 def bound_path(base: Path, k: float) -> Path:
@@ -112,7 +122,7 @@ def bound_path(base: Path, k: float) -> Path:
     p.route, p.res, p.coef, p.weight, p.bytes = base.route, base.res, base.coef, base.weight, 0
     p.maxrate = maxrate = min(base.maxrate, k * base.route.capacity)
     p.load = tuple((r, a, a * maxrate) for r, a in zip(base.res, base.coef))
-    p.coef_of, p.nres, p.pid = base.coef_of, base.nres, -1
+    p.coef_of, p.nres, p.pid, p.lat = base.coef_of, base.nres, -1, base.lat
     return p
 
 
