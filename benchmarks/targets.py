@@ -246,8 +246,8 @@ TARGETS = (
                 'arrival) and per wake-up; the size-only data layer adds about 35 %')),
     Target("S3/msg", "S3: the cost per message at 1024 ranks no higher than at 64 (S5 ring P=64)", ("S3", "S5"),
            cost_not_higher("S3/ring fat-tree 1024 256M f32", "S5/ring P=64"), itself_or(_S3_ANALOGUE, _first("S3")),
-           why=('at parity (a few per cent either way between runs): what grew with P (P^2 pre-cut blocks) is '
-                'gone; the same Python on four times as many live objects remains')),
+           why=('the gap fell from 43 % to about 15 % (P^2 blocks cut at the start are gone); what remains is the '
+                'same Python per message on 16x as many live flows, events and communicators as at 64 ranks')),
     Target("S4", "S4 (sparse-ring-ring, 1024 GPUs, abci 256 nodes, N = 32M, d = 1/1024): under 60 s", ("S4",),
            point_wall("S4", 60.0), itself_or(_S4_ANALOGUE, _first("S4")),
            why=('compiled step and compiled merges are each about a third; the rest is Python per event '
