@@ -765,15 +765,7 @@ def dgx_h100(
     switch_bandwidth : float
         64 NDR ports x 50e9 x 2 = 6.4e12 [recalled, QM9700 51.2 Tb/s].
     net_latency : float
-        The latency the network transport advertises to NCCL (its plugin's
-        ``ncclNetProperties.latency``, NCCL's ``graph.latencyInter``), seconds
-        per network hop; NCCL adds it to every network hop of its latency
-        model, twice for Simple (the receive's GPUDirect flush) [nccl.md
-        s4.3]. 0 (default): NCCL's own IB/RoCE transport advertises none. The
-        ``nccl-*`` algorithms and ``nccl`` spend it as NCCL's model does.
-        AWS EFA through aws-ofi-nccl (p4d, 2020): ``net_latency=70e-6``,
-        FITTED to the p4d log of ``experiments/nccl-tests`` (its 158-270 us
-        small-message floor), not a published figure.
+        As :func:`dgx_a100`.
     duplex : {"full", "shared"}
         ``"full"`` as built (every figure per direction); ``"shared"`` applies
         the study's convention (one capacity for both directions) to every
@@ -845,15 +837,7 @@ def dgx_b200(
     uplink_latency, switch_bandwidth, switch_latency : float
         As :func:`dgx_h100` (NDR switches).
     net_latency : float
-        The latency the network transport advertises to NCCL (its plugin's
-        ``ncclNetProperties.latency``, NCCL's ``graph.latencyInter``), seconds
-        per network hop; NCCL adds it to every network hop of its latency
-        model, twice for Simple (the receive's GPUDirect flush) [nccl.md
-        s4.3]. 0 (default): NCCL's own IB/RoCE transport advertises none. The
-        ``nccl-*`` algorithms and ``nccl`` spend it as NCCL's model does.
-        AWS EFA through aws-ofi-nccl (p4d, 2020): ``net_latency=70e-6``,
-        FITTED to the p4d log of ``experiments/nccl-tests`` (its 158-270 us
-        small-message floor), not a published figure.
+        As :func:`dgx_a100`.
     duplex : {"full", "shared"}
         ``"full"`` as built (every figure per direction); ``"shared"`` applies
         the study's convention (one capacity for both directions) to every
