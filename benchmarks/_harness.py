@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import multiprocessing as mp
+import queue as queue_module
 import resource
 import sys
 import time
@@ -43,13 +44,21 @@ def measure(target, *args, **kwargs) -> dict:
     queue = ctx.Queue()
     proc = ctx.Process(target=_child, args=(target, args, kwargs, queue))
     proc.start()
-    out = json.loads(queue.get())
+    while True:
+        try:
+            out = json.loads(queue.get(timeout=1.0))
+            break
+        except queue_module.Empty:
+            if not proc.is_alive():   # died before reporting (killed, e.g. out of memory)
+                proc.join()
+                return {"error": f"the benchmark process exited with status {proc.exitcode} before "
+                                 "reporting (a negative status is the signal that killed it, e.g. 9 "
+                                 "when out of memory)"}
     proc.join()
     return out
 
 
-def simpy_event_rate(n: int = 200_000) -> float:
-    """Bare SimPy events per second on this machine: a process yielding timeouts."""
+def _simpy_rate(clock, n: int) -> float:
     import simpy
 
     env = simpy.Environment()
@@ -59,24 +68,18 @@ def simpy_event_rate(n: int = 200_000) -> float:
             yield env.timeout(1.0)
 
     env.process(proc(env))
-    t0 = time.perf_counter()
+    t0 = clock()
     env.run()
-    return n / (time.perf_counter() - t0)
+    return n / (clock() - t0)
+
+
+def simpy_event_rate(n: int = 200_000) -> float:
+    """Bare SimPy events per second on this machine: a process yielding timeouts."""
+    return _simpy_rate(time.perf_counter, n)
 
 
 def simpy_event_cpu_rate(n: int = 200_000) -> float:
     """Bare SimPy events per second of CPU time (:func:`simpy_event_rate` on
     ``time.process_time``: on a shared machine the wall time moves with the other users'
     load, the CPU time much less)."""
-    import simpy
-
-    env = simpy.Environment()
-
-    def proc(env):
-        for _ in range(n):
-            yield env.timeout(1.0)
-
-    env.process(proc(env))
-    c0 = time.process_time()
-    env.run()
-    return n / (time.process_time() - c0)
+    return _simpy_rate(time.process_time, n)

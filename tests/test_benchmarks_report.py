@@ -238,3 +238,24 @@ def test_compiled_kernels_are_their_own_layer():
     layers = group_layers(stats, compiled_names())
     assert layers["compiled kernels"] == 0.5 and layers["data"] == 0.25
     assert group_layers(stats)["data"] == 0.75   # without the set: by file
+
+
+def _killed_child():
+    import os
+    import signal
+
+    os.kill(os.getpid(), signal.SIGKILL)
+
+
+def test_measure_reports_a_child_that_dies_before_reporting():
+    # it waited forever on the queue before (a child killed out of memory never reports)
+    from benchmarks._harness import measure
+
+    r = measure(_killed_child)
+    assert "error" in r and "status -9" in r["error"]
+
+
+def test_bare_simpy_rates_are_positive():
+    from benchmarks._harness import simpy_event_cpu_rate, simpy_event_rate
+
+    assert simpy_event_rate(1000) > 0 and simpy_event_cpu_rate(1000) > 0
