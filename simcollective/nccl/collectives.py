@@ -102,16 +102,46 @@ def nccl_table(profile) -> dict:
     return table
 
 
+def cached_plan(graph, gpus, profile, what: tuple, build) -> Plan:
+    """The plan of ``what`` (collective, algorithm, size, options) on ``gpus`` of ``graph``
+    (its line-rate graph when it has one): ``build(graph)`` the first time, cached after,
+    since every rank asks for the same plan (at most 256 kept)."""
+    graph = graph.graph.get("line_rate_graph", graph)
+    key = (id(graph), tuple(gpus), id(profile)) + what
+    plan = _PLANS.get(key)
+    if plan is None:
+        if len(_PLANS) > 256:
+            _PLANS.clear()
+        plan = _PLANS[key] = build(graph)
+    return plan
+
+
+def require_nvls(m, instead: str) -> None:
+    """A one-line error unless machine ``m`` has NVLink SHARP; ``instead`` names what to use."""
+    if not m.nvls:
+        raise UserInputError(
+            "nccl-nvls needs NVLink SHARP (Hopper or newer GPUs on an NVSwitch); this machine has "
+            f"{'no NVSwitch' if not m.nvswitch else 'GPUs of compute capability ' + str(m.cc / 10)}: "
+            f"use {instead}")
+
+
+def set_ring_orders(plan: Plan, m) -> None:
+    """The plan's ring per channel as NCCL's search finds them, and each rank's position in it."""
+    local = None
+    if m.intra == "nvlink" and not m.nvswitch and m.direct:
+        _, _, local = model.ring_search(m)
+    plan.orders = ring_orders(m, plan.channels, local or None)
+    plan.positions = [{r: i for i, r in enumerate(o)} for o in plan.orders]
+
+
 def make_plan(graph, gpus, profile, algorithm: str, nbytes: int, protocol=None, channels=None) -> Plan:
     """The :class:`Plan` of one allreduce of ``nbytes`` per rank; ``algorithm`` is ``ring``,
     ``tree``, ``nvls`` or ``auto`` (NCCL's cost model picks). Cached: every rank asks."""
-    graph = graph.graph.get("line_rate_graph", graph)
-    key = (id(graph), tuple(gpus), id(profile), algorithm, nbytes, protocol, channels)
-    plan = _PLANS.get(key)
-    if plan is not None:
-        return plan
-    if len(_PLANS) > 256:
-        _PLANS.clear()
+    return cached_plan(graph, gpus, profile, ("allreduce", algorithm, nbytes, protocol, channels),
+                       lambda g: _build_plan(g, gpus, profile, algorithm, nbytes, protocol, channels))
+
+
+def _build_plan(graph, gpus, profile, algorithm: str, nbytes: int, protocol, channels) -> Plan:
     m = model.machine_of(graph, gpus)
     graphs = model.graphs_of(m)
     table = nccl_table(profile)
@@ -134,11 +164,7 @@ def make_plan(graph, gpus, profile, algorithm: str, nbytes: int, protocol=None, 
             protocol = "simple"
     check_protocol(protocol)
     if algorithm in ("nvls", "nvlstree"):
-        if not m.nvls:
-            raise UserInputError(
-                "nccl-nvls needs NVLink SHARP (Hopper or newer GPUs on an NVSwitch); this machine has "
-                f"{'no NVSwitch' if not m.nvswitch else 'GPUs of compute capability ' + str(m.cc / 10)}: "
-                "use nccl-ring or nccl-tree")
+        require_nvls(m, "nccl-ring or nccl-tree")
         if protocol != "simple":
             raise UserInputError(f"--protocol {protocol} does not apply to nccl-nvls (NVLS runs only simple)")
     if protocol == "ll128" and not model.enabled(m, algorithm, "ll128"):
@@ -168,16 +194,11 @@ def make_plan(graph, gpus, profile, algorithm: str, nbytes: int, protocol=None, 
     if algorithm in ("nvls", "nvlstree"):
         plan.fill = nvls_fill(nbytes, channels, m.ppn, m.nnodes, algorithm)
     if algorithm == "ring":
-        local = None
-        if m.intra == "nvlink" and not m.nvswitch and m.direct:
-            _, _, local = model.ring_search(m)
-        plan.orders = ring_orders(m, channels, local or None)
-        plan.positions = [{r: i for i, r in enumerate(o)} for o in plan.orders]
+        set_ring_orders(plan, m)
     elif algorithm == "tree":
         plan.trees = [tree_links(m, c) for c in range(channels)]
     elif algorithm == "nvlstree" and m.nnodes > 2:
         plan.trees = [nvls_tree.nvlstree_links(m, c) for c in range(channels)]
-    _PLANS[key] = plan
     return plan
 
 

@@ -31,9 +31,8 @@ from ..algorithms._common import split
 from ..data.blocks import block_bounds
 from ..errors import UserInputError
 from . import model
-from .collectives import MAX_CHANNELS, MAX_LOOPS, Plan, nccl_table
+from .collectives import MAX_CHANNELS, MAX_LOOPS, Plan, cached_plan, nccl_table, require_nvls, set_ring_orders
 from .protocols import Wire, check_protocol, ring_chunk_bytes, tree_chunk_bytes
-from .search import ring_orders
 
 __all__ = ["NCCL_ALGOS", "coll_enabled", "coll_bandwidth", "coll_latency", "coll_predict", "coll_choose",
            "make_coll_plan", "run_coll_plan", "report_fields_for", "plan_for_coll", "MAX_CHAIN_CHUNKS",
@@ -139,21 +138,17 @@ def coll_choose(m, coll: str, nbytes: int, algos=None, protos=model.PROTOCOLS) -
     return algo, proto, model.channels_for(m, graphs, algo, proto, nbytes), t
 
 
-_PLANS: dict = {}
-
 
 def make_coll_plan(graph, gpus, profile, coll: str, algorithm: str, nbytes: int, protocol=None,
                    channels=None) -> Plan:
     """The :class:`~simcollective.nccl.collectives.Plan` of one ``coll`` of ``nbytes`` (NCCL's
     ``bytes``: allgather the output, reduce-scatter the input buffer); ``algorithm`` is
     ``ring``, ``nvls`` or ``auto``. Cached: every rank asks."""
-    graph = graph.graph.get("line_rate_graph", graph)
-    key = (id(graph), tuple(gpus), id(profile), coll, algorithm, nbytes, protocol, channels)
-    plan = _PLANS.get(key)
-    if plan is not None:
-        return plan
-    if len(_PLANS) > 256:
-        _PLANS.clear()
+    return cached_plan(graph, gpus, profile, (coll, algorithm, nbytes, protocol, channels),
+                       lambda g: _build_coll_plan(g, gpus, profile, coll, algorithm, nbytes, protocol, channels))
+
+
+def _build_coll_plan(graph, gpus, profile, coll: str, algorithm: str, nbytes: int, protocol, channels) -> Plan:
     m = model.machine_of(graph, gpus)
     graphs = model.graphs_of(m)
     table = nccl_table(profile)
@@ -161,11 +156,7 @@ def make_coll_plan(graph, gpus, profile, coll: str, algorithm: str, nbytes: int,
     if protocol is not None:
         check_protocol(protocol)
     if algorithm == "nvls":
-        if not m.nvls:
-            raise UserInputError(
-                f"nccl-nvls needs NVLink SHARP (Hopper or newer GPUs on an NVSwitch); this machine has "
-                f"{'no NVSwitch' if not m.nvswitch else 'GPUs of compute capability ' + str(m.cc / 10)}: "
-                "use nccl-ring")
+        require_nvls(m, "nccl-ring")
         if m.nnodes > 1:
             raise UserInputError(
                 f"nccl-nvls for {coll} runs inside one node (NCCL needs CollNet for multi-node NVLS); these "
@@ -203,12 +194,7 @@ def make_coll_plan(graph, gpus, profile, coll: str, algorithm: str, nbytes: int,
         wire = 1.0 / table["nvls_efficiency"]
     plan = Plan(algorithm, protocol, channels, lat_us * 1e-6, wire, m, predicted_us=predicted)
     if algorithm == "ring" and m.nranks > 1:
-        local = None
-        if m.intra == "nvlink" and not m.nvswitch and m.direct:
-            _, _, local = model.ring_search(m)
-        plan.orders = ring_orders(m, channels, local or None)
-        plan.positions = [{r: i for i, r in enumerate(o)} for o in plan.orders]
-    _PLANS[key] = plan
+        set_ring_orders(plan, m)
     return plan
 
 
