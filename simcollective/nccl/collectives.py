@@ -315,14 +315,19 @@ def _nvls(comm, x, plan):
     C = plan.channels
     chans = [split(rng, P) for rng in split(x, C)]
     others = [h for h in range(P) if h != r]
-    with comm.phase("nvls-reduce"):
+
+    def exchange(send_block, tag):
+        """Every channel: ``send_block(blocks, h)`` to each other rank h, one block from each."""
         sends, recvs = [], []
         for c, blocks in enumerate(chans):
             for h in others:
-                sends.append(comm.isend(h, Wire(blocks[h], f), tag=(c, "rs")))
+                sends.append(comm.isend(h, Wire(send_block(blocks, h), f), tag=(c, tag)))
             for h in others:
-                recvs.append(comm.irecv(h, tag=(c, "rs")))
-        got = yield comm.waitall(recvs + sends)
+                recvs.append(comm.irecv(h, tag=(c, tag)))
+        return comm.waitall(recvs + sends)
+
+    with comm.phase("nvls-reduce"):
+        got = yield exchange(lambda blocks, h: blocks[h], "rs")     # block h to its head h
         i = 0
         for c, blocks in enumerate(chans):
             acc = blocks[r]
@@ -331,13 +336,7 @@ def _nvls(comm, x, plan):
                 i += 1
             blocks[r] = acc
     with comm.phase("nvls-multicast"):
-        sends, recvs = [], []
-        for c, blocks in enumerate(chans):
-            for h in others:
-                sends.append(comm.isend(h, Wire(blocks[r], f), tag=(c, "ag")))
-            for h in others:
-                recvs.append(comm.irecv(h, tag=(c, "ag")))
-        got = yield comm.waitall(recvs + sends)
+        got = yield exchange(lambda blocks, h: blocks[r], "ag")     # this head's reduced block to all
         i = 0
         for c, blocks in enumerate(chans):
             for h in others:
