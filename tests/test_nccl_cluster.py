@@ -146,3 +146,116 @@ def test_compare_bad_setting_in_the_log_is_a_one_line_error(capsys, tmp_path):
     log = _log(tmp_path, "# command: NCCL_MIN_CTAS=abc all_reduce_perf")
     code, out, err = cli(capsys, "compare", str(log), "--topology", "dgx-h100")
     assert code == 2 and "NCCL_MIN_CTAS='abc'" in err and len(err.strip().splitlines()) == 1
+
+
+# ------------------------------------------------------------------ 3. per-connection network cap
+
+import topologies  # noqa: E402
+from simcollective.profile import load_profile  # noqa: E402
+from simcollective.runtime import run_ranks  # noqa: E402
+from simcollective.simulate import RunConfig, expected_messages, resolve, run_allreduce  # noqa: E402
+
+
+class Blob:
+    def __init__(self, nbytes):
+        self.nbytes = nbytes
+
+
+def p2p(cap, k=1, size=10**9):
+    """k messages of ``size`` bytes at once from n0/gpu0 to n1/gpu0 (rail 0), ideal profile."""
+    g = topologies.build("dgx-h100", 2, {} if cap is None else {"net_conn_bandwidth": cap})
+
+    def main(comm):
+        if comm.rank == 0:
+            yield comm.waitall([comm.isend(1, Blob(size), tag=t) for t in range(k)])
+        else:
+            yield comm.waitall([comm.irecv(0, tag=t) for t in range(k)])
+
+    return run_ranks(g, ["n0/gpu0", "n1/gpu0"], main, lambda r: (), load_profile("ideal")).makespan
+
+
+def test_connection_cap_hand_computed_on_two_nodes():
+    # route GPU -> PCIe (63 GB/s) -> NIC -> rail leaf -> NIC -> PCIe -> GPU: the 400G NIC
+    # (50e9 bytes/s) is the bottleneck; latency 4 x 0.5 + 2 x 0.3 + 0.1 = 2.7 us
+    lat = 2.7e-6
+    assert p2p(None) == pytest.approx(lat + 1e9 / 50e9, rel=1e-12)
+    assert p2p(10e9) == pytest.approx(lat + 1e9 / 10e9, rel=1e-12)          # binds: 10 < 50
+    assert p2p(100e9) == p2p(None)                                          # does not bind
+    # two connections on one NIC: 2 x 20 = 40 < 50 leaves the NIC partly idle; 2 x 30 > 50 fills it
+    assert p2p(20e9, k=2) == pytest.approx(lat + 1e9 / 20e9, rel=1e-12)
+    assert p2p(30e9, k=2) == pytest.approx(lat + 2e9 / 50e9, rel=1e-12)
+    assert p2p(None, k=2) == p2p(30e9, k=2)
+
+
+@pytest.mark.parametrize("name", ["dgx1-v100", "dgx2-v100", "dgx-a100", "dgx-h100", "dgx-b200", "gb200-nvl72"])
+def test_every_hardware_preset_takes_the_connection_cap_on_its_nic_cables(name):
+    g = topologies.build(name, 2, {"net_conn_bandwidth": 2e10})
+    capped = [(u, v) for u, v, d in g.edges(data=True) if "flow_bandwidth" in d]
+    assert capped and g.graph["net_conn_bandwidth"] == 2e10
+    for u, v in capped:
+        assert "nic" in (g.nodes[u]["kind"], g.nodes[v]["kind"])
+        assert g.edges[u, v]["link_type"] in ("infiniband", "ethernet")
+    plain = topologies.build(name, 2)
+    assert "net_conn_bandwidth" not in plain.graph
+    assert not any("flow_bandwidth" in d for _, _, d in plain.edges(data=True))
+
+
+@pytest.mark.parametrize("value,needle", [
+    ("0", "net_conn_bandwidth must be a number from 1e8 to 1e12"),
+    ("-1", "net_conn_bandwidth must be a number from 1e8 to 1e12"),
+    ("abc", "bad value 'abc' for option 'net_conn_bandwidth'"),
+])
+def test_connection_cap_bad_values(capsys, value, needle):
+    code, out, err = cli(capsys, "compare", str(H100), "--section", "4", "--topology", "dgx-h100", "--nodes", "2",
+                         "--topology-opt", f"net_conn_bandwidth={value}")
+    assert code == 2 and needle in err and len(err.strip().splitlines()) == 1 and out == ""
+
+
+def ring(channels, cap=None, elements=64 << 20):
+    opts = {} if cap is None else {"net_conn_bandwidth": cap}
+    cfg = RunConfig(topology="dgx-h100", nodes=2, algorithm="nccl-ring", elements=elements, dtype="float32",
+                    profile="nccl", verify="symbolic", topology_opts=opts,
+                    options={"protocol": "simple", "channels": channels})
+    return run_allreduce(cfg)
+
+
+def test_ring_channels_per_nic_against_the_cap():
+    # 2 x 8 H100, NCCL's rings: channel c crosses the network on NIC c % 8. A 256 MiB ring
+    # allreduce is network bound: after NCCL's latency (spent first), busbw = channels x the
+    # per-channel network rate, min(cap, NIC / channels per NIC); NIC 50e9 x 0.982 (profile nccl)
+    nbytes = 256 << 20
+
+    def busbw(rep):   # GB/s of the bandwidth part
+        return nbytes / (rep["time_s"] - rep["nccl_latency_us"] * 1e-6) * 2 * 15 / 16 / 1e9
+
+    free16, free24 = ring(16), ring(24)
+    assert busbw(free16) == pytest.approx(8 * 49.1, rel=1e-9)
+    assert ring(16, cap=1e12)["time_s"] == free16["time_s"]        # the cap does not bind: same result
+    # 16 channels = 2 per NIC at 10 GB/s each: 160 GB/s busbw, the NIC (49.1 usable) partly idle
+    assert busbw(ring(16, cap=10e9)) == pytest.approx(160, rel=1e-9)
+    assert busbw(ring(16, cap=20.44e9)) == pytest.approx(16 * 20.44, rel=1e-9)   # the fit to log E
+    # 24 channels = 3 per NIC x 20 GB/s = 60 > 49.1: NIC bound, as without a cap
+    assert ring(24, cap=20e9)["time_s"] == pytest.approx(free24["time_s"], rel=1e-5)
+    assert busbw(ring(24, cap=20e9)) == pytest.approx(8 * 49.1, rel=1e-5)
+
+
+def test_nvlstree_connections_are_per_channel_under_the_cap():
+    # NVLSTree opens one network connection per channel and head (16 per NIC): the cap of one
+    # connection cannot bind it (16 x 20 GB/s > 50); its messages go one per channel then, and
+    # the registry's message count follows.
+    for nodes in (2, 3):
+        cfg0 = RunConfig(topology="dgx-h100", nodes=nodes, algorithm="nccl-nvls", elements=1 << 20,
+                         dtype="int32", profile="nccl")
+        cfg = RunConfig(topology="dgx-h100", nodes=nodes, algorithm="nccl-nvls", elements=1 << 20,
+                        dtype="int32", profile="nccl", topology_opts={"net_conn_bandwidth": 20e9})
+        a, b = run_allreduce(cfg0), run_allreduce(cfg)
+        assert b["verified"] and "exact" in b["verification"]
+        assert b["messages"] > a["messages"]
+        assert expected_messages(resolve(cfg)) == b["messages"]
+        assert expected_messages(resolve(cfg0)) == a["messages"]
+    # 2 nodes: the same time (no message below the eager threshold either way)
+    cfg0 = RunConfig(topology="dgx-h100", nodes=2, algorithm="nccl-nvls", elements=64 << 20, dtype="float32",
+                     profile="nccl", verify="symbolic")
+    cfg = RunConfig(topology="dgx-h100", nodes=2, algorithm="nccl-nvls", elements=64 << 20, dtype="float32",
+                    profile="nccl", verify="symbolic", topology_opts={"net_conn_bandwidth": 20e9})
+    assert run_allreduce(cfg)["time_s"] == pytest.approx(run_allreduce(cfg0)["time_s"], rel=1e-9)
