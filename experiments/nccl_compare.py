@@ -46,7 +46,9 @@ def run(outdir: Path) -> int:
             code = main(["compare", str(LOGS / log), *args, "--json", str(outdir / f"{name}.json"),
                          "--plot", str(outdir / f"{name}.png")])
         (outdir / f"{name}.txt").write_text(buf.getvalue())
-        print(f"{name}: exit {code}; " + (buf.getvalue().strip().splitlines() or [""])[-2])
+        summary = [ln.strip() for ln in buf.getvalue().splitlines()
+                   if ln.startswith("sim/measured") or ln.startswith("  where the log agrees")]
+        print(f"{name}: exit {code}; " + " | ".join(summary))
         status = status or code
     return status
 

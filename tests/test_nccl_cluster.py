@@ -259,3 +259,52 @@ def test_nvlstree_connections_are_per_channel_under_the_cap():
     cfg = RunConfig(topology="dgx-h100", nodes=2, algorithm="nccl-nvls", elements=64 << 20, dtype="float32",
                     profile="nccl", verify="symbolic", topology_opts={"net_conn_bandwidth": 20e9})
     assert run_allreduce(cfg)["time_s"] == pytest.approx(run_allreduce(cfg0)["time_s"], rel=1e-9)
+
+
+# ------------------------------------------------------------------ 4. rows where a log disagrees with itself
+
+from simcollective.nccl.compare import band, disagrees, summarize  # noqa: E402
+
+
+def test_band_and_disagreement_per_size():
+    assert (band(8), band(64 << 10), band(1 << 20), band(63 << 20), band(64 << 20)) == (0.3, 0.3, 0.25, 0.25, 0.1)
+    assert disagrees(8, 68.52, 24.70, 0.0, 0.0)                 # time, 2.8x: beyond 30 %
+    assert not disagrees(8, 31.0, 24.0, 0.0, 0.0)               # 1.29x: within 30 %
+    assert disagrees(1 << 20, 317.0, 93.26, 6.41, 21.78)        # E 1 MiB: busbw 0.29x
+    assert not disagrees(1 << 20, 117.0, 115.7, 17.64, 17.84)
+    assert disagrees(256 << 20, 0, 0, 234.0, 262.0) and not disagrees(256 << 20, 0, 0, 260.58, 270.31)
+    assert not disagrees(1 << 20, None, None, 21.0, None)         # one column only (busbw-only logs)
+
+
+def test_summary_over_all_rows_and_over_self_consistent_rows():
+    rows = [{"size": 1 << 20, "busbw_ratio": 3.6, "time_ratio": 0.28, "log_disagrees": True},
+            {"size": 2 << 20, "busbw_ratio": 1.1, "time_ratio": 0.9, "log_disagrees": False},
+            {"size": 128 << 20, "busbw_ratio": 0.95, "time_ratio": 1.05, "log_disagrees": False}]
+    s = summarize(rows)
+    assert s["busbw_ratio_worst_1MiB_64MiB"] == 3.6 and s["busbw_ratio_worst_1MiB_64MiB_self_consistent"] == 1.1
+    assert s["busbw_ratio_worst_ge_64MiB"] == s["busbw_ratio_worst_ge_64MiB_self_consistent"] == 0.95
+    assert s["rows_log_disagrees"] == 1
+
+
+def test_compare_marks_rows_where_the_log_disagrees_with_itself(capsys, tmp_path):
+    log = tmp_path / "ar.txt"
+    log.write_text("# all_reduce_perf\n" + "\n".join([
+        row(8, 68.52, 24.70), row(1 << 20, 317.0, 93.26), row(2 << 20, 60.0, 61.0)]) + "\n")
+    code, out, err = cli(capsys, "compare", str(log), "--topology", "dgx-h100", "--json", "-")
+    assert code == 0, err
+    res = json.loads(out)
+    assert [r["log_disagrees"] for r in res["rows"]] == [True, True, False]
+    assert [r["other_time_us"] for r in res["rows"]] == [24.70, 93.26, 61.0]
+    assert res["rows"][0]["measured_time_us"] == 68.52               # the strict numbers stay
+    s = res["summary"]
+    assert s["rows_log_disagrees"] == 2 and s["time_ratio_worst_le_64KiB_self_consistent"] is None
+    assert s["busbw_ratio_worst_1MiB_64MiB_self_consistent"] == res["rows"][2]["busbw_ratio"]
+    code, out, err = cli(capsys, "compare", str(log), "--topology", "dgx-h100")
+    lines = out.splitlines()
+    assert any(ln.strip().startswith("8 B") and "68.52!" in ln for ln in lines)
+    assert "  ! 1.0 MiB: out-of-place 317.00 us (5.79 GB/s), in-place 93.26 us (19.68 GB/s)" in lines
+    assert lines[-1].startswith("  where the log agrees with itself (1 sizes, without the 2 marked !): busbw 1-64 MiB")
+    assert len([ln for ln in lines if ln.strip().startswith(("8 B", "1.0 MiB", "2.0 MiB"))]) == 3   # no row dropped
+    # --in-place compares the other column: the marks name it the other way round
+    code, out, err = cli(capsys, "compare", str(log), "--topology", "dgx-h100", "--in-place")
+    assert "  ! 8 B: in-place 24.70 us (0.00 GB/s), out-of-place 68.52 us (0.00 GB/s)" in out.splitlines()
