@@ -361,6 +361,7 @@ def compare(log, topology="dgx-h100", nodes=1, topology_opts=None, algorithm="au
         "log": str(log), "collective": table.collective, "format": table.format, "section": table.title or None,
         "ranks": n, "ranks_note": ranks_note, "dtype": dtype, "measured": "in-place" if use_ip else "out-of-place",
         "topology": topology_file or topology, "nodes": None if topology_file else nodes,
+        "topology_opts": dict(topology_opts or {}),
         "algorithm": algorithm if algorithm != BEST else f"best of {', '.join(candidates)}",
         "profile": prof.name, "options": options, "gpus_per_process": gpp, "launch_overhead_us": extra_us,
         "forced": forced_note or None, "rows": rows, "summary": summarize(rows),
@@ -445,7 +446,9 @@ def format_table(res: dict) -> str:
             + f", {res['ranks_note']}, {res['dtype']}, {res['measured']}")
     sim = (f"simulated: {res['algorithm']}" + (f" ({res['forced']})" if res.get("forced") else "")
            + f" on {res['topology']}"
-           + (f" (--nodes {res['nodes']})" if res["nodes"] else "") + f", profile {res['profile']}")
+           + (f" (--nodes {res['nodes']})" if res["nodes"] else "")
+           + "".join(f", {k}={v}" for k, v in res.get("topology_opts", {}).items())
+           + f", profile {res['profile']}")
     if res["launch_overhead_us"]:
         sim += (f"; single process driving {res['gpus_per_process']} GPUs: "
                 f"+{res['launch_overhead_us']:.1f} us of serialised launches per call")
