@@ -308,3 +308,17 @@ def test_compare_marks_rows_where_the_log_disagrees_with_itself(capsys, tmp_path
     # --in-place compares the other column: the marks name it the other way round
     code, out, err = cli(capsys, "compare", str(log), "--topology", "dgx-h100", "--in-place")
     assert "  ! 8 B: in-place 24.70 us (0.00 GB/s), out-of-place 68.52 us (0.00 GB/s)" in out.splitlines()
+
+
+def test_p2p_shows_the_connection_cap(capsys):
+    code, out, err = cli(capsys, "p2p", "--topology", "dgx-h100", "--nodes", "2", "--src", "0", "--dst", "8",
+                         "--bytes", "1G", "--profile", "ideal", "--topology-opt", "net_conn_bandwidth=20e9")
+    assert code == 0, err
+    assert "  flow cap     20.000 GB/s per flow (one network connection: net_conn_bandwidth)" in out.splitlines()
+    res = json.loads(cli(capsys, "p2p", "--topology", "dgx-h100", "--nodes", "2", "--src", "0", "--dst", "8",
+                         "--bytes", "1G", "--profile", "ideal", "--topology-opt", "net_conn_bandwidth=20e9",
+                         "--json", "-")[1])
+    assert res["flow_cap"] == 20e9 and res["time_s"] == pytest.approx(2.7e-6 + (1 << 30) / 20e9, rel=1e-12)
+    plain = json.loads(cli(capsys, "p2p", "--topology", "dgx-h100", "--nodes", "2", "--src", "0", "--dst", "8",
+                           "--json", "-")[1])
+    assert "flow_cap" not in plain
