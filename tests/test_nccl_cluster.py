@@ -322,3 +322,14 @@ def test_p2p_shows_the_connection_cap(capsys):
     plain = json.loads(cli(capsys, "p2p", "--topology", "dgx-h100", "--nodes", "2", "--src", "0", "--dst", "8",
                            "--json", "-")[1])
     assert "flow_cap" not in plain
+
+
+def test_schema_checks_flow_bandwidth():
+    from topologies.schema import TopologyError, validate
+
+    g = topologies.build("dgx-h100", 2, {"net_conn_bandwidth": 2e10})
+    u, v = next((u, v) for u, v, d in g.edges(data=True) if "flow_bandwidth" in d)
+    for bad in (0.0, -1.0, "20e9", float("nan")):
+        g.edges[u, v]["flow_bandwidth"] = bad
+        with pytest.raises(TopologyError, match="flow_bandwidth"):
+            validate(g)
