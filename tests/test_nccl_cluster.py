@@ -333,3 +333,26 @@ def test_schema_checks_flow_bandwidth():
         g.edges[u, v]["flow_bandwidth"] = bad
         with pytest.raises(TopologyError, match="flow_bandwidth"):
             validate(g)
+
+
+def test_one_cluster_one_figure_at_8_GiB(capsys):
+    # the fit (section E's 8 GiB ring busbw) and its validation on the same cluster's C, F, G:
+    # default runs (16 channels, 2 per NIC) capped at 16 x 20.44; tuned runs (24 channels,
+    # NCCL_MIN_CTAS=24 read from the log) at the NIC limit
+    def at_8g(section, nodes, cap=True):
+        argv = ["compare", str(H100), "--section", str(section), "--topology", "dgx-h100", "--nodes", str(nodes),
+                "--min-size", "8G", "--json", "-"] + (["--topology-opt", "net_conn_bandwidth=20.44e9"] if cap else [])
+        code, out, err = cli(capsys, *argv)
+        assert code == 0, err
+        (r,) = json.loads(out)["rows"]
+        return r
+
+    e = at_8g(5, 4)
+    assert e["busbw_ratio"] == pytest.approx(1.0, abs=0.002) and e["channels"] == 16
+    assert at_8g(5, 4, cap=False)["busbw_ratio"] == pytest.approx(1.20, abs=0.01)   # before: 389 GB/s
+    c = at_8g(3, 8)
+    assert c["busbw_ratio"] == pytest.approx(1.0, abs=0.01) and c["algorithm_chosen"] == "nccl-ring"
+    f = at_8g(6, 8)
+    assert f["channels"] == 24 and f["busbw_ratio"] == pytest.approx(0.985, abs=0.01)
+    g = at_8g(7, 2)
+    assert g["channels"] == 24 and g["busbw_ratio"] == pytest.approx(1.0, abs=0.01)
