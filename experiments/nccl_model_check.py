@@ -93,7 +93,8 @@ HW_LAT_218 = {
     "net": {**model.HW_LAT["net"], "tree": (5.0, 8.5, 14.0), "ring": (2.7, 4.0, 14.0), "nvls": (0.0, 0.0, 18.0),
             "nvlstree": (0.0, 0.0, 19.0)},
 }
-#: ring LL: busBw / 3 on one node (2.21 on: / 2); the Hopper llMaxBws row equal to Ampere's until 2.21
+#: ring LL: busBw / 3 on one node (2.21 on: / 2; both logs here are single-node); the Hopper llMaxBws row
+#: equal to Ampere's until 2.21
 RING_LL_FACTOR_218 = 1 / 3
 LL_MAX_218 = {**model.LL_MAX_BW, "hopper": model.LL_MAX_BW["ampere"]}
 
@@ -110,7 +111,8 @@ def predict_218(m, graphs, algo, proto, nbytes, ring_ll_hop=None):
         bw = bus * m.nranks / (2 * (m.nranks - 1))
     hop = HW_LAT_218
     if ring_ll_hop is not None:
-        hop = {**HW_LAT_218, "nvlink": {**HW_LAT_218["nvlink"], "ring": (ring_ll_hop,) + HW_LAT_218["nvlink"]["ring"][1:]}}
+        ring = (ring_ll_hop,) + HW_LAT_218["nvlink"]["ring"][1:]
+        hop = {**HW_LAT_218, "nvlink": {**HW_LAT_218["nvlink"], "ring": ring}}
     lat = model.latency(m, graphs, algo, proto, table={"base": BASE_LAT_218, "hop": hop})
     log_size = int(math.floor(math.log2(nbytes / 64))) if nbytes >= 64 else -1
     if algo == "tree" and 0 <= log_size < 23:
