@@ -12,7 +12,9 @@ channel by channel as NCCL does (``shared/reference/nccl.md`` 2.1-2.4):
   spent once at the start, in the phase ``latency``; the flows carry only bandwidth (the
   ``nccl`` profile sets the graph's own latencies to zero). In this flow model the number
   of pipelined loops does not change the time, so loops beyond ``MAX_LOOPS`` per channel
-  are merged to keep the event count down.
+  are merged to keep the event count down;
+* the pipeline fill that the flows do not carry (NVLS rows, :func:`nvls_fill`; rings on
+  one node, :func:`ring_fill`) is spent after them, in the phase ``pipeline-fill``.
 """
 
 from __future__ import annotations
