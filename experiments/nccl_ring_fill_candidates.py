@@ -83,13 +83,13 @@ def _calls(log, topology):
 def table() -> list:
     saved = dict(collectives.RING_FILL_STEPS)
     collectives.RING_FILL_STEPS.update({p: 0 for p in saved})
-    collectives._PLANS.clear()
+    collectives.clear_plans()
     try:
         a100 = _calls("azure-nda100v4-a100x8_allreduce_azurebench.txt", "dgx-a100")
         v100 = _calls("v100x8-dgx1like-1node_allreduce_konnase.txt", "dgx1-v100")
     finally:
         collectives.RING_FILL_STEPS.update(saved)
-        collectives._PLANS.clear()
+        collectives.clear_plans()
     lines = ["sizes: A100 " + " ".join(_label(c[0]) for c in a100), "       V100 " + " ".join(_label(c[0]) for c in v100)]
     for label, fill, v_eff in CANDIDATES:
         lines.append(label)

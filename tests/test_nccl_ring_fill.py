@@ -28,9 +28,9 @@ def run(algorithm="nccl-ring", topology="dgx-a100", nodes=1, elements=1001, dtyp
 @pytest.fixture
 def fresh_plans():
     """Plans are cached per call; tests that change the fill's constants start and end with none."""
-    collectives._PLANS.clear()
+    collectives.clear_plans()
     yield
-    collectives._PLANS.clear()
+    collectives.clear_plans()
 
 
 def test_ring_fill_rows():
@@ -79,7 +79,7 @@ def test_fill_is_zero_when_disabled(monkeypatch, fresh_plans):
     n = 16 * MiB // 4
     with_fill = run(elements=n, protocol="simple")
     monkeypatch.setitem(collectives.RING_FILL_STEPS, "simple", 0)
-    collectives._PLANS.clear()
+    collectives.clear_plans()
     without = run(elements=n, protocol="simple")
     assert "pipeline-fill" not in without["phases"]
     assert without["time_s"] == pytest.approx(56.0e-6 + 2 * 7 / 8 * 16 * MiB / A100_GPU_RATE, rel=1e-9)
@@ -100,7 +100,7 @@ def test_the_fill_changes_nothing_but_nccl_rings(monkeypatch, fresh_plans):
     before = [run(a, topology=t, profile=p, elements=2 * MiB // 4)["time_s"] for a, t, p in cases]
     monkeypatch.setitem(collectives.RING_FILL_STEPS, "simple", 0)
     monkeypatch.setitem(collectives.RING_FILL_STEPS, "ll128", 0)
-    collectives._PLANS.clear()
+    collectives.clear_plans()
     after = [run(a, topology=t, profile=p, elements=2 * MiB // 4)["time_s"] for a, t, p in cases]
     assert before == after
 

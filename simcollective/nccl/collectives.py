@@ -31,7 +31,7 @@ from .protocols import (PROTOCOLS, Wire, check_protocol, nvls_chunk_bytes, ring_
 from .search import ring_orders, tree_links
 
 __all__ = ["Plan", "make_plan", "run_plan", "check_options", "MAX_CHANNELS", "MAX_LOOPS", "messages_hook",
-           "nccl_table"]
+           "nccl_table", "ring_fill", "nvls_fill", "clear_plans", "RING_FILL_STEPS"]
 
 #: NCCL's MAXCHANNELS for rings and trees; NVLS: NCCL_MAX_NVLS_ARITY heads x channels cap
 MAX_CHANNELS = {"ring": 64, "tree": 64, "nvls": 32}
@@ -111,6 +111,11 @@ def nccl_table(profile) -> dict:
 
         table = load_profile("nccl").nccl
     return table
+
+
+def clear_plans() -> None:
+    """Forget every cached plan (after changing a module figure such as ``RING_FILL_STEPS``)."""
+    _PLANS.clear()
 
 
 def cached_plan(graph, gpus, profile, what: tuple, build) -> Plan:
