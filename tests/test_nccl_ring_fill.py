@@ -1,5 +1,5 @@
-"""The ring allreduce's pipeline fill on one node (collectives.ring_fill) and what it does to
-the single-node published logs (8 x A100, 8 x V100)."""
+"""The ring allreduce's pipeline fill (collectives.ring_fill) and what it does to the
+single-node published logs (8 x A100, 8 x V100)."""
 
 from __future__ import annotations
 
@@ -86,11 +86,28 @@ def test_fill_is_zero_when_disabled(monkeypatch, fresh_plans):
     assert with_fill["time_s"] == pytest.approx(56.0e-6 + (without["time_s"] - 56.0e-6) * (1 + 4 / 14), rel=1e-9)
 
 
-def test_ll_rings_and_multinode_rings_have_no_fill():
+def test_ll_rings_and_rings_with_nccls_plateau_factor_have_no_fill(monkeypatch, fresh_plans):
     assert "pipeline-fill" not in run(elements=MiB // 4, protocol="ll")["phases"]
-    # across nodes the ring keeps NCCL's own "plateau effect of ring" latency factor instead
+    # Simple across nodes keeps NCCL's own "plateau effect of ring" latency factor (x1.4) instead
     rep = run(topology="dgx-h100", nodes=2, elements=64 * MiB // 4, protocol="simple", dtype="int32")
     assert "pipeline-fill" not in rep["phases"] and rep["verified"]
+    assert rep["phases"]["latency"] == pytest.approx(131.6e-6 * 1.4)
+    # ... unless asked for (what experiments measure): then both
+    monkeypatch.setattr(collectives, "RING_FILL_WITH_PLATEAU_FACTOR", True)
+    collectives.clear_plans()
+    both = run(topology="dgx-h100", nodes=2, elements=64 * MiB // 4, protocol="simple", dtype="int32")
+    assert both["phases"]["pipeline-fill"] > 0 and both["phases"]["latency"] == rep["phases"]["latency"]
+
+
+def test_multinode_ll128_rings_have_the_fill():
+    # LL128 across nodes has no plateau factor in NCCL's model: the fill applies. 2 x 8 H100, 16
+    # channels, 64 MiB < the row 16 x 16 x 576,000 B: 4 of the 30 ring steps more
+    rep = run(topology="dgx-h100", nodes=2, elements=64 * MiB // 4, protocol="ll128", channels=16, dtype="int32")
+    ph = rep["phases"]
+    flows = rep["time_s"] - ph["latency"] - ph["pipeline-fill"]
+    assert ph["pipeline-fill"] == pytest.approx(4 / 30 * flows, rel=1e-9)
+    assert ph["latency"] == pytest.approx((14.0 + 28 * 1.9 + 2 * 4.0) * 1e-6)   # NCCL's L, no factor
+    assert "exact" in rep["verification"]
 
 
 def test_the_fill_changes_nothing_but_nccl_rings(monkeypatch, fresh_plans):

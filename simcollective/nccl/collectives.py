@@ -13,8 +13,9 @@ channel by channel as NCCL does (``shared/reference/nccl.md`` 2.1-2.4):
   ``nccl`` profile sets the graph's own latencies to zero). In this flow model the number
   of pipelined loops does not change the time, so loops beyond ``MAX_LOOPS`` per channel
   are merged to keep the event count down;
-* the pipeline fill that the flows do not carry (NVLS rows, :func:`nvls_fill`; rings on
-  one node, :func:`ring_fill`) is spent after them, in the phase ``pipeline-fill``.
+* the pipeline fill that the flows do not carry (NVLS rows, :func:`nvls_fill`; rings,
+  :func:`ring_fill`, but for the multi-node Simple rings whose latency carries NCCL's own
+  plateau factor) is spent after them, in the phase ``pipeline-fill``.
 """
 
 from __future__ import annotations
@@ -58,9 +59,10 @@ NVLS_FILL_ROWS = {"nvls": 1, "nvlstree": 4, "nvlstree-wide": 2}
 #: per-rank block capped at one FIFO step (Simple 512 KiB, LL128 576,000 B). LL: none (it forwards
 #: 8-byte lines as they arrive, and its 1-2 MiB points are not slower than the model).
 RING_FILL_STEPS = {"simple": 4, "ll128": 4, "ll": 0}
-#: ... on one node only: across nodes the ring's latency already counts NCCL's own "plateau
-#: effect of ring" factor (model.ring_plateau_factor); see ring_fill
-RING_FILL_MULTINODE = False
+#: ... except where the ring's latency already counts NCCL's own "plateau effect of ring"
+#: (model.ring_plateau_factor: Simple across nodes, x1.4 / x1.9): one allowance, not two.
+#: True: the fill there too (to measure what it would do; 2 x 8 H100 G 128-256 MiB -> 0.87)
+RING_FILL_WITH_PLATEAU_FACTOR = False
 
 
 def check_options(nranks: int, protocol=None, channels=None, **_ignored) -> None:
@@ -209,7 +211,8 @@ def _build_plan(graph, gpus, profile, algorithm: str, nbytes: int, protocol, cha
                 predicted_us=predicted)
     if algorithm in ("nvls", "nvlstree"):
         plan.fill = nvls_fill(nbytes, channels, m.ppn, m.nnodes, algorithm)
-    elif algorithm == "ring" and (m.nnodes == 1 or RING_FILL_MULTINODE):
+    elif algorithm == "ring" and (RING_FILL_WITH_PLATEAU_FACTOR
+                                  or model.ring_plateau_factor(m, graphs, "ring", protocol, nbytes) == 1.0):
         plan.fill = ring_fill(nbytes, channels, m.nranks, protocol)
     if algorithm == "ring":
         set_ring_orders(plan, m)
@@ -245,7 +248,12 @@ def ring_fill(nbytes: int, channels: int, nranks: int, protocol: str, steps: flo
     (8 x A100: 24 x 8 x 512 KiB = 96 MiB; 8 x V100: 12 x 8 x 512 KiB = 48 MiB) and is one Simple
     chunk time (4 x 512 KiB over one link) above it: the shape of the single-node logs'
     intercepts (t - S / B grows from ~70 us at 4 MiB to ~200 us from 32-64 MiB on 8 x A100,
-    95 -> 167 us on 8 x V100). ``steps`` defaults to ``RING_FILL_STEPS[protocol]`` (LL: 0)."""
+    95 -> 167 us on 8 x V100). ``steps`` defaults to ``RING_FILL_STEPS[protocol]`` (LL: 0).
+
+    Not spent where the ring's latency already counts NCCL's "plateau effect of ring" (Simple
+    across nodes, :func:`~simcollective.nccl.model.ring_plateau_factor`): NCCL's model has that
+    allowance for the slow climb there and none elsewhere; both together overshoot the 2 x 8
+    H100 forced ring at 128-256 MiB (0.96 / 0.93 -> 0.87 / 0.87)."""
     if steps is None:
         steps = RING_FILL_STEPS[protocol]
     if not steps or nranks < 2 or nbytes <= 0:
