@@ -229,12 +229,16 @@ def test_multinode_ring_simple_latency_has_nccls_plateau_factor():
 
 def test_dgx1_ring_moves_data_at_the_measured_nvlink2_rate():
     # 12 channels = 6 searched rings x 2 on the DGX-1V mesh; every ring edge is one 25 GB/s NVLink2
-    # lane shared by the two channels of its ring, at the profile's 0.86 (~21.5 GB/s, nccl.md 4.7)
+    # lane shared by the two channels of its ring, at the profile's 0.95 (23.75 GB/s, the V100 log's
+    # slope); plus the ring's pipeline fill (collectives.ring_fill): 6 MiB < the row 12 x 8 x 512 KiB,
+    # so 4 of the 14 ring steps more
     n = 12 * 8 * 2**14
     rep = run("nccl-ring", topology="dgx1-v100", elements=n, dtype="float32", protocol="simple")
     assert rep["channels"] == 12 and rep["phases"]["latency"] == pytest.approx(56.0e-6)  # 8.4 + 14 x 3.4
     S = 4 * n
-    assert rep["time_s"] - 56.0e-6 == pytest.approx(2 * 7 / 8 * S / (12 * 0.86 * 25e9 / 2), rel=1e-9)
+    flows = 2 * 7 / 8 * S / (12 * 0.95 * 25e9 / 2)
+    assert rep["phases"]["pipeline-fill"] == pytest.approx(flows * 4 / 14, rel=1e-9)
+    assert rep["time_s"] - 56.0e-6 == pytest.approx(flows * (1 + 4 / 14), rel=1e-9)
 
 
 # -- bad input -------------------------------------------------------------------------------------------
@@ -269,7 +273,7 @@ def test_nvls_where_there_is_none_is_an_error(capsys, topology, nodes, needle):
 def test_profile_nccl_table_is_validated(tmp_path):
     text = (Path(__file__).parents[1] / "simcollective/profiles/nccl.toml").read_text()
     for bad, needle in (("launch_us = 0.0", "launch_us = -1.0"), ("nvls_efficiency = 0.80", "nvls_efficiency = 1.5"),
-                        ("ll = 2.0", "ll = 0.5"), ("nvlink = 0.86", "nvlink = nan")):
+                        ("ll = 2.0", "ll = 0.5"), ("nvlink = 0.95", "nvlink = nan")):
         p = tmp_path / "p.toml"
         p.write_text(text.replace(bad, needle, 1))
         with pytest.raises(UserInputError, match="must be a finite number"):

@@ -15,7 +15,10 @@ def nccl_ring(comm, x, *, protocol=None, channels=None):
     for this size on this machine), one per channel, all channels at once. ``protocol``:
     simple, ll or ll128 (default: what NCCL's model picks for this algorithm and size; NVLS
     runs simple only), modelled as wire-size inflation; NCCL's latency of the call
-    (profile ``[nccl]`` figures) is spent once at the start.
+    (profile ``[nccl]`` figures) is spent once at the start. The ring's pipeline fill
+    (4 more ring steps of at most one FIFO step per channel, Simple and LL128;
+    ``simcollective.nccl.collectives.ring_fill``) is spent after the flows, but for Simple
+    across nodes, whose latency carries NCCL's own x1.4 plateau factor instead.
     """
     plan = plan_for(comm, x, "ring", protocol, channels)
     return (yield from run_plan(comm, x, plan))

@@ -12,7 +12,10 @@ channel by channel as NCCL does (``shared/reference/nccl.md`` 2.1-2.4):
   spent once at the start, in the phase ``latency``; the flows carry only bandwidth (the
   ``nccl`` profile sets the graph's own latencies to zero). In this flow model the number
   of pipelined loops does not change the time, so loops beyond ``MAX_LOOPS`` per channel
-  are merged to keep the event count down.
+  are merged to keep the event count down;
+* the pipeline fill that the flows do not carry (NVLS rows, :func:`nvls_fill`; rings,
+  :func:`ring_fill`, but for the multi-node Simple rings whose latency carries NCCL's own
+  plateau factor) is spent after them, in the phase ``pipeline-fill``.
 """
 
 from __future__ import annotations
@@ -25,11 +28,12 @@ from ..data.blocks import block_bounds
 from ..data.parts import concat
 from ..errors import UserInputError
 from . import model, nvls_tree
-from .protocols import PROTOCOLS, Wire, check_protocol, nvls_chunk_bytes, ring_chunk_bytes, tree_chunk_bytes
+from .protocols import (PROTOCOLS, Wire, check_protocol, nvls_chunk_bytes, ring_chunk_bytes, step_bytes,
+                        tree_chunk_bytes)
 from .search import ring_orders, tree_links
 
 __all__ = ["Plan", "make_plan", "run_plan", "check_options", "MAX_CHANNELS", "MAX_LOOPS", "messages_hook",
-           "nccl_table"]
+           "nccl_table", "ring_fill", "nvls_fill", "clear_plans", "RING_FILL_STEPS"]
 
 #: NCCL's MAXCHANNELS for rings and trees; NVLS: NCCL_MAX_NVLS_ARITY heads x channels cap
 MAX_CHANNELS = {"ring": 64, "tree": 64, "nvls": 32}
@@ -51,6 +55,15 @@ NVLS_CHUNK = 128 * 1024
 #: and multicast each as it arrives, so only the two NVLS passes' rows are added: 2 rows (checked
 #: against the 4- and 8-node logs B, E, C; 6 rows, the whole chain, overshoots: B 64 MiB 0.74).
 NVLS_FILL_ROWS = {"nvls": 1, "nvlstree": 4, "nvlstree-wide": 2}
+#: Pipeline fill of a ring allreduce, in FIFO steps (:func:`ring_fill`): every channel spends the
+#: time of 4 more ring steps (NCCL_STEPS / 2, Simple's chunkSteps: one Simple chunk), each of its
+#: per-rank block capped at one FIFO step (Simple 512 KiB, LL128 576,000 B). LL: none (it forwards
+#: 8-byte lines as they arrive, and its 1-2 MiB points are not slower than the model).
+RING_FILL_STEPS = {"simple": 4, "ll128": 4, "ll": 0}
+#: ... except where the ring's latency already counts NCCL's own "plateau effect of ring"
+#: (model.ring_plateau_factor: Simple across nodes, x1.4 / x1.9): one allowance, not two.
+#: True: the fill there too (to measure what it would do; 2 x 8 H100 G 128-256 MiB -> 0.87)
+RING_FILL_WITH_PLATEAU_FACTOR = False
 
 
 def check_options(nranks: int, protocol=None, channels=None, **_ignored) -> None:
@@ -101,6 +114,11 @@ def nccl_table(profile) -> dict:
 
         table = load_profile("nccl").nccl
     return table
+
+
+def clear_plans() -> None:
+    """Forget every cached plan (after changing a module figure such as ``RING_FILL_STEPS``)."""
+    _PLANS.clear()
 
 
 def cached_plan(graph, gpus, profile, what: tuple, build) -> Plan:
@@ -194,6 +212,9 @@ def _build_plan(graph, gpus, profile, algorithm: str, nbytes: int, protocol, cha
                 predicted_us=predicted)
     if algorithm in ("nvls", "nvlstree"):
         plan.fill = nvls_fill(nbytes, channels, m.ppn, m.nnodes, algorithm)
+    elif algorithm == "ring" and (RING_FILL_WITH_PLATEAU_FACTOR
+                                  or model.ring_plateau_factor(m, graphs, "ring", protocol, nbytes) == 1.0):
+        plan.fill = ring_fill(nbytes, channels, m.nranks, protocol)
     if algorithm == "ring":
         set_ring_orders(plan, m)
     elif algorithm == "tree":
@@ -216,6 +237,32 @@ def nvls_fill(nbytes: int, channels: int, heads: int, nnodes: int, algorithm: st
     return rows * min(1.0, row / max(1, nbytes))
 
 
+def ring_fill(nbytes: int, channels: int, nranks: int, protocol: str, steps: float | None = None) -> float:
+    """Pipeline fill of a ring allreduce as a fraction of its bandwidth time.
+
+    Each channel moves its range through ``2 (P - 1)`` ring steps of one per-rank block of
+    ``S / (C P)`` bytes at its link rate ``b``: a bandwidth time of ``2 (P - 1) x S / (C P b)``.
+    The fill is ``steps`` more ring steps whose block is capped at one FIFO step
+    (:func:`~simcollective.nccl.protocols.step_bytes`): ``steps x min(S / (C P), step) / b``, i.e.
+    ``steps / (2 (P - 1)) x min(1, row / S)`` of the bandwidth time with the row
+    ``C x P x step`` (channels x ranks x one FIFO step). It grows with the call up to the row
+    (8 x A100: 24 x 8 x 512 KiB = 96 MiB; 8 x V100: 12 x 8 x 512 KiB = 48 MiB) and is one Simple
+    chunk time (4 x 512 KiB over one link) above it: the shape of the single-node logs'
+    intercepts (t - S / B grows from ~70 us at 4 MiB to ~200 us from 32-64 MiB on 8 x A100,
+    95 -> 167 us on 8 x V100). ``steps`` defaults to ``RING_FILL_STEPS[protocol]`` (LL: 0).
+
+    Not spent where the ring's latency already counts NCCL's "plateau effect of ring" (Simple
+    across nodes, :func:`~simcollective.nccl.model.ring_plateau_factor`): NCCL's model has that
+    allowance for the slow climb there and none elsewhere; both together overshoot the 2 x 8
+    H100 forced ring at 128-256 MiB (0.96 / 0.93 -> 0.87 / 0.87)."""
+    if steps is None:
+        steps = RING_FILL_STEPS[protocol]
+    if not steps or nranks < 2 or nbytes <= 0:
+        return 0.0
+    row = channels * nranks * step_bytes(protocol)
+    return steps / (2 * (nranks - 1)) * min(1.0, row / nbytes)
+
+
 def plan_for(comm, x, algorithm, protocol=None, channels=None) -> Plan:
     gpus = [comm.gpu(r) for r in range(comm.size)]
     return make_plan(comm.graph, gpus, comm.profile, algorithm, int(x.nbytes), protocol, channels)
@@ -228,7 +275,12 @@ def run_plan(comm, x, plan: Plan):
     with comm.phase("latency"):
         yield comm.delay(plan.latency_s)
     if plan.algorithm == "ring":
-        return (yield from _ring(comm, x, plan))
+        start = comm.now
+        out = yield from _ring(comm, x, plan)
+        if plan.fill:
+            with comm.phase("pipeline-fill"):   # see ring_fill: 4 more ring steps of at most one FIFO step
+                yield comm.delay(plan.fill * (comm.now - start))
+        return out
     if plan.algorithm == "tree":
         return (yield from _tree(comm, x, plan))
     start = comm.now

@@ -12,7 +12,7 @@ from __future__ import annotations
 import math
 
 __all__ = ["PROTOCOLS", "Wire", "wrap", "unwrap", "ring_chunk_bytes", "tree_chunk_bytes", "check_protocol",
-           "nvls_chunk_bytes"]
+           "nvls_chunk_bytes", "step_bytes"]
 
 PROTOCOLS = ("simple", "ll", "ll128")
 
@@ -21,6 +21,9 @@ PROTOCOLS = ("simple", "ll", "ll128")
 RING_CHUNK = {"simple": 2 * 1024 * 1024, "ll": 32 * 1024, "ll128": 576_000}
 #: tree chunk = one FIFO step of data: Simple 512 KiB, LL 32 KiB, LL128 576,000 B
 TREE_CHUNK = {"simple": 512 * 1024, "ll": 32 * 1024, "ll128": 576_000}
+#: data bytes of one FIFO step (buffSize / NCCL_STEPS, nccl.md 2.2 and 3): Simple 4 MiB / 8 = 512 KiB,
+#: LL 64 KiB / 2 (half is flags) = 32 KiB, LL128 614,400 x 15/16 = 576,000 B
+STEP_BYTES = {"simple": 512 * 1024, "ll": 32 * 1024, "ll128": 576_000}
 
 
 #: NVLS chunk per head and channel (NCCL_NVLS_CHUNKSIZE default, nccl.md 2.4); NVLSTree on >= 4 nodes 64 KiB
@@ -85,3 +88,8 @@ def ring_chunk_bytes(protocol: str) -> int:
 
 def tree_chunk_bytes(protocol: str) -> int:
     return TREE_CHUNK[protocol]
+
+
+def step_bytes(protocol: str) -> int:
+    """Data bytes of one of NCCL's FIFO steps for ``protocol`` (``STEP_BYTES``)."""
+    return STEP_BYTES[protocol]
