@@ -31,7 +31,7 @@ RUNS = [  # name, log, arguments
     ("h100x64-C", "h100x8-2to8node-ib400_allreduce_ncclt309.txt", ["--section", "3", "--topology", "dgx-h100", "--nodes", "8"] + GJ_AION),
     ("h100x16-D", "h100x8-2to8node-ib400_allreduce_ncclt309.txt", ["--section", "4", "--topology", "dgx-h100", "--nodes", "2"] + GJ_AION),
     ("h100x32-E", "h100x8-2to8node-ib400_allreduce_ncclt309.txt", ["--section", "5", "--topology", "dgx-h100", "--nodes", "4"] + GJ_AION),
-    ("h100x64-F-tuned", "h100x8-2to8node-ib400_allreduce_ncclt309.txt", ["--section", "6", "--topology", "dgx-h100", "--nodes", "8"] + GJ_AION),
+    ("h100x64-F", "h100x8-2to8node-ib400_allreduce_ncclt309.txt", ["--section", "6", "--topology", "dgx-h100", "--nodes", "8"] + GJ_AION),
     ("h100x16-G-ring", "h100x8-2to8node-ib400_allreduce_ncclt309.txt", ["--section", "7", "--topology", "dgx-h100", "--nodes", "2"] + GJ_AION),
     ("a100x16-p4d", "p4d-a100x8-2node-efa_allreduce_awsdlami.txt",
      # EFA of 2020 (aws-ofi-nccl, NCCL 2.7.8): goodput and advertised latency FITTED to this log
