@@ -17,16 +17,22 @@ from simcollective.cli import main
 
 HERE = Path(__file__).parent
 LOGS = HERE / "nccl-tests"
+#: sections C-G of the H100 thread are one cluster (user gj-aion): its network connections carry at
+#: most 20.44 GB/s each, FITTED to section E's 8 GiB ring busbw (324.5 GB/s = 16 channels x 20.28;
+#: see dgx_h100's net_conn_bandwidth) and validated on C, D, F, G. Sections A, B (another user's
+#: machines) run without it.
+GJ_AION = ["--topology-opt", "net_conn_bandwidth=20.44e9"]
 RUNS = [  # name, log, arguments
     ("v100x8", "v100x8-dgx1like-1node_allreduce_konnase.txt", ["--topology", "dgx1-v100"]),
     ("a100x8", "azure-nda100v4-a100x8_allreduce_azurebench.txt", ["--topology", "dgx-a100"]),
     ("h100x8-nvls", "azure-ndh100v5-h100x8_allreduce_azurebench.txt", ["--topology", "dgx-h100"]),
     ("h100x16-A", "h100x8-2to8node-ib400_allreduce_ncclt309.txt", ["--section", "1", "--topology", "dgx-h100", "--nodes", "2"]),
     ("h100x32-B", "h100x8-2to8node-ib400_allreduce_ncclt309.txt", ["--section", "2", "--topology", "dgx-h100", "--nodes", "4"]),
-    ("h100x64-C", "h100x8-2to8node-ib400_allreduce_ncclt309.txt", ["--section", "3", "--topology", "dgx-h100", "--nodes", "8"]),
-    ("h100x16-D", "h100x8-2to8node-ib400_allreduce_ncclt309.txt", ["--section", "4", "--topology", "dgx-h100", "--nodes", "2"]),
-    ("h100x32-E", "h100x8-2to8node-ib400_allreduce_ncclt309.txt", ["--section", "5", "--topology", "dgx-h100", "--nodes", "4"]),
-    ("h100x16-G-ring", "h100x8-2to8node-ib400_allreduce_ncclt309.txt", ["--section", "7", "--topology", "dgx-h100", "--nodes", "2"]),
+    ("h100x64-C", "h100x8-2to8node-ib400_allreduce_ncclt309.txt", ["--section", "3", "--topology", "dgx-h100", "--nodes", "8"] + GJ_AION),
+    ("h100x16-D", "h100x8-2to8node-ib400_allreduce_ncclt309.txt", ["--section", "4", "--topology", "dgx-h100", "--nodes", "2"] + GJ_AION),
+    ("h100x32-E", "h100x8-2to8node-ib400_allreduce_ncclt309.txt", ["--section", "5", "--topology", "dgx-h100", "--nodes", "4"] + GJ_AION),
+    ("h100x64-F", "h100x8-2to8node-ib400_allreduce_ncclt309.txt", ["--section", "6", "--topology", "dgx-h100", "--nodes", "8"] + GJ_AION),
+    ("h100x16-G-ring", "h100x8-2to8node-ib400_allreduce_ncclt309.txt", ["--section", "7", "--topology", "dgx-h100", "--nodes", "2"] + GJ_AION),
     ("a100x16-p4d", "p4d-a100x8-2node-efa_allreduce_awsdlami.txt",
      # EFA of 2020 (aws-ofi-nccl, NCCL 2.7.8): goodput and advertised latency FITTED to this log
      ["--topology", "dgx-a100", "--nodes", "2", "--topology-opt", "nics_per_node=4", "--topology-opt", "nic_bandwidth=7.34e9",
@@ -45,7 +51,9 @@ def run(outdir: Path) -> int:
             code = main(["compare", str(LOGS / log), *args, "--json", str(outdir / f"{name}.json"),
                          "--plot", str(outdir / f"{name}.png")])
         (outdir / f"{name}.txt").write_text(buf.getvalue())
-        print(f"{name}: exit {code}; " + (buf.getvalue().strip().splitlines() or [""])[-2])
+        summary = [ln.strip() for ln in buf.getvalue().splitlines()
+                   if ln.startswith("sim/measured") or ln.startswith("  where the log agrees")]
+        print(f"{name}: exit {code}; " + " | ".join(summary))
         status = status or code
     return status
 

@@ -370,6 +370,9 @@ def cmd_p2p(args) -> int:
         "bandwidth": route.capacity,
         "time_s": result.makespan,
     }
+    caps = [net.router.flow_cap[r] for r in route.resources if r in net.router.flow_cap]
+    if caps:   # a per-flow cap on the route (--topology-opt net_conn_bandwidth)
+        out["flow_cap"] = min(caps)
     if args.json:
         write_json(out, args.json)
     if args.json != "-":
@@ -382,6 +385,8 @@ def cmd_p2p(args) -> int:
             print(f"  switch crossings: {', '.join(crossings)}")
         print(f"  latency      {format_time(route.latency)} ({route.latency:.9g} s)")
         print(f"  bandwidth    {format_rate(route.capacity)} (bottleneck)")
+        if caps:
+            print(f"  flow cap     {format_rate(min(caps))} per flow (one network connection: net_conn_bandwidth)")
         print(f"  time         {format_time(result.makespan)} ({result.makespan:.9g} s)")
     return 0
 

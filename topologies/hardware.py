@@ -119,6 +119,29 @@ def _check_net_latency(value: object) -> float:
     return float(value)
 
 
+def _check_net_conn_bandwidth(value: object) -> float:
+    if (isinstance(value, bool) or not isinstance(value, (int, float)) or math.isnan(value)
+            or not (value == math.inf or 1e8 <= value <= 1e12)):
+        raise TopologyError(
+            f"net_conn_bandwidth must be a number from 1e8 to 1e12 bytes/s (the most one NCCL "
+            f"network connection carries), or inf for no limit (the default), got {value!r}"
+        )
+    return float(value)
+
+
+def _cap_connections(G, net_conn_bandwidth: float) -> None:
+    """Give every NIC - fabric cable a per-flow cap (edge attribute ``flow_bandwidth``: the
+    most one flow crossing it may carry, see :class:`simcollective.network.routing.Router`);
+    nothing when unlimited."""
+    if net_conn_bandwidth == math.inf:
+        return
+    G.graph["net_conn_bandwidth"] = float(net_conn_bandwidth)
+    for u, v, d in G.edges(data=True):
+        if d.get("link_type") in ("infiniband", "ethernet") and "nic" in (
+                G.nodes[u].get("kind"), G.nodes[v].get("kind")):
+            d["flow_bandwidth"] = float(net_conn_bandwidth)
+
+
 def _check_oversubscription(value: object) -> float:
     if (isinstance(value, bool) or not isinstance(value, (int, float))
             or not math.isfinite(value) or not 1 <= value <= 64):
@@ -425,6 +448,7 @@ def dgx1_v100(
     switch_bandwidth: float = 9e11,
     switch_latency: float = 0.1e-6,
     net_latency: float = 0.0,
+    net_conn_bandwidth: float = math.inf,
     duplex: str = "full",
 ) -> nx.DiGraph:
     """DGX-1 with V100 (DGX-1V) as built: hybrid cube-mesh NVLink 2, 4 EDR NICs, rail fabric.
@@ -470,6 +494,9 @@ def dgx1_v100(
     net_latency : float
         The network transport's advertised latency per network hop (NCCL's
         ``graph.latencyInter``), seconds; 0 by default. As :func:`dgx_a100`.
+    net_conn_bandwidth : float
+        The most one NCCL network connection carries (bytes/s, default inf:
+        no limit). As :func:`dgx_h100`.
     duplex : {"full", "shared"}
         ``"full"`` as built (every figure per direction); ``"shared"`` applies
         the study's convention (one capacity for both directions) to every
@@ -506,6 +533,7 @@ def dgx1_v100(
            switch_bandwidth=switch_bandwidth, switch_latency=switch_latency, duplex=duplex)
     if _check_net_latency(net_latency):
         G.graph["net_latency"] = float(net_latency)
+    _cap_connections(G, _check_net_conn_bandwidth(net_conn_bandwidth))
     return validate(G)
 
 
@@ -527,6 +555,7 @@ def dgx2_v100(
     switch_bandwidth: float = 9e11,
     switch_latency: float = 0.1e-6,
     net_latency: float = 0.0,
+    net_conn_bandwidth: float = math.inf,
     duplex: str = "full",
 ) -> nx.DiGraph:
     """DGX-2 as built: 16 V100, 12 NVSwitches in 6 planes on 2 baseboards, 8 EDR NICs.
@@ -559,6 +588,9 @@ def dgx2_v100(
     net_latency : float
         The network transport's advertised latency per network hop (NCCL's
         ``graph.latencyInter``), seconds; 0 by default. As :func:`dgx_a100`.
+    net_conn_bandwidth : float
+        The most one NCCL network connection carries (bytes/s, default inf:
+        no limit). As :func:`dgx_h100`.
     duplex : {"full", "shared"}
         ``"full"`` as built (every figure per direction); ``"shared"`` applies
         the study's convention (one capacity for both directions) to every
@@ -593,6 +625,7 @@ def dgx2_v100(
            switch_bandwidth=switch_bandwidth, switch_latency=switch_latency, duplex=duplex)
     if _check_net_latency(net_latency):
         G.graph["net_latency"] = float(net_latency)
+    _cap_connections(G, _check_net_conn_bandwidth(net_conn_bandwidth))
     return validate(G)
 
 
@@ -600,10 +633,11 @@ def _hgx_cluster(name, text, nodes, *, model, gpus, links_per_gpu, chips, nvls, 
                  nic_model, nics_per_node, nic_bandwidth, oversubscription, nodes_per_su, spines,
                  nvlink_bandwidth, nvswitch_latency, pcie_bandwidth, pcie_latency, nic_latency,
                  uplink_latency, switch_bandwidth, switch_latency, duplex,
-                 net_latency=0.0) -> nx.DiGraph:
+                 net_latency=0.0, net_conn_bandwidth=math.inf) -> nx.DiGraph:
     _common_checks(nodes, gpus, nics_per_node, nic_bandwidth, oversubscription, nodes_per_su,
                    spines, duplex)
     _check_net_latency(net_latency)
+    _check_net_conn_bandwidth(net_conn_bandwidth)
     per_gpu = links_per_gpu * nvlink_bandwidth
     G = _graph(name, f"{text}: {nodes} node(s) x {gpus} {model} on NVSwitch "
                f"({links_per_gpu} x {nvlink_bandwidth / 1e9:g} GB/s/dir = "
@@ -622,6 +656,7 @@ def _hgx_cluster(name, text, nodes, *, model, gpus, links_per_gpu, chips, nvls, 
            switch_bandwidth=switch_bandwidth, switch_latency=switch_latency, duplex=duplex)
     if net_latency:
         G.graph["net_latency"] = float(net_latency)
+    _cap_connections(G, net_conn_bandwidth)
     return validate(G)
 
 
@@ -643,6 +678,7 @@ def dgx_a100(
     switch_bandwidth: float = 2e12,
     switch_latency: float = 0.1e-6,
     net_latency: float = 0.0,
+    net_conn_bandwidth: float = math.inf,
     duplex: str = "full",
 ) -> nx.DiGraph:
     """DGX A100 as built: 8 A100, 12 NVLink 3 links to 6 NVSwitches, 8 HDR NICs, rail fabric.
@@ -687,6 +723,9 @@ def dgx_a100(
         AWS EFA through aws-ofi-nccl (p4d, 2020): ``net_latency=70e-6``,
         FITTED to the p4d log of ``experiments/nccl-tests`` (its 158-270 us
         small-message floor), not a published figure.
+    net_conn_bandwidth : float
+        The most one NCCL network connection carries (bytes/s, default inf:
+        no limit). As :func:`dgx_h100`.
     duplex : {"full", "shared"}
         ``"full"`` as built (every figure per direction); ``"shared"`` applies
         the study's convention (one capacity for both directions) to every
@@ -713,7 +752,8 @@ def dgx_a100(
         nvlink_bandwidth=nvlink_bandwidth, nvswitch_latency=nvswitch_latency,
         pcie_bandwidth=pcie_bandwidth, pcie_latency=pcie_latency, nic_latency=nic_latency,
         uplink_latency=uplink_latency, switch_bandwidth=switch_bandwidth,
-        switch_latency=switch_latency, duplex=duplex, net_latency=net_latency)
+        switch_latency=switch_latency, duplex=duplex, net_latency=net_latency,
+        net_conn_bandwidth=net_conn_bandwidth)
 
 
 def dgx_h100(
@@ -734,6 +774,7 @@ def dgx_h100(
     switch_bandwidth: float = 6.4e12,
     switch_latency: float = 0.1e-6,
     net_latency: float = 0.0,
+    net_conn_bandwidth: float = math.inf,
     duplex: str = "full",
 ) -> nx.DiGraph:
     """DGX H100 as built: 8 H100, 18 NVLink 4 links to 4 NVSwitches (NVLS), 8 NDR NICs, rails.
@@ -766,6 +807,24 @@ def dgx_h100(
         64 NDR ports x 50e9 x 2 = 6.4e12 [recalled, QM9700 51.2 Tb/s].
     net_latency : float
         As :func:`dgx_a100`.
+    net_conn_bandwidth : float
+        The most one NCCL network connection carries, bytes/s (default
+        ``inf``: no limit, the NIC alone bounds the flows). NCCL opens one
+        connection per channel and peer over one NIC (a ring channel: one
+        send and one receive per node; NVLSTree: one per channel and head, so
+        16-24 per NIC), and a connection's goodput can be below the NIC's:
+        with ``NCCL_IB_QPS_PER_CONNECTION`` QPs the connection's data is
+        spread over its QPs, which share this figure (it is per connection,
+        not per QP). Every flow crossing a NIC cable is capped at it (edge
+        attribute ``flow_bandwidth``, graph attribute ``net_conn_bandwidth``),
+        so 16 ring channels (2 per NIC) leave the NIC partly idle where 24 (3
+        per NIC, ``NCCL_MIN_CTAS=24``) fill it. ``net_conn_bandwidth=20.44e9``
+        is FITTED to the plateau of one cluster's log (section E of
+        ``experiments/nccl-tests/h100x8-2to8node-ib400_allreduce_ncclt309.txt``,
+        4 x 8 H100, 8 GiB ring busbw 324.5 GB/s = 16 x 20.28) and validated
+        on that cluster's other runs (C, D, F, G); not a published figure, and
+        not the same on every cluster (section B's VMs reach 366 GB/s with 16
+        channels). 1e8 to 1e12, or inf.
     duplex : {"full", "shared"}
         ``"full"`` as built (every figure per direction); ``"shared"`` applies
         the study's convention (one capacity for both directions) to every
@@ -792,7 +851,8 @@ def dgx_h100(
         nvlink_bandwidth=nvlink_bandwidth, nvswitch_latency=nvswitch_latency,
         pcie_bandwidth=pcie_bandwidth, pcie_latency=pcie_latency, nic_latency=nic_latency,
         uplink_latency=uplink_latency, switch_bandwidth=switch_bandwidth,
-        switch_latency=switch_latency, duplex=duplex, net_latency=net_latency)
+        switch_latency=switch_latency, duplex=duplex, net_latency=net_latency,
+        net_conn_bandwidth=net_conn_bandwidth)
 
 
 def dgx_b200(
@@ -813,6 +873,7 @@ def dgx_b200(
     switch_bandwidth: float = 6.4e12,
     switch_latency: float = 0.1e-6,
     net_latency: float = 0.0,
+    net_conn_bandwidth: float = math.inf,
     duplex: str = "full",
 ) -> nx.DiGraph:
     """DGX B200 as built: 8 B200, 18 NVLink 5 links to 2 NVSwitches (NVLS), 8 x 400G NICs, rails.
@@ -838,6 +899,9 @@ def dgx_b200(
         As :func:`dgx_h100` (NDR switches).
     net_latency : float
         As :func:`dgx_a100`.
+    net_conn_bandwidth : float
+        The most one NCCL network connection carries (bytes/s, default inf:
+        no limit). As :func:`dgx_h100`.
     duplex : {"full", "shared"}
         ``"full"`` as built (every figure per direction); ``"shared"`` applies
         the study's convention (one capacity for both directions) to every
@@ -862,7 +926,8 @@ def dgx_b200(
         nvlink_bandwidth=nvlink_bandwidth, nvswitch_latency=nvswitch_latency,
         pcie_bandwidth=pcie_bandwidth, pcie_latency=pcie_latency, nic_latency=nic_latency,
         uplink_latency=uplink_latency, switch_bandwidth=switch_bandwidth,
-        switch_latency=switch_latency, duplex=duplex, net_latency=net_latency)
+        switch_latency=switch_latency, duplex=duplex, net_latency=net_latency,
+        net_conn_bandwidth=net_conn_bandwidth)
 
 
 def gb200_nvl72(
@@ -884,6 +949,7 @@ def gb200_nvl72(
     switch_bandwidth: float = 6.4e12,
     switch_latency: float = 0.1e-6,
     net_latency: float = 0.0,
+    net_conn_bandwidth: float = math.inf,
     duplex: str = "full",
 ) -> nx.DiGraph:
     """GB200 NVL72 as built: hosts of 4 B200 in NVLink domains of 72 GPUs, 4 x 400G NICs per host.
@@ -921,6 +987,9 @@ def gb200_nvl72(
     net_latency : float
         The network transport's advertised latency per network hop (NCCL's
         ``graph.latencyInter``), seconds; 0 by default. As :func:`dgx_a100`.
+    net_conn_bandwidth : float
+        The most one NCCL network connection carries (bytes/s, default inf:
+        no limit). As :func:`dgx_h100`.
     duplex : {"full", "shared"}
         ``"full"`` as built (every figure per direction); ``"shared"`` applies
         the study's convention (one capacity for both directions) to every
@@ -971,4 +1040,5 @@ def gb200_nvl72(
            switch_bandwidth=switch_bandwidth, switch_latency=switch_latency, duplex=duplex)
     if _check_net_latency(net_latency):
         G.graph["net_latency"] = float(net_latency)
+    _cap_connections(G, _check_net_conn_bandwidth(net_conn_bandwidth))
     return validate(G)

@@ -64,6 +64,10 @@ Edges
 ``link_type`` (str, required)
     one of :data:`LINK_TYPES`: ``"nvlink"``, ``"pcie"``, ``"infiniband"``,
     ``"nvswitch"``, ``"ethernet"``.
+``flow_bandwidth`` (float bytes/s, > 0, optional)
+    the most one flow crossing the link may carry (a per-connection goodput,
+    e.g. the hardware presets' ``net_conn_bandwidth`` on NIC cables); absent:
+    only the capacities bound a flow.
 ``duplex`` (str, required)
     ``"shared"``: one capacity for both directions of the cable (the study's
     convention): both directed edges must exist with equal bandwidth and
@@ -280,6 +284,10 @@ def validate(G: nx.DiGraph) -> nx.DiGraph:
             raise TopologyError(
                 f"{where} has link_type {link_type!r} (allowed: {kinds})"
             )
+        if "flow_bandwidth" in data:
+            fb = data["flow_bandwidth"]
+            if not _is_real(fb) or math.isnan(fb) or fb <= 0:
+                raise TopologyError(f"{where} has flow_bandwidth {fb!r}; expected a number > 0 (bytes/s)")
         duplex = data.get("duplex")
         if duplex not in DUPLEX:
             raise TopologyError(

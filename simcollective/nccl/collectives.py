@@ -25,6 +25,7 @@ from dataclasses import dataclass
 
 from ..algorithms._common import TreeJob, pipelined_trees, split
 from ..data.blocks import block_bounds
+from ..data.parts import concat
 from ..errors import UserInputError
 from . import model, nvls_tree
 from .protocols import (PROTOCOLS, Wire, check_protocol, nvls_chunk_bytes, ring_chunk_bytes, step_bytes,
@@ -406,7 +407,9 @@ def _nvlstree(comm, x, plan):
     The buffer is cut into pieces run as a three-stage software pipeline: at tick t this
     rank reduces piece t, exchanges piece t - 1 and multicasts piece t - 2 (all posted at
     once), as NCCL overlaps the three with its chunks. Channels only split the data in NCCL;
-    here they are not simulated separately (the same links, the same shares).
+    here they are not simulated separately (the same links, the same shares), except on a
+    network that caps each connection (:func:`~simcollective.nccl.nvls_tree.per_connection`):
+    the exchange then goes one message per channel, NCCL's connections.
     """
     r, f = comm.rank, plan.wire
     m = plan.machine
@@ -419,6 +422,7 @@ def _nvlstree(comm, x, plan):
     nbytes = int(x.nbytes)
     K = max(1, min(NVLSTREE_PIECES, math.ceil(nbytes / (ppn * NVLS_CHUNK))))
     blocks = [split(piece, ppn) for piece in split(x, K)]
+    split_net = nvls_tree.per_connection(comm.graph)   # a network cap per connection: see there
     with comm.phase("nvlstree"):
         for t in range(K + 2):
             sends, recvs, kinds = [], [], []
@@ -428,7 +432,12 @@ def _nvlstree(comm, x, plan):
                 for h in others:
                     recvs.append(comm.irecv(local[h], tag=("rs", t)))
                     kinds.append(("rs", t, h))
-            if 0 <= t - 1 < K:             # network exchange of piece t - 1 between the heads
+            if 0 <= t - 1 < K and split_net:   # one message per channel (NCCL connection)
+                for j, part in enumerate(split(blocks[t - 1][me], plan.channels)):
+                    sends.append(comm.isend(peer, Wire(part, 1.0), tag=("x", t - 1, j)))
+                    recvs.append(comm.irecv(peer, tag=("x", t - 1, j)))
+                    kinds.append(("xp", t - 1, me))
+            elif 0 <= t - 1 < K:           # network exchange of piece t - 1 between the heads
                 sends.append(comm.isend(peer, Wire(blocks[t - 1][me], 1.0), tag=("x", t - 1)))
                 recvs.append(comm.irecv(peer, tag=("x", t - 1)))
                 kinds.append(("x", t - 1, me))
@@ -439,11 +448,14 @@ def _nvlstree(comm, x, plan):
                     recvs.append(comm.irecv(local[h], tag=("ag", t - 2)))
                     kinds.append(("ag", t - 2, h))
             got = yield comm.waitall(recvs + sends)
+            parts = [g.data for (kind, _, _), g in zip(kinds, got) if kind == "xp"]
             for (kind, i, h), g in zip(kinds, got):
                 if kind == "ag":
                     blocks[i][h] = g.data
-                else:
+                elif kind != "xp":
                     blocks[i][me] = yield comm.add(blocks[i][me], g.data)
+            if parts:
+                blocks[t - 1][me] = yield comm.add(blocks[t - 1][me], concat(parts))
     return [b for piece in blocks for b in piece]
 
 
@@ -465,13 +477,14 @@ def messages_hook(algorithm):
             return 2 * (P - 1) * sum(max(1, min(MAX_TREE_CHUNKS, math.ceil(b / chunk))) for b in sizes)
         if plan.algorithm == "nvls":       # per channel every rank to every other, twice
             return 2 * plan.channels * P * (P - 1)
+        split_net = nvls_tree.per_connection(graph)
         if plan.machine.nnodes > 2:        # nvlstree beyond 2 nodes: NVLS + double binary tree
-            return nvls_tree.messages(plan.machine, n * item, plan.channels)
+            return nvls_tree.messages(plan.machine, n * item, plan.channels, split_net)
         total = 0                          # nvlstree on 2 nodes: K pieces, reduce + exchange + multicast
         for ranks in plan.machine.nodes:
             ppn = len(ranks)
             K = max(1, min(NVLSTREE_PIECES, math.ceil(n * item / (ppn * NVLS_CHUNK))))
-            total += ppn * K * (2 * (ppn - 1) + 1)
+            total += ppn * K * (2 * (ppn - 1) + (plan.channels if split_net else 1))
         return total
 
     return messages

@@ -12,6 +12,14 @@ Formats understood, one or several result tables per file:
 The collective comes from the binary name in the text (``all_reduce_perf``, ``# Collective
 test starting: ...``); the rank count from the ``# Using devices`` lines, else from
 busbw/algbw (allreduce: 2(n-1)/n); GPUs per process from the ``nGpus`` header or ``-g N``.
+
+NCCL environment settings the run stated (``Table.settings``: ``NCCL_X=V`` in a command,
+an ``-x``/``export``/``env`` line or a section title, or NCCL's own ``NCCL_X set by
+environment to V`` lines) are read per table: the file's preamble (the lines before its
+first section title, or before its first result row when it has no titles) applies to every
+table, and a table's own text (from the end of the previous table to its first row: its
+section title, command and header lines) to that table only. Lines under a ``notes:`` or
+``NOTE:`` key (and their indented continuations) are prose about other runs and are not read.
 """
 
 from __future__ import annotations
@@ -62,6 +70,8 @@ class Table:
     gpus_per_process: int | None = None
     title: str = ""
     forced_algorithm: str | None = None   # NCCL_ALGO=X named in the table's title or the file's header
+    #: NCCL environment settings stated for this table (name -> value as written), in order read
+    settings: dict = field(default_factory=dict)
 
     @property
     def dtype(self) -> str | None:
@@ -132,6 +142,8 @@ def parse_log(text: str, where: str = "log") -> list:
         gpp = -1
     tables: list = []
     header: list = []   # comment lines before the first result row
+    pending: list = []  # lines (not result rows) since the last result row
+    preamble: list | None = None  # lines before the first section title
     current: Table | None = None
     devices = 0
     title = ""
@@ -139,7 +151,11 @@ def parse_log(text: str, where: str = "log") -> list:
         s = line.strip()
         if not s:
             continue
+        if s.startswith("#") and re.match(r"#\s*-{2,}\s*\S", s) and preamble is None and not tables:
+            preamble = list(pending)
+            pending = []
         if s.startswith("#"):
+            pending.append(line)
             if not tables:
                 header.append(s)
             if re.match(r"#\s+Rank\s+\d+", s):
@@ -153,18 +169,26 @@ def parse_log(text: str, where: str = "log") -> list:
             continue
         parsed = _parse_row(s.split())
         if parsed is None:
+            pending.append(line)
             continue
         fmt, row = parsed
         if current is None or current.format != fmt or (current.rows and row.size <= current.rows[-1].size):
             current = Table(collective or "", fmt, title=title, gpus_per_process=gpp)
+            if preamble is None:          # no section titles: the first table's text is the preamble
+                preamble = list(pending)
+                pending = []
+            current.settings = {**settings_of(preamble), **settings_of(pending), **settings_of([title])}
             tables.append(current)
+        pending = []
         current.rows.append(row)
     if not tables:
         raise UserInputError(f"{where}: not nccl-tests output (no result rows of the form "
                              "'size count type redop [root] time algbw busbw ...')")
     forced = _forced(" ".join(header))
     for t in tables:
-        t.forced_algorithm = _forced(t.title) or forced
+        algo = t.settings.get("NCCL_ALGO")
+        t.forced_algorithm = (_forced(f"NCCL_ALGO={algo}") if algo is not None else None) \
+            or _forced(t.title) or forced
         if not t.collective:
             t.collective = _guess_collective(t, where)
         if devices and len(tables) == 1:
@@ -194,6 +218,35 @@ def _ranks_from_count(t: Table) -> int | None:
             return None
         found.add(r.size // (r.count * item))
     return found.pop() if len(found) == 1 else None
+
+
+_SETTING = re.compile(r"\b(NCCL_[A-Z0-9_]+)=(\"[^\"]*\"|'[^']*'|[^\s;)]+)")
+_SET_BY_ENV = re.compile(r"\b(NCCL_[A-Z0-9_]+) set by environment to (\S+)")
+_KEY = re.compile(r"\s*([A-Za-z][A-Za-z0-9 _()/-]{0,40}?)\s*:\s")
+#: keys whose lines (and indented continuations) are prose, not the run's settings
+_PROSE_KEYS = ("note", "notes")
+
+
+def settings_of(lines) -> dict:
+    """``{NCCL_X: value}`` stated in ``lines`` (see the module docstring); placeholders such as
+    ``NCCL_ALGO=<algo>`` or ``$VAR`` are not settings."""
+    out: dict = {}
+    key = None
+    for line in lines:
+        body = line.strip()
+        body = body[1:] if body.startswith("#") else body
+        m = _KEY.match(body)
+        if m:
+            key = m.group(1).strip().lower()
+        elif not (body[:1].isspace() and len(body) - len(body.lstrip()) > 2):
+            key = None                       # a line of its own, not a continuation
+        if key is not None and key.split()[0] in _PROSE_KEYS:
+            continue
+        for name, value in _SETTING.findall(body) + _SET_BY_ENV.findall(body):
+            value = value.strip("\"'").rstrip(",.")
+            if value and value[0] not in "<$":
+                out[name] = value
+    return out
 
 
 def _forced(text: str) -> str | None:

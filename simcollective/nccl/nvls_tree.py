@@ -25,6 +25,10 @@ block ``h`` of every channel of that tree. Chunks are NCCL's NVLSTree chunk (128
 channel and head, 64 KiB from 4 nodes), merged down to at most ``MAX_PIECES`` per tree.
 Every receive stream (peer, kind, tree) has one receive posted at a time, so the chunks of
 a stream travel one after the other (rendezvous messages start when the receive is posted).
+When the network caps each connection (``--topology-opt net_conn_bandwidth``, see
+:func:`per_connection`) the tree's network messages are sent one per channel instead: NCCL
+opens one network connection per channel and head, so each channel's share is its own flow
+under that cap (16 NVLS channels = 16 connections per NIC, where the ring has 2).
 
 Two nodes keep the exchange of ``collectives._nvlstree`` (the same bytes on the one network
 link: with two nodes each tree's up and down messages cross the same link in opposite
@@ -39,7 +43,8 @@ from ..algorithms._common import split
 from .protocols import Wire
 from .search import btree, dtree
 
-__all__ = ["MAX_PIECES", "chunk_bytes", "pieces", "trees_of", "nvlstree_links", "messages", "run"]
+__all__ = ["MAX_PIECES", "chunk_bytes", "pieces", "trees_of", "nvlstree_links", "messages", "run",
+           "per_connection"]
 
 #: chunks per tree simulated at most (NCCL's chunks beyond that are merged: in this flow
 #: model merging only shortens the pipeline fill, by at most one chunk's time per stage)
@@ -78,13 +83,23 @@ def nvlstree_links(machine, channel: int) -> dict:
     return links
 
 
-def messages(machine, nbytes: int, channels: int) -> int:
+def per_connection(graph) -> bool:
+    """Whether NVLSTree's network messages go one per channel (NCCL connection): when the
+    graph caps each network connection (graph attribute ``net_conn_bandwidth``, set by the
+    hardware presets' ``net_conn_bandwidth`` option); otherwise the channels of a tree share
+    one message (the same links, the same shares, fewer events)."""
+    return bool(graph.graph.get("net_conn_bandwidth"))
+
+
+def messages(machine, nbytes: int, channels: int, split: bool = False) -> int:
     """Messages of one call: per tree and chunk, every GPU sends its block to the other
     ``ppn - 1`` heads and every head multicasts to them; every tree edge carries one
-    message up and one down per head."""
+    message up and one down per head (one per channel of the tree when ``split``,
+    see :func:`per_connection`)."""
     P, N = machine.ppn, machine.nnodes
     K = pieces(nbytes, channels, P, N)
-    return len(trees_of(channels)) * K * P * (2 * (P - 1) * N + 2 * (N - 1))
+    return sum(K * P * (2 * (P - 1) * N + 2 * (N - 1) * (len(chans) if split else 1))
+               for _, chans in trees_of(channels))
 
 
 def _add(a, b):
@@ -114,17 +129,25 @@ def run(comm, x, plan):
     waiting: list = []
     actions: list = []
     sends: list = []
+    split_net = per_connection(comm.graph)
+    width = {t: len(chans) for t, chans in trees}
 
     def piece(chans, h, k):
         return [parts[c][h][k] for c in chans]
 
     def post(src, kind, t, k):
         if k < K:
-            waiting.append(comm.irecv(src, tag=(kind, t, k)))
+            if split_net and kind in ("up", "down"):   # one message per channel (connection)
+                waiting.append(comm.waitall([comm.irecv(src, tag=(kind, t, k, i)) for i in range(width[t])]))
+            else:
+                waiting.append(comm.irecv(src, tag=(kind, t, k)))
             actions.append((src, kind, t, k))
 
     def send(dst, kind, t, k, data, factor):
-        sends.append(comm.isend(dst, [Wire(a, factor) for a in data], tag=(kind, t, k)))
+        if split_net and kind in ("up", "down"):
+            sends.extend(comm.isend(dst, [Wire(a, factor)], tag=(kind, t, k, i)) for i, a in enumerate(data))
+        else:
+            sends.append(comm.isend(dst, [Wire(a, factor) for a in data], tag=(kind, t, k)))
 
     def deliver(t, k, data):
         final[(t, k)] = data
@@ -163,6 +186,8 @@ def run(comm, x, plan):
             del waiting[i]
             src, kind, t, k = actions.pop(i)
             post(src, kind, t, k + 1)   # keep the stream busy while we work on this chunk
+            if split_net and kind in ("up", "down"):
+                payload = [w for one in payload for w in one]
             data = [w.data for w in payload]
             if kind == "down":
                 deliver(t, k, data)

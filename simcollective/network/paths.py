@@ -93,6 +93,8 @@ def path_parameters(router, profile, cap, src, dst) -> Path:
     maxrate = min((cap[r] / a for r, a in zip(res, coef)), default=_INF)
     if prof.bound_by_route_capacity:
         maxrate = min(maxrate, route.capacity)
+    if router.flow_cap:   # per-flow caps of the route's links (edge attribute flow_bandwidth)
+        maxrate = min([maxrate] + [router.flow_cap[r] for r in res if r in router.flow_cap])
     if prof.tcp_gamma > 0 and route.latency > 0:
         maxrate = min(maxrate, prof.tcp_gamma / (2.0 * route.latency))
     p = Path()

@@ -10,6 +10,11 @@ per (source, destination) and cached. Equal-cost paths are chosen deterministica
 table would; ``hash`` spreads (source, destination) pairs over the equal-cost next hops
 with a stable hash (ECMP / D-mod-k style); ``study`` replays SimGrid's Floyd routing over
 the study's declared routes (:mod:`.study_routing`; the study's machines only).
+
+An edge may carry ``flow_bandwidth`` (bytes/s): the most one flow crossing it may carry,
+whatever the link's capacity (a per-connection goodput, e.g. ``--topology-opt
+net_conn_bandwidth``); :attr:`Router.flow_cap` maps its resource to that bound, which
+every flow's rate bound then respects (:func:`.paths.path_parameters`).
 """
 
 from __future__ import annotations
@@ -59,6 +64,7 @@ class Router:
         self.resource_type: list[str] = []
         self.edge_resource: dict[tuple, int] = {}
         self.edge_latency: dict[tuple, float] = {}
+        self.flow_cap: dict[int, float] = {}  # resource -> the most one flow may carry on it
         shared: dict[frozenset, int] = {}
         for u, v, attrs in graph.edges(data=True):
             self.edge_latency[(u, v)] = float(attrs["latency"])
@@ -70,6 +76,8 @@ class Router:
             else:
                 rid = self._new_resource(attrs["bandwidth"], f"{u}->{v}", attrs.get("link_type", "link"))
             self.edge_resource[(u, v)] = rid
+            if "flow_bandwidth" in attrs:
+                self.flow_cap[rid] = min(float(attrs["flow_bandwidth"]), self.flow_cap.get(rid, float("inf")))
         self.crossing_resource: dict[object, int] = {}
         self.crossing_latency: dict[object, float] = {}
         self.unbinding_crossings: list = []
