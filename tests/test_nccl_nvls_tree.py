@@ -79,9 +79,10 @@ def test_nvlstree_verifies_on_the_other_nvswitch_presets(topology, nodes, opts):
 def test_messages_count_by_hand():
     # 4 nodes x 8, 16 channels, 1 GiB: chunks of 64 KiB per channel and head -> 128, merged to 16;
     # per tree and chunk: 32 GPUs x 2 x 7 NVLS messages + 3 tree edges x 8 heads x (up + down)
+    # x the tree's 8 channels (one network connection each)
     m = machine("dgx-h100", 4)
     assert nvls_tree.pieces(1 << 30, 16, 8, 4) == nvls_tree.MAX_PIECES == 16
-    assert nvls_tree.messages(m, 1 << 30, 16) == 2 * 16 * (32 * 2 * 7 + 3 * 8 * 2)
+    assert nvls_tree.messages(m, 1 << 30, 16) == 2 * 16 * (32 * 2 * 7 + 3 * 8 * 2 * 8)
     assert nvls_tree.pieces(64 * MiB, 16, 8, 4) == 8      # 64 MiB / (16 x 8 x 64 KiB)
     assert nvls_tree.pieces(64 * MiB, 16, 8, 3) == 4      # 128 KiB chunks below 4 nodes
     assert nvls_tree.pieces(100, 16, 8, 8) == 1

@@ -406,10 +406,10 @@ def _nvlstree(comm, x, plan):
 
     The buffer is cut into pieces run as a three-stage software pipeline: at tick t this
     rank reduces piece t, exchanges piece t - 1 and multicasts piece t - 2 (all posted at
-    once), as NCCL overlaps the three with its chunks. Channels only split the data in NCCL;
-    here they are not simulated separately (the same links, the same shares), except on a
-    network that caps each connection (:func:`~simcollective.nccl.nvls_tree.per_connection`):
-    the exchange then goes one message per channel, NCCL's connections.
+    once), as NCCL overlaps the three with its chunks. Inside a node the channels are not
+    simulated separately (the same links, the same shares); the network exchange goes one
+    message per channel, NCCL's connections (each capped by a per-connection goodput,
+    ``--topology-opt net_conn_bandwidth``).
     """
     r, f = comm.rank, plan.wire
     m = plan.machine
@@ -422,7 +422,6 @@ def _nvlstree(comm, x, plan):
     nbytes = int(x.nbytes)
     K = max(1, min(NVLSTREE_PIECES, math.ceil(nbytes / (ppn * NVLS_CHUNK))))
     blocks = [split(piece, ppn) for piece in split(x, K)]
-    split_net = nvls_tree.per_connection(comm.graph)   # a network cap per connection: see there
     with comm.phase("nvlstree"):
         for t in range(K + 2):
             sends, recvs, kinds = [], [], []
@@ -432,15 +431,11 @@ def _nvlstree(comm, x, plan):
                 for h in others:
                     recvs.append(comm.irecv(local[h], tag=("rs", t)))
                     kinds.append(("rs", t, h))
-            if 0 <= t - 1 < K and split_net:   # one message per channel (NCCL connection)
+            if 0 <= t - 1 < K:             # network exchange of piece t - 1: one message per channel
                 for j, part in enumerate(split(blocks[t - 1][me], plan.channels)):
                     sends.append(comm.isend(peer, Wire(part, 1.0), tag=("x", t - 1, j)))
                     recvs.append(comm.irecv(peer, tag=("x", t - 1, j)))
                     kinds.append(("xp", t - 1, me))
-            elif 0 <= t - 1 < K:           # network exchange of piece t - 1 between the heads
-                sends.append(comm.isend(peer, Wire(blocks[t - 1][me], 1.0), tag=("x", t - 1)))
-                recvs.append(comm.irecv(peer, tag=("x", t - 1)))
-                kinds.append(("x", t - 1, me))
             if 0 <= t - 2 < K:             # NVLS multicast of piece t - 2
                 for h in others:
                     sends.append(comm.isend(local[h], Wire(blocks[t - 2][me], f), tag=("ag", t - 2)))
@@ -477,14 +472,13 @@ def messages_hook(algorithm):
             return 2 * (P - 1) * sum(max(1, min(MAX_TREE_CHUNKS, math.ceil(b / chunk))) for b in sizes)
         if plan.algorithm == "nvls":       # per channel every rank to every other, twice
             return 2 * plan.channels * P * (P - 1)
-        split_net = nvls_tree.per_connection(graph)
         if plan.machine.nnodes > 2:        # nvlstree beyond 2 nodes: NVLS + double binary tree
-            return nvls_tree.messages(plan.machine, n * item, plan.channels, split_net)
+            return nvls_tree.messages(plan.machine, n * item, plan.channels)
         total = 0                          # nvlstree on 2 nodes: K pieces, reduce + exchange + multicast
         for ranks in plan.machine.nodes:
             ppn = len(ranks)
             K = max(1, min(NVLSTREE_PIECES, math.ceil(n * item / (ppn * NVLS_CHUNK))))
-            total += ppn * K * (2 * (ppn - 1) + (plan.channels if split_net else 1))
+            total += ppn * K * (2 * (ppn - 1) + plan.channels)
         return total
 
     return messages

@@ -20,15 +20,14 @@ How NCCL runs it, and what runs here:
 The switch's reduce and multicast are emulated with point-to-point messages between the
 GPUs of a node, sized as in nccl-nvls (every GPU link carries (P + 1)/P x S each way at the
 NVLS efficiency); tree messages carry the data as it is (Simple). Channels of one tree use
-the same links, so the simulation sends them together: a message carries chunk ``k`` of
-block ``h`` of every channel of that tree. Chunks are NCCL's NVLSTree chunk (128 KiB per
+the same links, so inside a node the simulation sends them together: a message carries
+chunk ``k`` of block ``h`` of every channel of that tree. Across nodes every channel's share
+is its own message: NCCL opens one network connection per channel and head (16 NVLS
+channels = 16 connections per NIC, where the ring has 2), and a per-connection goodput
+(``--topology-opt net_conn_bandwidth``) caps each of them. Chunks are NCCL's NVLSTree chunk (128 KiB per
 channel and head, 64 KiB from 4 nodes), merged down to at most ``MAX_PIECES`` per tree.
 Every receive stream (peer, kind, tree) has one receive posted at a time, so the chunks of
 a stream travel one after the other (rendezvous messages start when the receive is posted).
-When the network caps each connection (``--topology-opt net_conn_bandwidth``, see
-:func:`per_connection`) the tree's network messages are sent one per channel instead: NCCL
-opens one network connection per channel and head, so each channel's share is its own flow
-under that cap (16 NVLS channels = 16 connections per NIC, where the ring has 2).
 
 Two nodes keep the exchange of ``collectives._nvlstree`` (the same bytes on the one network
 link: with two nodes each tree's up and down messages cross the same link in opposite
@@ -43,8 +42,7 @@ from ..algorithms._common import split
 from .protocols import Wire
 from .search import btree, dtree
 
-__all__ = ["MAX_PIECES", "chunk_bytes", "pieces", "trees_of", "nvlstree_links", "messages", "run",
-           "per_connection"]
+__all__ = ["MAX_PIECES", "chunk_bytes", "pieces", "trees_of", "nvlstree_links", "messages", "run"]
 
 #: chunks per tree simulated at most (NCCL's chunks beyond that are merged: in this flow
 #: model merging only shortens the pipeline fill, by at most one chunk's time per stage)
@@ -83,22 +81,13 @@ def nvlstree_links(machine, channel: int) -> dict:
     return links
 
 
-def per_connection(graph) -> bool:
-    """Whether NVLSTree's network messages go one per channel (NCCL connection): when the
-    graph caps each network connection (graph attribute ``net_conn_bandwidth``, set by the
-    hardware presets' ``net_conn_bandwidth`` option); otherwise the channels of a tree share
-    one message (the same links, the same shares, fewer events)."""
-    return bool(graph.graph.get("net_conn_bandwidth"))
-
-
-def messages(machine, nbytes: int, channels: int, split: bool = False) -> int:
+def messages(machine, nbytes: int, channels: int) -> int:
     """Messages of one call: per tree and chunk, every GPU sends its block to the other
-    ``ppn - 1`` heads and every head multicasts to them; every tree edge carries one
-    message up and one down per head (one per channel of the tree when ``split``,
-    see :func:`per_connection`)."""
+    ``ppn - 1`` heads and every head multicasts to them; every tree edge carries, per head,
+    one message up and one down for each channel of the tree (NCCL's connections)."""
     P, N = machine.ppn, machine.nnodes
     K = pieces(nbytes, channels, P, N)
-    return sum(K * P * (2 * (P - 1) * N + 2 * (N - 1) * (len(chans) if split else 1))
+    return sum(K * P * (2 * (P - 1) * N + 2 * (N - 1) * len(chans))
                for _, chans in trees_of(channels))
 
 
@@ -129,7 +118,6 @@ def run(comm, x, plan):
     waiting: list = []
     actions: list = []
     sends: list = []
-    split_net = per_connection(comm.graph)
     width = {t: len(chans) for t, chans in trees}
 
     def piece(chans, h, k):
@@ -137,14 +125,14 @@ def run(comm, x, plan):
 
     def post(src, kind, t, k):
         if k < K:
-            if split_net and kind in ("up", "down"):   # one message per channel (connection)
+            if kind in ("up", "down"):   # one message per channel (NCCL connection)
                 waiting.append(comm.waitall([comm.irecv(src, tag=(kind, t, k, i)) for i in range(width[t])]))
             else:
                 waiting.append(comm.irecv(src, tag=(kind, t, k)))
             actions.append((src, kind, t, k))
 
     def send(dst, kind, t, k, data, factor):
-        if split_net and kind in ("up", "down"):
+        if kind in ("up", "down"):
             sends.extend(comm.isend(dst, [Wire(a, factor)], tag=(kind, t, k, i)) for i, a in enumerate(data))
         else:
             sends.append(comm.isend(dst, [Wire(a, factor) for a in data], tag=(kind, t, k)))
@@ -186,7 +174,7 @@ def run(comm, x, plan):
             del waiting[i]
             src, kind, t, k = actions.pop(i)
             post(src, kind, t, k + 1)   # keep the stream busy while we work on this chunk
-            if split_net and kind in ("up", "down"):
+            if kind in ("up", "down"):
                 payload = [w for one in payload for w in one]
             data = [w.data for w in payload]
             if kind == "down":
