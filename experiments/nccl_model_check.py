@@ -48,16 +48,21 @@ def _opts(args):
     return out
 
 
+def _table_and_machine(log: str, args: list):
+    """The log's table (its section) and NCCL's view of the machine the run names."""
+    o = _opts(args)
+    table = parse_log((LOGS / log).read_text())[o["section"] - 1]
+    g = topologies.build(o["topology"], o["nodes"], o["topt"])
+    gpus = sorted((n for n, d in g.nodes(data=True) if d.get("kind") == "gpu"),
+                  key=lambda n: (g.nodes[n]["server"], g.nodes[n]["local"]))
+    return table, model.machine_of(g, gpus)
+
+
 def check() -> list:
     launch = load_profile("nccl").nccl["launch_us_per_extra_gpu"]
     lines = []
     for name, log, args in RUNS:
-        o = _opts(args)
-        table = parse_log((LOGS / log).read_text())[o["section"] - 1]
-        g = topologies.build(o["topology"], o["nodes"], o["topt"])
-        gpus = sorted((n for n, d in g.nodes(data=True) if d.get("kind") == "gpu"),
-                      key=lambda n: (g.nodes[n]["server"], g.nodes[n]["local"]))
-        m = model.machine_of(g, gpus)
+        table, m = _table_and_machine(log, args)
         n = m.nranks
         gpp = table.gpus_per_process
         gpp = n if gpp == -1 else (gpp or 1)
@@ -138,12 +143,7 @@ def version_check() -> list:
     lines = []
     for name in ("a100x8", "h100x8-nvls"):
         _, log, args = next(r for r in RUNS if r[0] == name)
-        o = _opts(args)
-        table = parse_log((LOGS / log).read_text())[o["section"] - 1]
-        g = topologies.build(o["topology"], o["nodes"], o["topt"])
-        gpus = sorted((n for n, d in g.nodes(data=True) if d.get("kind") == "gpu"),
-                      key=lambda n: (g.nodes[n]["server"], g.nodes[n]["local"]))
-        m = model.machine_of(g, gpus)
+        table, m = _table_and_machine(log, args)
         graphs = model.graphs_of(m)
         algos = FORCED.get((table.forced_algorithm or "").lower(), model.ALGOS)
         diffs = []

@@ -1,7 +1,28 @@
 """Shared test helpers: small hand-made graphs whose timings have closed forms."""
 
+import importlib.util
+from pathlib import Path
+
 import networkx as nx
 import pytest
+
+EXPERIMENTS = Path(__file__).resolve().parents[1] / "experiments"
+
+
+@pytest.fixture(scope="session")
+def experiment():
+    """``experiment("nccl_summary")``: the script ``experiments/nccl_summary.py`` as a module
+    (the experiment scripts are files, not a package)."""
+    loaded = {}
+
+    def load(name: str):
+        if name not in loaded:
+            spec = importlib.util.spec_from_file_location(name, EXPERIMENTS / f"{name}.py")
+            loaded[name] = importlib.util.module_from_spec(spec)
+            spec.loader.exec_module(loaded[name])
+        return loaded[name]
+
+    return load
 
 
 def mesh_graph(P: int, bandwidth: float = 1e9, latency: float = 1e-6, duplex: str = "full") -> nx.DiGraph:

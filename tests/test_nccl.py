@@ -405,13 +405,8 @@ def test_any_size_and_channel_count_is_exact(n, channels, nodes, algorithm, prot
     assert rep["verified"] and "exact" in rep["verification"]
 
 
-def test_nccl_model_check_script_puts_nccls_model_against_the_logs():
-    import importlib.util
-
-    path = Path(__file__).parents[1] / "experiments" / "nccl_model_check.py"
-    spec = importlib.util.spec_from_file_location("nccl_model_check", path)
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
+def test_nccl_model_check_script_puts_nccls_model_against_the_logs(experiment):
+    mod = experiment("nccl_model_check")
     lines = dict(line.split(": ", 1) for line in mod.check())
     # NCCL 2.30.7 on 8 x A100 at 64 MiB: ring/Simple, L = 56 us + 28 us of launches, busbw 240
     assert "64 MiB ring/simple 204.8 / 166.6 (1.23)" in lines["a100x8"]

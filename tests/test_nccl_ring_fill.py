@@ -144,14 +144,9 @@ def test_v100_meets_the_targets_with_the_fill_and_its_measured_nvlink2_rate():
     assert 0.9 <= r[64 * MiB] <= 1.1 and 0.9 <= r[128 * MiB] <= 1.1
 
 
-def test_nccl_218_constants_change_one_a100_pick_and_the_nvls_latency():
+def test_nccl_218_constants_change_one_a100_pick_and_the_nvls_latency(experiment):
     # experiments/nccl_model_check.py: NCCL 2.18's constants (nccl.md 4.6) on the two 2.18.5 logs
-    import importlib.util
-
-    path = Path(__file__).parents[1] / "experiments" / "nccl_model_check.py"
-    spec = importlib.util.spec_from_file_location("nccl_model_check", path)
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
+    mod = experiment("nccl_model_check")
     lines = dict(line.split(": ", 1) for line in mod.version_check())
     # ring LL at busBw / 3 (2.18) instead of / 2: LL128 wins from 2 MiB instead of 4 MiB
     assert lines["a100x8"].startswith("picks that differ: 2 MiB ring/ll -> ring/ll128;")

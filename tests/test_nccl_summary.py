@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import importlib.util
 import json
-from pathlib import Path
 
 import pytest
 
@@ -12,12 +10,8 @@ KiB, MiB = 1024, 1024 * 1024
 
 
 @pytest.fixture(scope="module")
-def mod():
-    path = Path(__file__).parents[1] / "experiments" / "nccl_summary.py"
-    spec = importlib.util.spec_from_file_location("nccl_summary", path)
-    m = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(m)
-    return m
+def mod(experiment):
+    return experiment("nccl_summary")
 
 
 def row(size, t_ratio, bw_ratio, meas_bw=10.0, **extra):

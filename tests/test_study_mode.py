@@ -185,9 +185,8 @@ def test_smpi_study_uses_the_study_compute_table():
     assert f["phases"].get("compute", 0) == 0
 
 
-def test_study_table_script_config_and_report():
+def test_study_table_script_config_and_report(experiment):
     # the config expands to the 36 published cells; the report joins ours and published
-    import importlib.util
     from pathlib import Path
 
     import pandas as pd
@@ -195,9 +194,7 @@ def test_study_table_script_config_and_report():
     from simcollective.sweep import expand_grid
 
     root = Path(__file__).resolve().parents[1]
-    spec = importlib.util.spec_from_file_location("study_table", root / "experiments" / "study_table.py")
-    st = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(st)
+    st = experiment("study_table")
     pts = expand_grid(root / "experiments" / "configs" / "study_table.toml")
     assert len(pts) == 36 and all(p["study"] is True and p["profile"] == "smpi" for p in pts)
     cells = {(p["topology"], p["gpus"], p["elements"]) for p in pts}
