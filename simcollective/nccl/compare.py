@@ -17,6 +17,10 @@ the searched graph's channels and bandwidth, so its pick does not change), befor
 reduction for small messages. An explicit ``--algorithm``/``--protocol``/``--channels``
 overrides the matching settings (the header says so); every other ``NCCL_*`` setting is listed
 as not modelled, never dropped silently.
+
+``--fit KEY --fit-at SIZE[,SIZE...]`` calibrates one numeric ``--topology-opt`` of the preset to
+the log before comparing (:mod:`simcollective.nccl.fit`): the table is then computed with the
+value found, shown in the header like any ``--topology-opt``, under a ``fit:`` line.
 """
 
 from __future__ import annotations
