@@ -158,7 +158,9 @@ def fit(log, spec, at, *, topology="dgx-h100", nodes=1, topology_opts=None, topo
     if key in opts:
         raise UserInputError(f"--fit {key}: {key} is also given as --topology-opt {key}={opts[key]}; "
                              "give one or the other")
-    topologies.build(topology, nodes, opts)             # the fixed options are valid
+    from ..simulate import RunConfig, build_graph
+
+    build_graph(RunConfig(topology=topology, nodes=nodes, topology_opts=opts))   # the machine and fixed options are valid
     own = option_range(topology, nodes, opts, key)
     linear = key.endswith("_latency")
     if bounds is None:
