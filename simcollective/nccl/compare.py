@@ -17,6 +17,10 @@ the searched graph's channels and bandwidth, so its pick does not change), befor
 reduction for small messages. An explicit ``--algorithm``/``--protocol``/``--channels``
 overrides the matching settings (the header says so); every other ``NCCL_*`` setting is listed
 as not modelled, never dropped silently.
+
+``--fit KEY --fit-at SIZE[,SIZE...]`` calibrates one numeric ``--topology-opt`` of the preset to
+the log before comparing (:mod:`simcollective.nccl.fit`): the table is then computed with the
+value found, shown in the header like any ``--topology-opt``, under a ``fit:`` line.
 """
 
 from __future__ import annotations
@@ -27,7 +31,7 @@ from pathlib import Path
 from ..errors import UserInputError
 from .nccltests import BUS_FACTOR, DTYPES, parse_log
 
-__all__ = ["add_parser", "compare", "format_table", "log_settings", "band", "disagrees"]
+__all__ = ["add_parser", "compare", "format_table", "log_settings", "band", "disagrees", "read_table"]
 
 #: nccl-tests binary name (without ``_perf``) -> the simulator's collective
 SUPPORTED = {"all_reduce": "allreduce", "all_gather": "allgather", "reduce_scatter": "reduce-scatter",
@@ -59,6 +63,13 @@ def add_parser(sub) -> None:
     p.add_argument("--max-size", metavar="BYTES", help="skip larger sizes of the log")
     p.add_argument("--json", metavar="PATH|-", help="write the comparison as JSON (- for stdout)")
     p.add_argument("--plot", metavar="PNG", help="plot busbw against size (log-log), measured and simulated")
+    p.add_argument("--fit", metavar="KEY[=LO:HI]",
+                   help="calibrate: find the value of the preset's numeric --topology-opt KEY (e.g. nic_bandwidth, "
+                        "net_conn_bandwidth, net_latency) for which the simulated busbw matches the log at --fit-at, "
+                        "then print the table with it; range: the option's own (from the preset's check) or LO:HI")
+    p.add_argument("--fit-at", metavar="SIZE[,SIZE...]",
+                   help="the log's sizes to fit (one: ratio 1 by bisection; several: the largest |ln ratio| "
+                        "minimised by golden-section search)")
     p.set_defaults(func=cmd_compare)
 
 
@@ -70,8 +81,8 @@ def cmd_compare(args) -> int:
         raise UserInputError(f"--plot {args.plot!r} must be a .png file name")
     check_output_path(args.plot, "--plot", (".png",))   # checked before any simulation
     check_output_path(args.json, "--json")
-    result = compare(
-        args.log, topology=args.topology, nodes=parse_int(args.nodes, "--nodes", 1),
+    kwargs = dict(
+        topology=args.topology, nodes=parse_int(args.nodes, "--nodes", 1),
         topology_opts=parse_topology_opts(args.topology_opt), algorithm=args.algorithm, profile=args.profile,
         protocol=args.protocol, channels=parse_int(args.channels, "--channels", 1) if args.channels else None,
         section=parse_int(args.section, "--section", 1) if args.section else None, in_place=args.in_place,
@@ -79,6 +90,12 @@ def cmd_compare(args) -> int:
         max_size=parse_size(args.max_size, "--max-size") if args.max_size else None,
         routing=args.routing, topology_file=args.topology_file,
     )
+    if args.fit is not None or args.fit_at is not None:
+        from .fit import fit
+
+        result = fit(args.log, args.fit, args.fit_at, **kwargs)
+    else:
+        result = compare(args.log, **kwargs)
     if args.plot:
         plot(result, args.plot)
     if args.json:
@@ -88,6 +105,20 @@ def cmd_compare(args) -> int:
         if args.plot:
             print(f"plot: {args.plot}")
     return 0
+
+
+def read_table(log, section=None):
+    """The result table of the nccl-tests file ``log`` (path) that a comparison reads
+    (``section``: 1, 2, ... for a file with several); one-line errors for a missing file,
+    a file that is not nccl-tests output, or an ambiguous or missing section."""
+    path = Path(log)
+    if not path.is_file():
+        raise UserInputError(f"LOG {log!r} is not a file")
+    try:
+        text = path.read_text()
+    except UnicodeDecodeError:
+        raise UserInputError(f"{log}: not nccl-tests output (not a text file)") from None
+    return _pick_table(parse_log(text, str(log)), section, str(log))
 
 
 def _pick_table(tables, section, where):
@@ -224,20 +255,16 @@ def _settings_pick(m, graphs, algorithm, nbytes, ls, protocol, channels):
 
 def compare(log, topology="dgx-h100", nodes=1, topology_opts=None, algorithm="auto", profile="nccl",
             protocol=None, channels=None, section=None, in_place=False, min_size=None, max_size=None,
-            routing="first", topology_file=None) -> dict:
-    """Simulate every size of ``log`` (path) and return the comparison (JSON-ready dict)."""
+            routing="first", topology_file=None, sizes=None) -> dict:
+    """Simulate every size of ``log`` (path) and return the comparison (JSON-ready dict).
+
+    ``sizes``: simulate only these sizes of the log (a calibration's search, see
+    :mod:`simcollective.nccl.fit`); None: all of them (within ``min_size``/``max_size``)."""
     from ..algorithms import get_algorithm
     from ..profile import load_profile
     from ..simulate import RunConfig, build_graph, run_allreduce
 
-    path = Path(log)
-    if not path.is_file():
-        raise UserInputError(f"LOG {log!r} is not a file")
-    try:
-        text = path.read_text()
-    except UnicodeDecodeError:
-        raise UserInputError(f"{log}: not nccl-tests output (not a text file)") from None
-    table = _pick_table(parse_log(text, str(log)), section, str(log))
+    table = read_table(log, section)
     if table.collective not in SUPPORTED:
         raise UserInputError(f"{log}: {table.collective}_perf is not simulated; compare supports "
                              f"{', '.join(c + '_perf' for c in SUPPORTED)}")
@@ -310,6 +337,8 @@ def compare(log, topology="dgx-h100", nodes=1, topology_opts=None, algorithm="au
     rows = []
     for row in table.rows:
         if (min_size is not None and row.size < min_size) or (max_size is not None and row.size > max_size):
+            continue
+        if sizes is not None and row.size not in sizes:
             continue
         per = n * item if coll in PER_RANK else item
         if row.size % per:
@@ -452,7 +481,7 @@ def format_table(res: dict) -> str:
     if res["launch_overhead_us"]:
         sim += (f"; single process driving {res['gpus_per_process']} GPUs: "
                 f"+{res['launch_overhead_us']:.1f} us of serialised launches per call")
-    lines = [head, sim] + ([f"log settings: {res['settings_note']}"] if res.get("settings_note") else []) + [
+    lines = ([fit_line(res["fit"])] if res.get("fit") else []) + [head, sim] + ([f"log settings: {res['settings_note']}"] if res.get("settings_note") else []) + [
              f"{'size':>10} {'meas us':>10} {'sim us':>10} {'t ratio':>8} {'meas busbw':>11} {'sim busbw':>10} "
              f"{'bw ratio':>8}  chosen"]
     derived = False
@@ -487,6 +516,19 @@ def format_table(res: dict) -> str:
         lines.append(f"  where the log agrees with itself ({len(res['rows']) - s['rows_log_disagrees']} sizes, "
                      f"without the {s['rows_log_disagrees']} marked !): " + "; ".join(parts))
     return "\n".join(lines)
+
+
+def fit_line(f: dict) -> str:
+    """``fit: KEY = VALUE (busbw sim/published at SIZE: RATIO; N simulations)`` (see
+    :func:`simcollective.nccl.fit.fit`)."""
+    from ..units import format_bytes
+
+    at = ", ".join(format_bytes(s) for s in f["sizes"])
+    ratios = ", ".join(f"{r:.3f}" for r in f["ratios"])
+    line = f"fit: {f['key']} = {f['value']:.4g} (busbw sim/published at {at}: {ratios}; {f['simulations']} simulations)"
+    if f.get("note"):
+        line += f"; {f['note']}"
+    return line
 
 
 def plot(res: dict, path: str) -> None:
