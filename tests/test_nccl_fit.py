@@ -8,6 +8,8 @@ import re
 
 import pytest
 
+from simcollective.errors import TopologyError
+
 import simcollective.nccl.compare as compare_module
 from simcollective.cli import main
 from simcollective.errors import UserInputError
@@ -60,12 +62,20 @@ def cli(capsys, *argv):
     return code, out, err
 
 
-def test_the_option_ranges_are_read_from_the_preset_checks():
-    assert option_range("dgx-h100", 2, {}, "nic_bandwidth") == (1e8, 1e12)
-    assert option_range("dgx-h100", 2, {}, "net_conn_bandwidth") == (1e8, 1e12)
-    assert option_range("dgx-a100", 2, {"nics_per_node": "4"}, "net_latency") == (0.0, 1e-3)
-    assert option_range("dgx-h100", 1, {}, "oversubscription") == (1.0, 64.0)
-    assert option_range("dgx-h100", 1, {}, "nvlink_bandwidth") is None   # checked only as > 0
+def test_the_option_ranges_are_the_ones_the_presets_check():
+    import topologies
+
+    assert option_range("nic_bandwidth") == (1e8, 1e12)
+    assert option_range("net_conn_bandwidth") == (1e8, 1e12)
+    assert option_range("net_latency") == (0.0, 1e-3)
+    assert option_range("oversubscription") == (1.0, 64.0)
+    assert option_range("nvlink_bandwidth") is None   # checked only as > 0
+    # the same table bounds the presets: just inside builds, just outside is the one-line error
+    for key in ("nic_bandwidth", "net_conn_bandwidth", "net_latency", "oversubscription"):
+        lo, hi = option_range(key)
+        topologies.build("dgx-h100", 2, {key: hi})
+        with pytest.raises(TopologyError, match=rf"^{key} must be a number from \S+ to \S+ .*got"):
+            topologies.build("dgx-h100", 2, {key: hi * 1.001})
 
 
 def test_a_one_size_fit_recovers_the_rate_the_log_was_made_with(synthetic):

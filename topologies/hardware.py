@@ -79,6 +79,7 @@ __all__ = [
     "dgx1_v100_node",
     "dgx2_v100_node",
     "nearest_nic",
+    "OPTION_RANGES",
 ]
 
 #: Ring over the 8 double NVLinks of a DGX-1 (0-3-2-1-5-6-7-4-0), the order
@@ -99,33 +100,27 @@ def _check_nics(nics: object, gpus: int) -> int:
     return nics
 
 
-def _check_nic_bandwidth(value: object) -> float:
-    if (isinstance(value, bool) or not isinstance(value, (int, float))
-            or not math.isfinite(value) or not 1e8 <= value <= 1e12):
-        raise TopologyError(
-            f"nic_bandwidth must be a number from 1e8 to 1e12 bytes/s per direction "
-            f"(400 Gb/s = 5e10), got {value!r}"
-        )
-    return float(value)
+#: The range-checked real options of every hardware preset: key -> (low, high as written,
+#: what the value is, whether ``inf`` is also allowed). One table serves the presets' checks
+#: and ``simcollective compare --fit`` (its default search range).
+OPTION_RANGES = {
+    "nic_bandwidth": ("1e8", "1e12", "bytes/s per direction (400 Gb/s = 5e10)", False),
+    "net_latency": ("0", "1e-3", "seconds (the network transport's advertised latency per network hop, "
+                    "0 = none)", False),
+    "net_conn_bandwidth": ("1e8", "1e12", "bytes/s (the most one NCCL network connection carries)", True),
+    "oversubscription": ("1", "64", "(leaf down:up bandwidth, 1 = full bisection)", False),
+}
 
 
-def _check_net_latency(value: object) -> float:
-    if (isinstance(value, bool) or not isinstance(value, (int, float))
-            or not math.isfinite(value) or not 0 <= value <= 1e-3):
-        raise TopologyError(
-            f"net_latency must be a number from 0 to 1e-3 seconds (the network transport's "
-            f"advertised latency per network hop, 0 = none), got {value!r}"
-        )
-    return float(value)
-
-
-def _check_net_conn_bandwidth(value: object) -> float:
-    if (isinstance(value, bool) or not isinstance(value, (int, float)) or math.isnan(value)
-            or not (value == math.inf or 1e8 <= value <= 1e12)):
-        raise TopologyError(
-            f"net_conn_bandwidth must be a number from 1e8 to 1e12 bytes/s (the most one NCCL "
-            f"network connection carries), or inf for no limit (the default), got {value!r}"
-        )
+def _check_range(key: str, value: object) -> float:
+    """``value`` as a float if it is a number within ``OPTION_RANGES[key]``, else a one-line
+    TopologyError naming it and the range."""
+    lo, hi, what, inf_ok = OPTION_RANGES[key]
+    ok = (not isinstance(value, bool) and isinstance(value, (int, float)) and not math.isnan(value)
+          and ((inf_ok and value == math.inf) or (math.isfinite(value) and float(lo) <= value <= float(hi))))
+    if not ok:
+        raise TopologyError(f"{key} must be a number from {lo} to {hi} {what}"
+                            + (", or inf for no limit (the default)" if inf_ok else "") + f", got {value!r}")
     return float(value)
 
 
@@ -140,16 +135,6 @@ def _cap_connections(G, net_conn_bandwidth: float) -> None:
         if d.get("link_type") in ("infiniband", "ethernet") and "nic" in (
                 G.nodes[u].get("kind"), G.nodes[v].get("kind")):
             d["flow_bandwidth"] = float(net_conn_bandwidth)
-
-
-def _check_oversubscription(value: object) -> float:
-    if (isinstance(value, bool) or not isinstance(value, (int, float))
-            or not math.isfinite(value) or not 1 <= value <= 64):
-        raise TopologyError(
-            f"oversubscription must be a number from 1 to 64 (leaf down:up bandwidth, "
-            f"1 = full bisection), got {value!r}"
-        )
-    return float(value)
 
 
 def nearest_nic(local: int, gpus: int, nics: int) -> int:
@@ -417,8 +402,8 @@ def _common_checks(nodes, gpus, nics, nic_bandwidth, oversubscription, nodes_per
         raise TopologyError(f"duplex must be one of {', '.join(DUPLEX)}, got {duplex!r}")
     check_count("nodes", nodes)
     _check_nics(nics, gpus)
-    _check_nic_bandwidth(nic_bandwidth)
-    _check_oversubscription(oversubscription)
+    _check_range("nic_bandwidth", nic_bandwidth)
+    _check_range("oversubscription", oversubscription)
     check_count("nodes_per_su", nodes_per_su)
     check_count("spines", spines, 0)
 
@@ -531,9 +516,9 @@ def dgx1_v100(
     _rails(G, ports, nodes_per_su=nodes_per_su, spines=spines, oversubscription=oversubscription,
            nic_bandwidth=nic_bandwidth, nic_latency=nic_latency, uplink_latency=uplink_latency,
            switch_bandwidth=switch_bandwidth, switch_latency=switch_latency, duplex=duplex)
-    if _check_net_latency(net_latency):
+    if _check_range("net_latency", net_latency):
         G.graph["net_latency"] = float(net_latency)
-    _cap_connections(G, _check_net_conn_bandwidth(net_conn_bandwidth))
+    _cap_connections(G, _check_range("net_conn_bandwidth", net_conn_bandwidth))
     return validate(G)
 
 
@@ -623,9 +608,9 @@ def dgx2_v100(
     _rails(G, ports, nodes_per_su=nodes_per_su, spines=spines, oversubscription=oversubscription,
            nic_bandwidth=nic_bandwidth, nic_latency=nic_latency, uplink_latency=uplink_latency,
            switch_bandwidth=switch_bandwidth, switch_latency=switch_latency, duplex=duplex)
-    if _check_net_latency(net_latency):
+    if _check_range("net_latency", net_latency):
         G.graph["net_latency"] = float(net_latency)
-    _cap_connections(G, _check_net_conn_bandwidth(net_conn_bandwidth))
+    _cap_connections(G, _check_range("net_conn_bandwidth", net_conn_bandwidth))
     return validate(G)
 
 
@@ -636,8 +621,8 @@ def _hgx_cluster(name, text, nodes, *, model, gpus, links_per_gpu, chips, nvls, 
                  net_latency=0.0, net_conn_bandwidth=math.inf) -> nx.DiGraph:
     _common_checks(nodes, gpus, nics_per_node, nic_bandwidth, oversubscription, nodes_per_su,
                    spines, duplex)
-    _check_net_latency(net_latency)
-    _check_net_conn_bandwidth(net_conn_bandwidth)
+    _check_range("net_latency", net_latency)
+    _check_range("net_conn_bandwidth", net_conn_bandwidth)
     per_gpu = links_per_gpu * nvlink_bandwidth
     G = _graph(name, f"{text}: {nodes} node(s) x {gpus} {model} on NVSwitch "
                f"({links_per_gpu} x {nvlink_bandwidth / 1e9:g} GB/s/dir = "
@@ -1038,7 +1023,7 @@ def gb200_nvl72(
     _rails(G, ports, nodes_per_su=nodes_per_su, spines=spines, oversubscription=oversubscription,
            nic_bandwidth=nic_bandwidth, nic_latency=nic_latency, uplink_latency=uplink_latency,
            switch_bandwidth=switch_bandwidth, switch_latency=switch_latency, duplex=duplex)
-    if _check_net_latency(net_latency):
+    if _check_range("net_latency", net_latency):
         G.graph["net_latency"] = float(net_latency)
-    _cap_connections(G, _check_net_conn_bandwidth(net_conn_bandwidth))
+    _cap_connections(G, _check_range("net_conn_bandwidth", net_conn_bandwidth))
     return validate(G)

@@ -13,8 +13,8 @@ prints 0.00 for small sizes; busbw-only logs: the time derived from their busbw)
 
 The search is deterministic (fixed tolerances and iteration caps, no randomness):
 
-* **range** (the bracket): the option's own range as the preset checks it (read from the
-  preset's one-line error for an out-of-range value, e.g. ``nic_bandwidth`` 1e8 to 1e12),
+* **range** (the bracket): the option's own range as the preset checks it
+  (:data:`topologies.hardware.OPTION_RANGES`, e.g. ``nic_bandwidth`` 1e8 to 1e12),
   or ``--fit KEY=LO:HI``. An option the preset does not range-check (only "> 0") needs
   ``KEY=LO:HI``.
 * **scale**: latencies (``*_latency``, whose range starts at 0) are searched linearly;
@@ -41,7 +41,6 @@ size at one value each), not the final table's.
 from __future__ import annotations
 
 import math
-import re
 
 from ..errors import TopologyError, UserInputError
 
@@ -68,22 +67,16 @@ def fit_keys(topology: str) -> list[str]:
             if isinstance(v, float) and not isinstance(v, bool)]
 
 
-def option_range(topology: str, nodes: int, opts: dict, key: str) -> tuple[float, float] | None:
-    """``(lo, hi)``: the range the preset's check allows for ``key`` (read from its one-line
-    error for a value below every range, -1), or None when the preset checks only that the
-    value is a positive number."""
-    import topologies
+def option_range(key: str) -> tuple[float, float] | None:
+    """``(lo, hi)``: the range the hardware presets allow for ``key``
+    (:data:`topologies.hardware.OPTION_RANGES`), or None for an option checked only to be a
+    positive number (``--fit KEY=LO:HI`` then)."""
+    from topologies.hardware import OPTION_RANGES
 
-    try:
-        topologies.build(topology, nodes, {**opts, key: -1.0})
-    except TopologyError as exc:
-        m = re.match(rf"{re.escape(key)} must be a number from (\S+) to (\S+)", str(exc))
-        if m:
-            try:
-                return float(m.group(1)), float(m.group(2))
-            except ValueError:
-                return None
-    return None
+    if key not in OPTION_RANGES:
+        return None
+    lo, hi, _, _ = OPTION_RANGES[key]
+    return float(lo), float(hi)
 
 
 def _parse_spec(spec: str, keys: list[str], topology: str):
@@ -161,7 +154,7 @@ def fit(log, spec, at, *, topology="dgx-h100", nodes=1, topology_opts=None, topo
     from ..simulate import RunConfig, build_graph
 
     build_graph(RunConfig(topology=topology, nodes=nodes, topology_opts=opts))   # the machine and fixed options are valid
-    own = option_range(topology, nodes, opts, key)
+    own = option_range(key)
     linear = key.endswith("_latency")
     if bounds is None:
         if own is None:
