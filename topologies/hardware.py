@@ -379,13 +379,20 @@ def dgx2_v100_node(
 
 
 def _rails(G, ports, *, nodes_per_su, spines, oversubscription, nic_bandwidth, nic_latency,
-           uplink_latency, switch_bandwidth, switch_latency, duplex) -> None:
+           uplink_latency, switch_bandwidth, switch_latency, duplex, net_latency,
+           net_conn_bandwidth) -> None:
+    """The rail-optimized fabric, and the network transport's figures NCCL sees on it
+    (``net_latency`` as a graph attribute when not 0, ``net_conn_bandwidth`` on the NIC
+    cables); both checked by :func:`_common_checks`."""
     fabrics.rail_optimized(
         G, ports, nodes_per_su=nodes_per_su, spines=spines, oversubscription=oversubscription,
         link_bandwidth=nic_bandwidth, link_latency=nic_latency, uplink_latency=uplink_latency,
         leaf_bandwidth=switch_bandwidth, leaf_latency=switch_latency,
         spine_bandwidth=switch_bandwidth, spine_latency=switch_latency, duplex=duplex,
     )
+    if net_latency:
+        G.graph["net_latency"] = float(net_latency)
+    _cap_connections(G, float(net_conn_bandwidth))
 
 
 def _graph(name, description, gpus_per_node, *, nvls, rank_order=None) -> nx.DiGraph:
@@ -397,7 +404,7 @@ def _graph(name, description, gpus_per_node, *, nvls, rank_order=None) -> nx.DiG
 
 
 def _common_checks(nodes, gpus, nics, nic_bandwidth, oversubscription, nodes_per_su, spines,
-                   duplex):
+                   duplex, net_latency, net_conn_bandwidth):
     if duplex not in DUPLEX:
         raise TopologyError(f"duplex must be one of {', '.join(DUPLEX)}, got {duplex!r}")
     check_count("nodes", nodes)
@@ -406,6 +413,8 @@ def _common_checks(nodes, gpus, nics, nic_bandwidth, oversubscription, nodes_per
     _check_range("oversubscription", oversubscription)
     check_count("nodes_per_su", nodes_per_su)
     check_count("spines", spines, 0)
+    _check_range("net_latency", net_latency)
+    _check_range("net_conn_bandwidth", net_conn_bandwidth)
 
 
 def _fabric_text(nodes, nics, nic_bandwidth, oversubscription) -> str:
@@ -504,7 +513,7 @@ def dgx1_v100(
     ('0,3,2,1,5,6,7,4', 'hardware')
     """
     _common_checks(nodes, 8, nics_per_node, nic_bandwidth, oversubscription, nodes_per_su,
-                   spines, duplex)
+                   spines, duplex, net_latency, net_conn_bandwidth)
     G = _graph("dgx1-v100", f"DGX-1V: {nodes} node(s) x 8 V100, hybrid cube-mesh NVLink 2 "
                f"(25 GB/s/dir per link), "
                f"{_fabric_text(nodes, nics_per_node, nic_bandwidth, oversubscription)}",
@@ -515,10 +524,8 @@ def dgx1_v100(
              for s in range(nodes)]
     _rails(G, ports, nodes_per_su=nodes_per_su, spines=spines, oversubscription=oversubscription,
            nic_bandwidth=nic_bandwidth, nic_latency=nic_latency, uplink_latency=uplink_latency,
-           switch_bandwidth=switch_bandwidth, switch_latency=switch_latency, duplex=duplex)
-    if _check_range("net_latency", net_latency):
-        G.graph["net_latency"] = float(net_latency)
-    _cap_connections(G, _check_range("net_conn_bandwidth", net_conn_bandwidth))
+           switch_bandwidth=switch_bandwidth, switch_latency=switch_latency, duplex=duplex,
+           net_latency=net_latency, net_conn_bandwidth=net_conn_bandwidth)
     return validate(G)
 
 
@@ -595,7 +602,7 @@ def dgx2_v100(
     (6, 'n0/nic7')
     """
     _common_checks(nodes, 16, nics_per_node, nic_bandwidth, oversubscription, nodes_per_su,
-                   spines, duplex)
+                   spines, duplex, net_latency, net_conn_bandwidth)
     G = _graph("dgx2-v100", f"DGX-2: {nodes} node(s) x 16 V100, 2 baseboards x 6 NVSwitch "
                f"planes (6 x 25 GB/s/dir per GPU), "
                f"{_fabric_text(nodes, nics_per_node, nic_bandwidth, oversubscription)}",
@@ -607,10 +614,8 @@ def dgx2_v100(
              for s in range(nodes)]
     _rails(G, ports, nodes_per_su=nodes_per_su, spines=spines, oversubscription=oversubscription,
            nic_bandwidth=nic_bandwidth, nic_latency=nic_latency, uplink_latency=uplink_latency,
-           switch_bandwidth=switch_bandwidth, switch_latency=switch_latency, duplex=duplex)
-    if _check_range("net_latency", net_latency):
-        G.graph["net_latency"] = float(net_latency)
-    _cap_connections(G, _check_range("net_conn_bandwidth", net_conn_bandwidth))
+           switch_bandwidth=switch_bandwidth, switch_latency=switch_latency, duplex=duplex,
+           net_latency=net_latency, net_conn_bandwidth=net_conn_bandwidth)
     return validate(G)
 
 
@@ -620,9 +625,7 @@ def _hgx_cluster(name, text, nodes, *, model, gpus, links_per_gpu, chips, nvls, 
                  uplink_latency, switch_bandwidth, switch_latency, duplex,
                  net_latency=0.0, net_conn_bandwidth=math.inf) -> nx.DiGraph:
     _common_checks(nodes, gpus, nics_per_node, nic_bandwidth, oversubscription, nodes_per_su,
-                   spines, duplex)
-    _check_range("net_latency", net_latency)
-    _check_range("net_conn_bandwidth", net_conn_bandwidth)
+                   spines, duplex, net_latency, net_conn_bandwidth)
     per_gpu = links_per_gpu * nvlink_bandwidth
     G = _graph(name, f"{text}: {nodes} node(s) x {gpus} {model} on NVSwitch "
                f"({links_per_gpu} x {nvlink_bandwidth / 1e9:g} GB/s/dir = "
@@ -638,10 +641,8 @@ def _hgx_cluster(name, text, nodes, *, model, gpus, links_per_gpu, chips, nvls, 
              for s in range(nodes)]
     _rails(G, ports, nodes_per_su=nodes_per_su, spines=spines, oversubscription=oversubscription,
            nic_bandwidth=nic_bandwidth, nic_latency=nic_latency, uplink_latency=uplink_latency,
-           switch_bandwidth=switch_bandwidth, switch_latency=switch_latency, duplex=duplex)
-    if net_latency:
-        G.graph["net_latency"] = float(net_latency)
-    _cap_connections(G, net_conn_bandwidth)
+           switch_bandwidth=switch_bandwidth, switch_latency=switch_latency, duplex=duplex,
+           net_latency=net_latency, net_conn_bandwidth=net_conn_bandwidth)
     return validate(G)
 
 
@@ -996,7 +997,7 @@ def gb200_nvl72(
     (True, 'n19/nic2')
     """
     _common_checks(nodes, 4, nics_per_node, nic_bandwidth, oversubscription, nodes_per_su,
-                   spines, duplex)
+                   spines, duplex, net_latency, net_conn_bandwidth)
     if (isinstance(hosts_per_domain, bool) or not isinstance(hosts_per_domain, int)
             or not 1 <= hosts_per_domain <= 18):
         raise TopologyError(f"hosts_per_domain must be an int from 1 to 18 (4-GPU hosts per "
@@ -1022,8 +1023,6 @@ def gb200_nvl72(
             duplex=duplex))
     _rails(G, ports, nodes_per_su=nodes_per_su, spines=spines, oversubscription=oversubscription,
            nic_bandwidth=nic_bandwidth, nic_latency=nic_latency, uplink_latency=uplink_latency,
-           switch_bandwidth=switch_bandwidth, switch_latency=switch_latency, duplex=duplex)
-    if _check_range("net_latency", net_latency):
-        G.graph["net_latency"] = float(net_latency)
-    _cap_connections(G, _check_range("net_conn_bandwidth", net_conn_bandwidth))
+           switch_bandwidth=switch_bandwidth, switch_latency=switch_latency, duplex=duplex,
+           net_latency=net_latency, net_conn_bandwidth=net_conn_bandwidth)
     return validate(G)
