@@ -25,6 +25,8 @@ import re
 import sys
 from pathlib import Path
 
+from simcollective.units import format_bytes
+
 HERE = Path(__file__).parent
 KiB, MiB = 1024, 1024 * 1024
 
@@ -53,10 +55,8 @@ LABELS = {
 
 
 def fmt_size(b: int) -> str:
-    for unit, div in (("GiB", 1 << 30), ("MiB", MiB), ("KiB", KiB)):
-        if b >= div:
-            return f"{b / div:g} {unit}"
-    return f"{b} B"
+    """The project's ``format_bytes`` without a trailing ``.0`` ('1 MiB', '1.5 KiB', '8 B')."""
+    return format_bytes(b).replace(".0 ", " ")
 
 
 def ranges(sizes: list[int], all_sizes: list[int]) -> str:
