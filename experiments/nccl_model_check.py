@@ -18,8 +18,8 @@ from pathlib import Path
 
 import topologies
 from simcollective.nccl import model
-from simcollective.nccl.compare import SUPPORTED as COLLECTIVE
-from simcollective.nccl.nccltests import BUS_FACTOR, parse_log
+from simcollective.validation.compare import SUPPORTED as COLLECTIVE
+from simcollective.validation.nccltests import BUS_FACTOR, parse_log
 from simcollective.nccl.other_collectives import coll_choose
 from simcollective.profile import load_profile
 

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import topologies
 from simcollective.nccl import collectives
-from simcollective.nccl.compare import compare
+from simcollective.validation.compare import compare
 from simcollective.nccl.protocols import step_bytes
 from simcollective.profile import load_profile
 

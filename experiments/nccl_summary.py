@@ -25,14 +25,14 @@ import re
 import sys
 from pathlib import Path
 
-from simcollective.nccl.compare import band as tolerance
+from simcollective.validation.compare import band as tolerance
 from simcollective.units import format_bytes
 
 HERE = Path(__file__).parent
 KiB, MiB = 1024, 1024 * 1024
 
 #: the bands of issue 15: (name, applies to size, measured quantity); the allowed ratio is
-#: 1 -+ the tolerance `compare` uses for its marks (:func:`simcollective.nccl.compare.band`:
+#: 1 -+ the tolerance `compare` uses for its marks (:func:`simcollective.validation.compare.band`:
 #: 30 % of the time, 25 % and 10 % of busbw)
 BANDS = (
     ("<= 64 KiB time", lambda s: s <= 64 * KiB, "time_ratio"),

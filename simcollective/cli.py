@@ -23,7 +23,7 @@ __all__ = ["main", "build_parser", "add_topology_arguments", "config_from_args"]
 
 # optional subcommand modules, each with ``add_parser(subparsers)``
 _EXTRA_COMMANDS = ("simcollective.sweep", "simcollective.plot", "simcollective.draw", "simcollective.bench",
-                   "simcollective.nccl.compare")
+                   "simcollective.validation.compare")
 
 
 def add_topology_arguments(p: argparse.ArgumentParser, network: bool = True) -> None:

@@ -39,7 +39,7 @@ from .data.collectives import EMPTY_RESULT, Sources, get_collective, verify_piec
 from .errors import UserInputError, VerificationError
 from .placement import describe_placement, resolve_placement
 from .profile import load_profile
-from .resources import check_run_memory
+from .memory import check_run_memory
 from .runtime import run_ranks
 
 __all__ = ["RunConfig", "Report", "run", "run_collective", "run_allreduce", "build_graph", "run_defaults",
@@ -175,7 +175,7 @@ def build_graph(config: RunConfig):
 
     if config.topology_file:
         return topologies.load(config.topology_file)
-    from .resources import check_machine_size
+    from .memory import check_machine_size
 
     if isinstance(config.nodes, int) and config.topology in topologies.PRESETS:
         check_machine_size(config.topology, config.nodes, dict(config.topology_opts or {}))

@@ -14,7 +14,7 @@ import topologies
 from simcollective.cli import main
 from simcollective.errors import UserInputError
 from simcollective.nccl import model, search
-from simcollective.nccl.nccltests import parse_log
+from simcollective.validation.nccltests import parse_log
 from simcollective.profile import load_profile
 from simcollective.simulate import RunConfig, run_allreduce
 
@@ -486,7 +486,7 @@ def test_nvls_fill_rows():
 
 def test_compare_p4d_with_the_fitted_efa_figures_meets_the_small_size_target():
     # the README's p4d command: EFA goodput and transport latency fitted to this log; <= 64 KiB within 30 %
-    from simcollective.nccl.compare import compare
+    from simcollective.validation.compare import compare
 
     res = compare(str(REF / "p4d-a100x8-2node-efa_allreduce_awsdlami.txt"), topology="dgx-a100", nodes=2,
                   topology_opts={"nics_per_node": 4, "nic_bandwidth": 7.34e9, "net_latency": 70e-6},
@@ -499,7 +499,7 @@ def test_compare_p4d_with_the_fitted_efa_figures_meets_the_small_size_target():
 
 
 def test_compare_two_node_nvlstree_mid_size_meets_the_target_with_the_fill():
-    from simcollective.nccl.compare import compare
+    from simcollective.validation.compare import compare
 
     res = compare(str(REF / "h100x8-2to8node-ib400_allreduce_ncclt309.txt"), section=1, topology="dgx-h100",
                   nodes=2, min_size=64 * MiB, max_size=64 * MiB)

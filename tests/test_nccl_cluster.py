@@ -10,8 +10,8 @@ import pytest
 
 from simcollective.cli import main
 from simcollective.errors import UserInputError
-from simcollective.nccl.compare import log_settings
-from simcollective.nccl.nccltests import parse_log, settings_of
+from simcollective.validation.compare import log_settings
+from simcollective.validation.nccltests import parse_log, settings_of
 
 REF = Path(__file__).parents[1] / "experiments" / "nccl-tests"
 H100 = REF / "h100x8-2to8node-ib400_allreduce_ncclt309.txt"
@@ -264,7 +264,7 @@ def test_nvlstree_network_messages_are_per_channel_with_or_without_a_cap():
 
 # ------------------------------------------------------------------ 4. rows where a log disagrees with itself
 
-from simcollective.nccl.compare import band, disagrees, summarize  # noqa: E402
+from simcollective.validation.compare import band, disagrees, summarize  # noqa: E402
 
 
 def test_band_and_disagreement_per_size():

@@ -10,11 +10,11 @@ import pytest
 
 from simcollective.errors import TopologyError
 
-import simcollective.nccl.compare as compare_module
+import simcollective.validation.compare as compare_module
 from simcollective.cli import main
 from simcollective.errors import UserInputError
-from simcollective.nccl.compare import compare
-from simcollective.nccl.fit import RATIO_TOL, fit, option_range
+from simcollective.validation.compare import compare
+from simcollective.validation.fit import RATIO_TOL, fit, option_range
 
 #: the values the synthetic log was "measured" at (the simulator's own times with them)
 NIC_BW = 2.5e10

@@ -11,7 +11,7 @@ import pytest
 import topologies
 from simcollective.cli import main
 from simcollective.nccl import model
-from simcollective.nccl.nccltests import parse_log
+from simcollective.validation.nccltests import parse_log
 from simcollective.nccl.other_collectives import coll_bandwidth, coll_choose, coll_latency
 from simcollective.profile import load_profile
 from simcollective.simulate import RunConfig, run_collective

@@ -9,7 +9,7 @@ import pytest
 
 from simcollective.nccl import collectives
 from simcollective.nccl.collectives import ring_fill
-from simcollective.nccl.compare import compare
+from simcollective.validation.compare import compare
 from simcollective.simulate import RunConfig, run_allreduce
 
 REF = Path(__file__).parents[1] / "experiments" / "nccl-tests"

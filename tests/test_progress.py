@@ -8,7 +8,7 @@ import pytest
 
 from simcollective import cli
 from simcollective.algorithms import load_all
-from simcollective.algorithms._common import allgather_messages, recursive_doubling_messages, two_level_messages
+from simcollective.patterns.dense import allgather_messages, recursive_doubling_messages, two_level_messages
 from simcollective.algorithms.registry import REGISTRY
 from simcollective.errors import UserInputError
 from simcollective.simulate import RunConfig, expected_messages, resolve, run

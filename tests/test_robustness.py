@@ -264,7 +264,7 @@ def test_guard_lets_large_sparse_runs_that_fit_through(memory_20g):
     """Regression: the guard charged every rank a result of its own and refused the S4 and S5
     benchmark runs (sparse-ring-ring at 1024 and 256 ranks, measured peaks 1.25 and 0.59 GB)
     as needing 257 and 48 GiB."""
-    from simcollective.resources import check_run_memory
+    from simcollective.memory import check_run_memory
 
     for ranks in (256, 1024):
         need = check_run_memory(ranks, 32 * 2**20, np.dtype("int32"), "sparse", 32 * 2**20 // 1024, 20_000)
@@ -272,7 +272,7 @@ def test_guard_lets_large_sparse_runs_that_fit_through(memory_20g):
 
 
 def test_guard_estimate_and_small_memory(capsys, monkeypatch):
-    from simcollective.resources import BYTES_PER_RANK, estimate_run_bytes
+    from simcollective.memory import BYTES_PER_RANK, estimate_run_bytes
 
     base = estimate_run_bytes(4, 2**20, 4, "symbolic")
     assert estimate_run_bytes(4, 2**20, 4, "full") - base == 3 * 4 * 2**22 + 8 * 2**20

@@ -16,8 +16,8 @@ from hypothesis import strategies as st
 import topologies
 from simcollective import data
 from simcollective.algorithms import ALGORITHMS, load_all, register
-from simcollective.algorithms._sparse_common import ring_pass, split_stream
-from simcollective.algorithms.sparse_ring_ring import resparsify_k
+from simcollective.patterns.sparse import ring_pass, split_stream
+from simcollective.algorithms.allreduce.sparse_ring_ring import resparsify_k
 from simcollective.data import Parts
 from simcollective.errors import UserInputError, VerificationError
 from simcollective.simulate import RunConfig, run_allreduce
@@ -433,7 +433,7 @@ def test_allgathered_parts_are_shared(alg):
 def test_sum_streams_matches_sequential_dense_sums(n, start, q, density, dtype, seed):
     # both ways of summing (sort, or a dense buffer when entries >= range / 8) must give
     # the sequential sum in list order, keep cancelled zeros, and follow the dense rule
-    from simcollective.algorithms._sparse_common import sum_streams
+    from simcollective.patterns.sparse import sum_streams
 
     rng = np.random.default_rng(seed)
     streams = []
@@ -467,7 +467,7 @@ def test_sum_streams_window_by_window_matches_a_plain_sum(seed, P, dtype, fill):
     # many entries for the range (8 x entries >= n): summed window by window in a buffer
     # the size of a window; the union and the sums (in list order) are those of a plain
     # dense sum, sparse or dense by the exact rule, exact zeros from cancellation kept
-    from simcollective.algorithms._sparse_common import sum_streams
+    from simcollective.patterns.sparse import sum_streams
 
     rng = np.random.default_rng(seed)
     start, n = 1000, 200_000

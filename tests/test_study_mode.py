@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 import topologies
-from simcollective.algorithms.ssar_split_allgather import StudyPairs
+from simcollective.algorithms.allreduce.ssar_split_allgather import StudyPairs
 from simcollective.data.sparse import SparseStream
 from simcollective.errors import UserInputError
 from simcollective.network.engine import Network, SimEnvironment

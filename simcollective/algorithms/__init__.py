@@ -4,7 +4,7 @@ one module each, registered in :mod:`.registry` under (collective, name)."""
 import importlib
 import pkgutil
 
-from ._sparse_common import STUDY_SIZING
+from ..patterns.sparse import STUDY_SIZING
 from .registry import ALGORITHMS, Algorithm, get_algorithm, register
 
 __all__ = ["ALGORITHMS", "Algorithm", "get_algorithm", "register", "load_all", "STUDY_SIZING"]
@@ -16,8 +16,9 @@ def load_all() -> dict:
     """Import every algorithm module of this package (each registers itself)."""
     global _loaded
     if not _loaded:
-        for mod in sorted(m.name for m in pkgutil.iter_modules(__path__)):
-            if mod not in ("registry",) and not mod.startswith("_"):
-                importlib.import_module(f"{__name__}.{mod}")
+        for folder in sorted(m.name for m in pkgutil.iter_modules(__path__) if m.ispkg):
+            pkg = importlib.import_module(f"{__name__}.{folder}")
+            for mod in sorted(m.name for m in pkgutil.iter_modules(pkg.__path__)):
+                importlib.import_module(f"{pkg.__name__}.{mod}")
         _loaded = True
     return ALGORITHMS

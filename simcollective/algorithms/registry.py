@@ -76,7 +76,7 @@ def _check_chunk_size(value, nranks: int) -> None:
 
 
 def _check_allgather(value, nranks: int) -> None:
-    from ._common import ALLGATHERS
+    from ..patterns.dense import ALLGATHERS
 
     if value not in ALLGATHERS:
         raise UserInputError(f"--allgather {value!r} must be one of: {', '.join(ALLGATHERS)}")

@@ -23,7 +23,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from ..algorithms._common import TreeJob, pipelined_trees, split
+from ..patterns.dense import TreeJob, pipelined_trees, split
 from ..data.blocks import block_bounds
 from ..data.parts import concat
 from ..errors import UserInputError

@@ -38,7 +38,7 @@ from __future__ import annotations
 
 import math
 
-from ..algorithms._common import split
+from ..patterns.dense import split
 from .protocols import Wire
 from .search import btree, dtree
 

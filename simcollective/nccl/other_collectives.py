@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import math
 
-from ..algorithms._common import split
+from ..patterns.dense import split
 from ..data.blocks import block_bounds
 from ..errors import UserInputError
 from . import model

@@ -1,0 +1,137 @@
+"""NCCL's double binary tree allreduce."""
+
+from __future__ import annotations
+
+from ...data.blocks import block_bounds
+from ...patterns.dense import TreeJob, flatten, nchunks, pipelined_trees, split
+from ..registry import register
+
+#: NCCL's SIMPLE-protocol step: NCCL_BUFFSIZE (4 MiB) / NCCL_STEPS (8)
+DEFAULT_CHUNK = 512 * 1024
+#: the automatic chunk is not halved below this (where NCCL's first tuning rule stops;
+#: much smaller chunks would be eager messages, which do not queue behind each other)
+MIN_AUTO_CHUNK = 128 * 1024
+
+
+def btree_parent(n: int, M: int):
+    """Parent of node ``n`` in NCCL's binary tree over ``M`` nodes (``None`` for node 0).
+
+    bit = lowest set bit of n; parent = (n XOR bit) | (bit << 1), or n XOR bit if that is
+    >= M. (Children are the nodes whose parent is n: n - bit/2 and the first n + l < M for
+    l = bit/2, bit/4, ..., 1; node 0 has the single child bit/2 with bit the smallest
+    power of two >= M.)
+    """
+    if n == 0:
+        return None
+    bit = n & -n
+    up = (n ^ bit) | (bit << 1)
+    return up if up < M else n ^ bit
+
+
+def double_tree_parents(M: int) -> tuple[list, list]:
+    """Parent of every node in the two trees: the second one mirrors the first (node n
+    plays M - 1 - n) if M is even, else shifts it (node n plays (n - 1) mod M)."""
+    first = [btree_parent(n, M) for n in range(M)]
+    if M % 2 == 0:
+        role, unrole = (lambda n: M - 1 - n), (lambda v: M - 1 - v)
+    else:
+        role, unrole = (lambda n: (n - 1) % M), (lambda v: (v + 1) % M)
+    second = []
+    for n in range(M):
+        p = first[role(n)]
+        second.append(None if p is None else unrole(p))
+    return first, second
+
+
+def node_layout(comm) -> list[list[int]]:
+    """Ranks of ``comm`` grouped by server (physical node): nodes in order of their first
+    rank, each node's ranks in rank order (its chain)."""
+    nodes: dict = {}
+    for r in range(comm.size):
+        nodes.setdefault(comm.server(r), []).append(r)
+    return list(nodes.values())
+
+
+def tree_links(nodes: list, parents: list, r: int):
+    """``(parent, children)`` of rank ``r`` for a tree over nodes whose GPUs form chains.
+
+    Inside a node the GPUs are a chain in rank order; its first GPU connects to the first
+    GPUs of the parent and child nodes. Data flows up the chain towards the first GPU.
+    """
+    where = {q: (n, i) for n, chain in enumerate(nodes) for i, q in enumerate(chain)}
+    n, i = where[r]
+    chain = nodes[n]
+    children = [chain[i + 1]] if i + 1 < len(chain) else []
+    if i > 0:
+        return chain[i - 1], children
+    parent = None if parents[n] is None else nodes[parents[n]][0]
+    children += [nodes[c][0] for c in range(len(nodes)) if parents[c] == n]
+    return parent, children
+
+
+def _depth(nodes: list, parents: list) -> int:
+    """Ranks on the longest root-to-leaf path (bound: tree depth in nodes + longest chain - 1)."""
+    def up(n):
+        d = 0
+        while n is not None:
+            d, n = d + 1, parents[n]
+        return d
+    return max(up(n) for n in range(len(nodes))) - 1 + max(len(c) for c in nodes)
+
+
+def auto_chunk(half_bytes: int, depth: int) -> int:
+    """NCCL-like default: 512 KiB, halved (not below 128 KiB) while a tree's half of the
+    data would make fewer than 8 x depth chunks, so the pipeline stays full."""
+    c = DEFAULT_CHUNK
+    while c > MIN_AUTO_CHUNK and half_bytes < 8 * depth * c:
+        c //= 2
+    return c
+
+
+def _messages(P, *, n, dtype, servers, chunk_size=None, **_):
+    """2 (P - 1) (k_1 + k_2): each tree spans the P ranks (P - 1 edges), every edge carries
+    its half's k_t chunks up and down (k_t as the algorithm chooses it per tree)."""
+    if P < 2:
+        return 0
+    by_server: dict = {}
+    for r, s in enumerate(servers):
+        by_server.setdefault(s, []).append(r)
+    nodes = list(by_server.values())
+    total = 0
+    for (a, b), parents in zip(block_bounds(n, 2), double_tree_parents(len(nodes))):
+        half = (b - a) * dtype.itemsize
+        total += nchunks(half, chunk_size or auto_chunk(half, _depth(nodes, parents)))
+    return 2 * (P - 1) * total
+
+
+@register("double-binary-tree", kind="dense", options=("chunk_size",), messages=_messages)
+def double_binary_tree(comm, x, *, chunk_size=None):
+    """NCCL's double binary tree: two pipelined trees over the nodes, half the data each.
+
+    Nodes are the servers of the ranks (in rank order); inside a node the GPUs form a
+    chain whose first GPU joins the trees. Tree 1 is NCCL's binary tree over the M nodes,
+    tree 2 its mirror (M even) or shift (M odd), so with M even every node is an inner
+    node of at most one tree. Half h of the vector (``block_bounds(N, 2)``) goes through
+    tree h in chunks: receive chunk j from all children, add, send it up; the root turns
+    it around and every rank forwards it down as it arrives, so the reduction of later
+    chunks overlaps the broadcast of earlier ones; both trees run at the same time.
+
+    ``chunk_size`` (bytes): default ``None`` = NCCL-like automatic size, 512 KiB
+    (NCCL_BUFFSIZE / NCCL_STEPS) halved down to 128 KiB while a half would have fewer
+    than 8 x (tree depth in ranks) chunks.
+    """
+    P, r = comm.size, comm.rank
+    if P == 1:
+        return [x]
+    nodes = node_layout(comm)
+    trees = double_tree_parents(len(nodes))
+    halves = split(x, 2)
+    jobs = []
+    for t, (half, parents) in enumerate(zip(halves, trees)):
+        size = chunk_size or auto_chunk(half.nbytes, _depth(nodes, parents))
+        k = nchunks(half.nbytes, size)
+        parent, children = tree_links(nodes, parents, r)
+        jobs.append(TreeJob(split(half, k), parent, children, tag=t))
+    with comm.phase("reduce-broadcast"):
+        yield from pipelined_trees(comm, jobs)
+    return flatten([job.out for job in jobs])

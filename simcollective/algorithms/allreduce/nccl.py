@@ -1,0 +1,25 @@
+"""nccl: NCCL's automatic choice of algorithm, protocol and channels per call."""
+
+from __future__ import annotations
+
+from ...nccl.collectives import check_options, messages_hook, plan_for, report_fields, run_plan
+from ..registry import register
+
+
+@register("nccl", kind="dense", options=("protocol", "channels"), check=check_options,
+          messages=messages_hook("auto"))
+def nccl(comm, x, *, protocol=None, channels=None):
+    """NCCL's allreduce as NCCL picks it: algorithm, protocol and channels by NCCL's cost model.
+
+    Evaluates NCCL's cost model (tuning.cc: latency + bytes / bandwidth for every
+    algorithm and protocol NCCL would enable here) and runs the cheapest of nccl-ring,
+    nccl-tree and nccl-nvls with that protocol and NCCL's channel count for the size.
+    ``protocol`` restricts the choice to one protocol; ``channels`` overrides the count.
+    The choice is reported as ``algorithm_chosen``, ``protocol``, ``channels`` (and
+    ``nccl_model_choice``: NCCL's pick among all its algorithms, NVLSTree included).
+    """
+    plan = plan_for(comm, x, "auto", protocol, channels)
+    return (yield from run_plan(comm, x, plan))
+
+
+nccl.report_fields = report_fields("auto")

@@ -1,0 +1,1 @@
+"""alltoall algorithms, one file each."""

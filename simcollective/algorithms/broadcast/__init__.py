@@ -1,0 +1,1 @@
+"""broadcast algorithms, one file each."""

@@ -1,0 +1,1 @@
+"""reduce algorithms, one file each."""

@@ -1,0 +1,1 @@
+"""reduce_scatter algorithms, one file each."""
