@@ -68,7 +68,7 @@ def _closest(values, wanted):
 def draw_figures(df, name: str, figures: list, outdir: Path) -> list:
     """Draw every figure spec for every profile in the results; return the written paths."""
     from simcollective.errors import SimCollectiveError
-    from simcollective.plot import plot_results
+    from simcollective.figures import plot_results
 
     ok = df[df["ok"].astype(bool)]
     written = []
@@ -121,7 +121,7 @@ def run_experiment(name: str, figures: list, reduced: dict, description: str = "
     args = ap.parse_args()
 
     from simcollective.errors import SimCollectiveError
-    from simcollective.sweep import expand_grid, read_results, run_sweep
+    from simcollective.sweeps import expand_grid, read_results, run_sweep
 
     t0 = time.perf_counter()
     with open(HERE / "configs" / f"{name}.toml", "rb") as fh:

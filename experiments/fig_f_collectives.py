@@ -84,7 +84,7 @@ def main(argv=None) -> int:
     import matplotlib
 
     matplotlib.use("Agg")
-    from simcollective.sweep import read_results, run_sweep
+    from simcollective.sweeps import read_results, run_sweep
 
     t0 = time.perf_counter()
     outdir = HERE / "results" / ("reduced" if args.reduced else "")

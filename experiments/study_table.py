@@ -146,7 +146,7 @@ def main() -> int:
     args = ap.parse_args()
 
     from simcollective.errors import SimCollectiveError
-    from simcollective.sweep import read_results, run_sweep
+    from simcollective.sweeps import read_results, run_sweep
 
     t0 = time.perf_counter()
     outdir = Path(args.out)

@@ -132,7 +132,7 @@ import sys
 
 sys.path.insert(0, str(ROOT / "experiments"))
 import fig_f_collectives as exp
-from simcollective.sweep import read_results, run_sweep
+from simcollective.sweeps import read_results, run_sweep
 
 table = ROOT / "experiments" / "results" / "fig_f_collectives.csv"
 if table.exists() and not SMALL:

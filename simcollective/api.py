@@ -26,6 +26,7 @@ import tempfile
 from pathlib import Path
 
 from .errors import UserInputError
+from .parsing import check_exclusive
 from .simulate import Report, RunConfig, run_allreduce
 
 __all__ = ["run", "sweep", "plot", "draw_topology", "load_results", "Result"]
@@ -40,11 +41,11 @@ class Result(Report):
         f = self.fields
         where = f["topology"] + (f" ({f['nodes']} node{'s' if f['nodes'] != 1 else ''})" if f.get("nodes") else "")
         bw = "effective busbw" if f.get("kind") == "sparse" else "busbw"
-        return (f"<Result {f['algorithm']} allreduce on {where}: {f['ranks']} ranks, {f['elements']} x {f['dtype']}, "
+        return (f"<Result {f['algorithm']} {f.get('collective', 'allreduce')} on {where}: {f['ranks']} ranks, {f['elements']} x {f['dtype']}, "
                 f"{format_time(f['time_s'])}, {bw} {format_rate(f['busbw'])}, verified>")
 
     def __str__(self) -> str:
-        from .cli import format_report
+        from .summary import format_report
 
         return format_report(self)
 
@@ -104,8 +105,7 @@ def run(**kwargs) -> Result:
             raise UserInputError(f"run(): unknown keyword {key!r}; allowed: {allowed}")
     if "algorithm" not in config_kw:
         raise UserInputError("run(): give algorithm= (see `simcollective algorithms`)")
-    if config_kw.get("density") is not None and config_kw.get("k") is not None:
-        raise UserInputError("run(): give either density or k, not both")
+    check_exclusive(config_kw.get("density"), config_kw.get("k"), ("density", "k"), "run(): ")
     config = RunConfig(**config_kw, options=options)
     report = run_allreduce(config)
     return Result(report.fields, report.result)
@@ -121,7 +121,7 @@ def sweep(config=None, out=None, *, workers: int | None = 1, scheduler: str | No
     ``.csv``/``.parquet`` path to keep (and resume) the table; by default a temporary file.
     ``workers``: local processes (default 1: in this process).
     """
-    from .sweep import run_sweep
+    from .sweeps import run_sweep
 
     if config is None:
         if not grid:
@@ -142,7 +142,7 @@ def plot(data, x, y="time_s", *, ax=None, out=None, **kwargs):
     Keywords as ``simcollective plot``: ``hue, facet, logx, logy, speedup_over, breakdown,
     where, title, sharey``; ``ax=`` draws into that Axes; ``out=`` also saves the file.
     """
-    from .plot import plot_results
+    from .figures import plot_results
 
     return plot_results(data, x=x, y=y, ax=ax, out=out, **kwargs)
 
@@ -153,7 +153,7 @@ def draw_topology(topology: str = "abci", nodes: int | str = 1, *, topology_opts
 
     ``utilization``: a :class:`Result`, its ``to_dict()``, or a ``run --json`` path.
     """
-    from .draw import draw_topology as _draw
+    from .drawings import draw_topology as _draw
     from .simulate import build_graph
 
     config = RunConfig(topology=topology, nodes=nodes, topology_opts=topology_opts or {},
@@ -166,6 +166,6 @@ def draw_topology(topology: str = "abci", nodes: int | str = 1, *, topology_opts
 
 def load_results(*paths):
     """Results tables (CSV/Parquet written by ``simcollective sweep``) as one DataFrame."""
-    from .plot import load_results as _load
+    from .figures import load_results as _load
 
     return _load(list(paths))

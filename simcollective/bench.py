@@ -5,7 +5,7 @@ runs every size from ``-b`` to ``-e`` (times ``-f``, or plus ``-i`` bytes) in on
 verifies every rank's result at every size, and prints the table of nccl-tests'
 ``*_perf`` binaries with the same columns, units and layout (``size`` in bytes, ``count``
 in elements, ``type``, ``redop``, ``root``, time in us, algbw and busbw in GB/s = 1e9 B/s,
-``#wrong``), so the two outputs can be diffed (``../shared/reference/nccl.md`` 1.2-1.4).
+``#wrong``), so the two outputs can be diffed.
 
 How sizes map to counts is nccl-tests': for allreduce, broadcast, reduce the count is
 ``size / itemsize``; for allgather, reduce-scatter and alltoall it is the per-rank share
@@ -173,7 +173,7 @@ def format_footer(rows: list[dict], collective: str) -> str:
 
 
 def add_parser(subparsers) -> None:
-    from .cli import add_topology_arguments
+    from .arguments import add_topology_arguments
 
     p = subparsers.add_parser(
         "bench", help="nccl-tests for the simulator: every size in one command, the *_perf table",

@@ -1,8 +1,8 @@
 """The ``simcollective`` command line.
 
-Subcommands: ``run`` (one collective, allreduce by default), ``p2p`` (one message),
-``algorithms``, ``topologies``, and, from their own modules, ``sweep``, ``plot``,
-``draw-topology``, ``bench``.
+Subcommands: ``run`` (one collective, allreduce by default), ``algorithms``, ``topologies``
+here, and, from their own modules, ``p2p``, ``sweep``, ``plot``, ``draw-topology``, ``bench``,
+``compare``.
 Every user error is one line on stderr (``simcollective: error: ...``) and a non-zero
 exit status: 2 for bad input, 3 for a result that fails verification, 4 for a deadlock.
 """
@@ -11,74 +11,55 @@ from __future__ import annotations
 
 import argparse
 import importlib
-import math
 import sys
 
 from . import __version__
+from .arguments import add_topology_arguments, check_topology_conflicts
 from .errors import DeadlockError, SimCollectiveError, TopologyError, UserInputError, VerificationError
-from .parsing import (check_output_path, format_bytes, format_rate, format_time, parse_fraction, parse_int,
-                      parse_overlap, parse_seed, parse_size, parse_topology_opts, strict_json, write_json)
+from .parsing import check_exclusive, check_output_path, format_time, write_json
 
 __all__ = ["main", "build_parser", "add_topology_arguments", "config_from_args"]
 
-# optional subcommand modules, each with ``add_parser(subparsers)``
-_EXTRA_COMMANDS = ("simcollective.sweep", "simcollective.plot", "simcollective.draw", "simcollective.bench",
-                   "simcollective.validation.compare")
-
-
-def add_topology_arguments(p: argparse.ArgumentParser, network: bool = True) -> None:
-    """The hardware options shared by ``run``, ``p2p`` and ``draw-topology``.
-
-    ``network=False`` (``draw-topology``): no ``--profile``/``--routing``, which would be ignored.
-    """
-    import topologies
-
-    from .simulate import run_defaults
-
-    D = run_defaults()
-    g = p.add_argument_group("hardware")
-    g.add_argument("--topology", default=D["topology"], metavar="NAME",
-                   help=f"preset: {', '.join(topologies.PRESETS)} (default: {D['topology']})")
-    g.add_argument("--nodes", default=str(D["nodes"]), metavar="N",
-                   help=f"number of servers (for fat-tree: single-GPU hosts) (default: {D['nodes']})")
-    g.add_argument("--topology-opt", action="append", default=[], metavar="KEY=VALUE",
-                   help="builder parameter, repeatable (e.g. oversubscription=3)")
-    g.add_argument("--topology-file", metavar="PATH", help="a user graph (.graphml or node-link .json)")
-    if not network:
-        return
-    g.add_argument("--profile", default=D["profile"], metavar="NAME|PATH",
-                   help=f"network profile: ideal, cm02, smpi, nccl or a TOML file (default: {D['profile']})")
-    g.add_argument("--routing", default=D["routing"], choices=("first", "hash", "study"),
-                   help="equal-cost path choice: first (static) or hash (ECMP), or study: SimGrid's "
-                        f"Floyd routes over the study's platform files (abci, dgx1, dgx2) (default: {D['routing']})")
-
-
-def check_topology_conflicts(args) -> None:
-    """``--topology-file`` replaces the preset: ``--topology/--nodes/--topology-opt`` with it are errors."""
-    if getattr(args, "topology_file", None):
-        for flag, value, default in (("--topology", args.topology, "abci"), ("--nodes", args.nodes, "1"),
-                                     ("--topology-opt", args.topology_opt, [])):
-            if value != default:
-                raise UserInputError(f"{flag} and --topology-file do not combine: the file is the whole machine; "
-                                     f"drop {flag}")
+# the command modules, each with ``add_parser(subparsers)``, listed after ``algorithms`` and
+# ``topologies`` (``p2p`` comes right after ``run``)
+_COMMAND_MODULES = ("simcollective.sweeps", "simcollective.figures", "simcollective.drawings", "simcollective.bench",
+                    "simcollective.compare_command")
 
 
 def build_parser() -> argparse.ArgumentParser:
-    from .algorithms import load_all
-    from .algorithms.registry import ALGORITHMS
-    from .placement import PLACEMENTS
-    from .simulate import VERIFY_MODES, run_defaults
+    from . import p2p
 
-    load_all()
-    D = run_defaults()
     parser = argparse.ArgumentParser(
         prog="simcollective",
         description="Flow-level simulation of dense and sparse allreduce on GPU clusters, on real data.")
     parser.add_argument("--version", action="version", version=f"simcollective {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     sub.required = True
+    _add_run_parser(sub)
+    p2p.add_parser(sub)
 
-    # run ----------------------------------------------------------------------------------
+    # listings -------------------------------------------------------------------------------
+    p = sub.add_parser("algorithms", help="list the algorithms of every collective")
+    p.add_argument("--collective", metavar="NAME", help="only this collective")
+    p.set_defaults(func=cmd_algorithms)
+    p = sub.add_parser("topologies", help="list the topology presets (or describe one)")
+    p.add_argument("--show", metavar="NAME", help="describe this preset built with --nodes")
+    p.add_argument("--nodes", default="2", metavar="N")
+    p.set_defaults(func=cmd_topologies)
+
+    for modname in _COMMAND_MODULES:
+        importlib.import_module(modname).add_parser(sub)
+    return parser
+
+
+def _add_run_parser(sub) -> None:
+    from .algorithms import load_all
+    from .algorithms.registry import ALGORITHMS
+    from .placement import PLACEMENTS
+    from .simulate import run_defaults
+
+    load_all()
+    D = run_defaults()
     dense = sorted(a for a in ALGORITHMS if ALGORITHMS[a].kind == "dense")
     sparse = sorted(a for a in ALGORITHMS if ALGORITHMS[a].kind == "sparse")
     p = sub.add_parser("run", help="simulate one allreduce, verify it, print time and bandwidth",
@@ -103,6 +84,14 @@ def build_parser() -> argparse.ArgumentParser:
                    help="rank order: auto (the graph's rank order if it has one, else linear), "
                         f"linear, the study's order, or a file of GPU ids (default: {D['placement']})")
     p.add_argument("--seed", default=str(D["seed"]), help=f"seed of the inputs (default: {D['seed']})")
+    _add_run_groups(p, D)
+    p.set_defaults(func=cmd_run)
+
+
+def _add_run_groups(p, D) -> None:
+    """The option groups of ``run``: the study's simulator, algorithm options, workload, output."""
+    from .simulate import VERIFY_MODES
+
     st = p.add_argument_group("the study's simulator (artefacts of its setup, not of the hardware)")
     st.add_argument("--timing", default=D["timing"], choices=("simultaneous", "study"),
                     help=f"study: ranks start at their barrier-exit offsets and the time is the "
@@ -141,76 +130,44 @@ def build_parser() -> argparse.ArgumentParser:
                    help="no progress bar (shown on stderr when it is a terminal, never with --json -: "
                         "messages sent of the run's exact total, with percentage and ETA; an algorithm "
                         "without a declared count shows the count only)")
-    p.set_defaults(func=cmd_run)
-
-    # p2p ----------------------------------------------------------------------------------
-    p = sub.add_parser("p2p", help="time one message between two ranks and show its route")
-    add_topology_arguments(p)
-    p.add_argument("--src", default="0", help="source rank (linear placement) (default: 0)")
-    p.add_argument("--dst", default="1", help="destination rank (default: 1)")
-    p.add_argument("--bytes", default="1M", help="message size, e.g. 1G (default: 1M)")
-    p.add_argument("--placement", default="linear", metavar="linear|study|PATH")
-    p.add_argument("--json", metavar="PATH|-", help="write the result as JSON (- for stdout)")
-    p.set_defaults(func=cmd_p2p)
-
-    # listings -------------------------------------------------------------------------------
-    p = sub.add_parser("algorithms", help="list the algorithms of every collective")
-    p.add_argument("--collective", metavar="NAME", help="only this collective")
-    p.set_defaults(func=cmd_algorithms)
-    p = sub.add_parser("topologies", help="list the topology presets (or describe one)")
-    p.add_argument("--show", metavar="NAME", help="describe this preset built with --nodes")
-    p.add_argument("--nodes", default="2", metavar="N")
-    p.set_defaults(func=cmd_topologies)
-
-    for modname in _EXTRA_COMMANDS:
-        importlib.import_module(modname).add_parser(sub)
-    return parser
 
 
 def config_from_args(args):
-    """A :class:`~simcollective.simulate.RunConfig` from parsed ``run`` arguments."""
+    """A :class:`~simcollective.simulate.RunConfig` from parsed ``run`` arguments: the text of
+    every value goes to ``RunConfig`` as given, which parses it (one parse, the flags' names
+    in its errors)."""
+    from .algorithms.registry import OPTION_FLAGS
     from .simulate import RunConfig
 
     check_topology_conflicts(args)
-    options = {
-        "group_size": parse_int(args.group_size, "--group-size", 1) if args.group_size is not None else None,
-        "chunk_size": parse_size(args.chunk_size, "--chunk-size") if args.chunk_size is not None else None,
-        "allgather": args.allgather,
-        "densify": args.densify,
-        "resparsify": args.resparsify,
-        "protocol": args.protocol,
-        "channels": parse_int(args.channels, "--channels", 1) if args.channels is not None else None,
-    }
-    if options["chunk_size"] == 0:
-        raise UserInputError("--chunk-size 0 must be > 0")
-    if args.density is not None and args.k is not None:
-        raise UserInputError("give either --density or --k, not both")
+    check_exclusive(args.density, args.k, ("--density", "--k"))
     if (args.elements is None) == (args.bytes is None):
         raise UserInputError("give the size as --elements N or --bytes B (one of them)")
+    options = {name: getattr(args, name) for name in OPTION_FLAGS}
     return RunConfig(
         topology=args.topology,
-        nodes=parse_int(args.nodes, "--nodes", 1),
-        topology_opts=parse_topology_opts(args.topology_opt),
+        nodes=args.nodes,
+        topology_opts=args.topology_opt,
         topology_file=args.topology_file,
         algorithm=args.algorithm,
-        elements=parse_size(args.elements, "--elements") if args.elements is not None else 2**20,
-        bytes=parse_size(args.bytes, "--bytes") if args.bytes is not None else None,
+        elements=args.elements if args.elements is not None else 2**20,
+        bytes=args.bytes,
         collective=args.collective,
-        root=parse_int(args.root, "--root", 0) if args.root is not None else None,
-        gpus=parse_int(args.gpus, "--gpus", 1) if args.gpus is not None else None,
+        root=args.root,
+        gpus=args.gpus,
         dtype=args.dtype,
         profile=args.profile,
         placement=args.placement,
         routing=args.routing,
-        seed=parse_seed(args.seed, "--seed"),
+        seed=args.seed,
         options={k: v for k, v in options.items() if v is not None},
-        density=parse_fraction(args.density, "--density") if args.density is not None else None,
-        k=parse_size(args.k, "--k") if args.k is not None else None,
+        density=args.density,
+        k=args.k,
         workload=args.workload,
-        overlap=parse_overlap(args.overlap, "--overlap"),
+        overlap=args.overlap,
         inputs=args.inputs,
         verify=args.verify,
-        memory_budget=parse_size(args.memory_budget, "--memory-budget"),
+        memory_budget=args.memory_budget,
         trace=bool(args.trace),
         timing=args.timing,
         study=bool(args.study),
@@ -249,6 +206,7 @@ class _Progress:
 
 def cmd_run(args) -> int:
     from .simulate import run_allreduce
+    from .summary import format_report
 
     config = config_from_args(args)
     check_output_path(args.json, "--json")
@@ -273,122 +231,6 @@ def cmd_run(args) -> int:
             print(f"  trace        {args.trace} (open in https://ui.perfetto.dev)")
     return 0
 
-
-def format_report(report) -> str:
-    """The human summary of a run."""
-    f = report.fields
-    where = f["topology"] + (f" ({f['nodes']} node{'s' if f['nodes'] != 1 else ''})" if f.get("nodes") else "")
-    lines = [
-        f"{f['algorithm']} {f.get('collective', 'allreduce')} on {where}: {f['ranks']} ranks, "
-        f"{f['elements']} x {f['dtype']}{'' if f.get('collective', 'allreduce') == 'allreduce' else ' (count)'} "
-        f"({format_bytes(f['bytes'])}){'' if f.get('root', -1) < 0 else ', root ' + str(f['root'])}, "
-        f"profile {f['profile']}",
-    ]
-    if f.get("placement_order"):
-        lines.append(f"  placement    {f['placement_order']}")
-    study = [f"{k} study" for k in ("routing", "timing") if f.get(k) == "study"]
-    if f.get("options", {}).get("densify") == "study":
-        study.append("densify study")
-    if study:  # the study's simulator (issue 14): say which of its behaviours are on
-        lines.append(f"  study        {'--study: ' if f.get('study') else ''}{', '.join(study)}")
-    if f["kind"] == "sparse":
-        lines.append(f"  workload     {f['workload']}, k = {f['k']} per rank (density {f['density']:.6g}); "
-                     f"result density {f['result_density']:.4g}, {f['dense_parts']} of {f['result_parts']} parts dense")
-    bw = "effective busbw (dense equivalent)" if f["kind"] == "sparse" else "busbw"
-    lines += [
-        f"  time         {format_time(f['time_s'])}  ({f['time_s']:.9g} s)",
-        f"  algbw        {format_rate(f['algbw'])}   {bw} {format_rate(f['busbw'])}",
-        f"  verified     yes, every rank: {f['verification']}"
-        + ("" if f.get("exact", True) or "approximate" in str(f["verification"])
-           else "  [approximate by design: not the exact sum]"),
-        f"  messages     {f['messages']} ({format_bytes(f['message_bytes'])} sent)",
-    ]
-    if "algorithm_chosen" in f:
-        lines.append(f"  nccl         {f['algorithm_chosen']}, protocol {f['protocol']}, {f['channels']} channel(s)"
-                     + (f"; NCCL's model predicts {f['nccl_predicted_us']:.1f} us"
-                        if f.get("nccl_predicted_us") is not None else ""))
-        mc = f.get("nccl_model_choice")
-        if mc and (mc["algorithm"], mc["protocol"]) != (f["nccl_algorithm"].lower(), f["protocol"]):
-            lines.append(f"               (NCCL's own pick here: {mc['algorithm']}/{mc['protocol']}, "
-                         "not simulated on this machine; the best simulated one runs)")
-    total = f["time_s"] or 1.0
-    phases = "  ".join(f"{k} {format_time(v)} ({100 * v / total:.0f}%)" for k, v in f["phases"].items() if v > 0)
-    lines.append(f"  phases       {phases or '-'}")
-    if f["bytes_by_link_type"]:
-        lines.append("  link bytes   " + "  ".join(f"{k} {format_bytes(v)}" for k, v in f["bytes_by_link_type"].items()))
-    if f["top_links"]:
-        lines.append("  busiest links (bytes / capacity / time):")
-        for ln in f["top_links"]:
-            lines.append(f"    {ln['link']:<34} {ln['link_type']:<11} {format_bytes(ln['bytes']):>10}  "
-                         f"busy {format_time(ln['busy_s']):>11}  utilization {100 * ln['utilization']:5.1f}%")
-    lines.append(f"  wall         {f['wall_s']:.3f} s, {f['events']} events, {f['flows']} flows")
-    return "\n".join(lines)
-
-
-def cmd_p2p(args) -> int:
-    from .network.engine import Network, SimEnvironment
-    from .placement import resolve_placement
-    from .profile import load_profile
-    from .runtime import run_ranks
-    from .simulate import RunConfig, build_graph
-
-    check_topology_conflicts(args)
-    check_output_path(args.json, "--json")
-    size = parse_size(args.bytes, "--bytes")
-    src, dst = parse_int(args.src, "--src", 0), parse_int(args.dst, "--dst", 0)
-    config = RunConfig(topology=args.topology, nodes=parse_int(args.nodes, "--nodes", 1),
-                       topology_opts=parse_topology_opts(args.topology_opt), topology_file=args.topology_file)
-    graph = build_graph(config)
-    profile = load_profile(args.profile)
-    order = resolve_placement(graph, args.placement)
-    for name, r in (("--src", src), ("--dst", dst)):
-        if r >= len(order):
-            raise UserInputError(f"{name} {r} is out of range: the machine has ranks 0..{len(order) - 1}")
-    if src == dst:
-        raise UserInputError(f"--src and --dst are both {src}; give two different ranks")
-
-    class _Payload:
-        nbytes = size
-
-    def main(comm):
-        if comm.rank == 0:
-            yield comm.send(1, _Payload())
-        else:
-            yield comm.recv(0)
-
-    env = SimEnvironment()
-    net = Network(env, profile.effective_graph(graph), profile, args.routing)
-    result = run_ranks(graph, [order[src], order[dst]], main, lambda r: (), profile, network=net)
-    route = net.route(order[src], order[dst])
-    hops = net.router.describe(route)
-    crossings = [n for n in route.nodes[1:-1] if n in net.router.crossing_latency]
-    out = {
-        "src": src, "dst": dst, "src_gpu": order[src], "dst_gpu": order[dst], "bytes": size,
-        "profile": profile.name, "hops": len(hops), "route": hops,
-        "switch_crossings": crossings,
-        "latency_s": route.latency,
-        "bandwidth": route.capacity,
-        "time_s": result.makespan,
-    }
-    caps = [net.router.flow_cap[r] for r in route.resources if r in net.router.flow_cap]
-    if caps:   # a per-flow cap on the route (--topology-opt net_conn_bandwidth)
-        out["flow_cap"] = min(caps)
-    if args.json:
-        write_json(out, args.json)
-    if args.json != "-":
-        print(f"p2p rank {src} ({order[src]}) -> rank {dst} ({order[dst]}): {format_bytes(size)}, profile {profile.name}")
-        print(f"  route ({len(hops)} hops):")
-        for h in hops:
-            print(f"    {h['from']:>14} -> {h['to']:<14} {h['link_type']:<11} {h['bandwidth'] / 1e9:8.3f} GB/s  "
-                  f"{format_time(h['latency']):>10}  {h['duplex']}")
-        if crossings:
-            print(f"  switch crossings: {', '.join(crossings)}")
-        print(f"  latency      {format_time(route.latency)} ({route.latency:.9g} s)")
-        print(f"  bandwidth    {format_rate(route.capacity)} (bottleneck)")
-        if caps:
-            print(f"  flow cap     {format_rate(min(caps))} per flow (one network connection: net_conn_bandwidth)")
-        print(f"  time         {format_time(result.makespan)} ({result.makespan:.9g} s)")
-    return 0
 
 
 def cmd_algorithms(args) -> int:
@@ -416,7 +258,7 @@ def cmd_topologies(args) -> int:
     if args.show:
         from .simulate import RunConfig, build_graph
 
-        g = build_graph(RunConfig(topology=args.show, nodes=parse_int(args.nodes, "--nodes", 1)))   # guarded size
+        g = build_graph(RunConfig(topology=args.show, nodes=args.nodes))   # guarded size
         d = topologies.describe(g)
         print(f"{args.show} with {args.nodes} nodes: {g.graph.get('description', '')}")
         for k, v in d.items():

@@ -33,7 +33,7 @@ __all__ = [
     "MAX_SIZE", "MAX_SEED", "parse_size", "parse_fraction", "parse_float", "parse_int", "parse_seed",
     "parse_overlap", "parse_topology_opts", "parse_bool", "read_text", "check_output_path",
     "format_bytes", "format_time", "format_rate", "format_count", "format_fraction", "format_axis_bytes",
-    "strict_json", "write_json", "json_default",
+    "strict_json", "write_json", "json_default", "check_exclusive",
 ]
 
 #: seeds are non-negative and below 2^63 (what NumPy's generators accept, and fits an int64 column)
@@ -85,6 +85,14 @@ def parse_topology_opts(items, what: str = "--topology-opt") -> dict:
         k, v = str(item).split("=", 1)
         out[k.strip()] = v.strip()
     return out
+
+
+def check_exclusive(first, second, names: tuple, prefix: str = "") -> None:
+    """Two inputs that exclude each other (``density`` and ``k``, ``elements`` and ``bytes``)
+    both set are an error: ``give either A or B, not both``, with the names of the front
+    end (``--density``/``--k`` on the command line) after ``prefix`` (``run(): ``)."""
+    if first is not None and second is not None:
+        raise UserInputError(f"{prefix}give either {names[0]} or {names[1]}, not both")
 
 
 def read_text(path, what: str) -> str:
@@ -166,32 +174,42 @@ def format_fraction(v) -> str:
 
 
 # -- one table: the parser of each run input given as text ---------------------------------------
+# Every user value of a run is parsed here, once: ``RunConfig`` applies this table to the
+# text it is given (by the command line, the Python API or a script), with the command
+# line's flag names in the errors.
 
-def _size_at_least_1(what):
-    def parse(v):
-        n = parse_size(v, what)
-        if n < 1:
-            raise UserInputError(f"{what} {v!r} must be >= 1")
-        return n
-    return parse
+def _topology_opts(v):
+    if isinstance(v, str):        # the Python API's "key=value,key=value"
+        return parse_topology_opts([p for p in v.split(",") if p.strip()], "topology_opts")
+    return parse_topology_opts(v, "--topology-opt")
 
 
-#: field of ``RunConfig`` (or algorithm option) -> parser of its text form (CLI flag names in errors)
+def _chunk_size(v):
+    n = parse_size(v, "--chunk-size")
+    if n == 0:
+        raise UserInputError(f"--chunk-size {n} must be > 0")
+    return n
+
+
+#: field of ``RunConfig`` -> parser of its text form (CLI flag names in errors)
 RUN_FIELD_PARSERS = {
     "nodes": lambda v: parse_int(v, "--nodes", 1),
     "gpus": lambda v: parse_int(v, "--gpus", 1),
-    "elements": _size_at_least_1("--elements"),
+    "root": lambda v: parse_int(v, "--root", 0),
+    "elements": lambda v: parse_size(v, "--elements"),
+    "bytes": lambda v: parse_size(v, "--bytes"),
     "seed": lambda v: parse_seed(v, "--seed"),
     "density": lambda v: parse_fraction(v, "--density"),
-    "k": _size_at_least_1("--k"),
+    "k": lambda v: parse_size(v, "--k"),
     "overlap": lambda v: parse_overlap(v, "--overlap"),
     "memory_budget": lambda v: parse_size(v, "--memory-budget"),
-    "topology_opts": lambda v: parse_topology_opts([p for p in v.split(",") if p.strip()], "topology_opts"),
+    "topology_opts": _topology_opts,
 }
 #: algorithm options given as text
 OPTION_PARSERS = {
     "group_size": lambda v: parse_int(v, "--group-size", 1),
-    "chunk_size": _size_at_least_1("--chunk-size"),
+    "chunk_size": _chunk_size,
+    "channels": lambda v: parse_int(v, "--channels", 1),
     "resparsify": lambda v: parse_bool(v, "--resparsify"),
 }
 
@@ -210,10 +228,12 @@ def parse_bool(v, what: str) -> bool:
 
 def coerce_run_fields(values: dict) -> dict:
     """Text values of run inputs parsed as the CLI parses them (``elements="32M"`` -> 33554432,
-    ``density="1/128"``); other values are returned unchanged (checked when the run starts)."""
+    ``density="1/128"``, ``topology_opts=["key=value", ...]``); other values are returned
+    unchanged (checked when the run starts)."""
     out = dict(values)
     for key, value in values.items():
-        if isinstance(value, str) and key in RUN_FIELD_PARSERS:
+        text = isinstance(value, str) or (key == "topology_opts" and isinstance(value, (list, tuple)))
+        if text and key in RUN_FIELD_PARSERS:
             out[key] = RUN_FIELD_PARSERS[key](value)
     if isinstance(out.get("options"), dict):
         out["options"] = {k: OPTION_PARSERS[k](v) if isinstance(v, str) and k in OPTION_PARSERS else v

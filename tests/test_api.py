@@ -126,3 +126,8 @@ def test_sweep_needs_config_or_keywords():
 def test_doctests(module):
     result = doctest.testmod(importlib.import_module(module), optionflags=doctest.ELLIPSIS)
     assert result.failed == 0 and result.attempted > 0
+
+
+def test_result_repr_names_the_runs_collective():
+    r = sc.run(topology="abci", nodes=1, algorithm="ring", collective="allgather", elements="4K")
+    assert repr(r).startswith("<Result ring allgather on abci (1 node): 4 ranks, 4096 x float32")

@@ -428,7 +428,7 @@ def test_cli_bench_bad_input(capsys, argv, message):
 
 # -- sweeps ----------------------------------------------------------------------------------------
 def test_sweep_ranges_and_collectives(tmp_path):
-    from simcollective.sweep import expand_grid, load_config, run_sweep
+    from simcollective.sweeps import expand_grid, load_config, run_sweep
 
     cfg = {"fixed": {"topology": "abci", "collective": "allgather", "algorithm": "ring"},
            "grid": {"bytes": {"from": "1K", "to": "16K", "factor": 4}, "gpus": {"from": 2, "to": 4, "step": 2}}}

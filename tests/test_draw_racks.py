@@ -5,7 +5,7 @@ non-top switches above them."""
 import pytest
 import topologies
 
-from simcollective.draw import _racks, _servers, draw_topology, layered_layout
+from simcollective.drawings import _racks, _servers, draw_topology, layered_layout
 
 
 def _rack_spans(g, pos):

@@ -405,7 +405,7 @@ OLD_H100 = {"nvswitch_latency": 5e-6, "pcie_bandwidth": 64e9, "pcie_latency": 7.
 def test_old_dgx_h100_figures_reachable_edge_for_edge():
     """The figures dgx-h100 had before (pinned in experiments/configs/fig_e_dgx_h100.toml)
     give the old graph: same nodes and edges in the same order, same edge attributes."""
-    from simcollective.sweep import load_config
+    from simcollective.sweeps import load_config
 
     fixed = load_config("experiments/configs/fig_e_dgx_h100.toml")["fixed"]
     opts = dict(kv.split("=") for kv in fixed["topology_opts"].split(","))

@@ -10,7 +10,7 @@ import pytest
 
 from simcollective.cli import main
 from simcollective.errors import UserInputError
-from simcollective.validation.compare import log_settings
+from simcollective.validation.settings import log_settings
 from simcollective.validation.nccltests import parse_log, settings_of
 
 REF = Path(__file__).parents[1] / "experiments" / "nccl-tests"

@@ -6,9 +6,9 @@ import pytest
 
 from simcollective.cli import main
 from simcollective.errors import UserInputError
-from simcollective.plot import plot_results
+from simcollective.figures import plot_results
 from simcollective.simulate import RunConfig, run_allreduce
-from simcollective.sweep import run_sweep
+from simcollective.sweeps import run_sweep
 from simcollective.trace import trace_events, write_trace
 
 MAGIC = {".png": b"\x89PNG", ".svg": b"<?xml", ".pdf": b"%PDF"}
@@ -168,7 +168,7 @@ def test_draw_topology(tmp_path, capsys):
 def test_layout_rows(name):
     import topologies
 
-    from simcollective.draw import layered_layout
+    from simcollective.drawings import layered_layout
 
     g = topologies.build(name, 2)
     pos = layered_layout(g)

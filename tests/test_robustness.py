@@ -216,7 +216,7 @@ def test_huge_times_in_engineering_notation():
 def test_figures_are_reproducible(tmp_path, ext):
     import matplotlib.pyplot as plt
 
-    from simcollective.plot import save_figure
+    from simcollective.figures import save_figure
 
     paths = []
     for i in range(2):
@@ -309,8 +309,8 @@ def test_sparse_busbw_is_called_effective(capsys):
 def test_plot_marks_approximate_algorithms(tmp_path):
     import matplotlib.pyplot as plt
 
-    from simcollective.plot import plot_results
-    from simcollective.sweep import run_sweep
+    from simcollective.figures import plot_results
+    from simcollective.sweeps import run_sweep
 
     df = run_sweep({"fixed": {"elements": "64K", "density": "1/64"},
                     "grid": {"algorithm": ["sparse-ring", "gtopk"], "nodes": [1, 2]}},
@@ -347,7 +347,7 @@ def test_placement_auto_uses_the_graphs_rank_order(capsys):
 def test_defaults_have_one_source():
     from simcollective.cli import build_parser, config_from_args
     from simcollective.simulate import RunConfig, run_defaults
-    from simcollective.sweep import DEFAULTS
+    from simcollective.sweeps import DEFAULTS
 
     d = run_defaults()
     for key, value in DEFAULTS.items():
@@ -455,7 +455,7 @@ def test_dgx1_drawn_as_its_cube_mesh():
     import matplotlib.pyplot as plt
     import topologies
 
-    from simcollective.draw import CUBE_ROW_GAP, draw_topology, layered_layout
+    from simcollective.drawings import CUBE_ROW_GAP, draw_topology, layered_layout
 
     g = topologies.build("dgx1", 1)
     pos = layered_layout(g)
@@ -479,7 +479,7 @@ def test_utilization_busiest_is_thickest_and_darkest():
     import topologies
 
     import simcollective as sc
-    from simcollective.draw import draw_topology
+    from simcollective.drawings import draw_topology
 
     r = sc.run(topology="abci", nodes=2, algorithm="ring", elements="1M")
     util = {}
@@ -509,7 +509,7 @@ def test_fabrics_are_drawn_in_racks():
     import matplotlib.pyplot as plt
     import topologies
 
-    from simcollective.draw import draw_topology
+    from simcollective.drawings import draw_topology
 
     def racks(fig):
         return sorted(p.get_gid() for ax in fig.axes for p in ax.patches if (p.get_gid() or "").startswith("rack:"))
@@ -529,7 +529,7 @@ def test_nvswitch_drawn_as_a_plane_under_vertical_ports(name):
     import matplotlib.pyplot as plt
     import topologies
 
-    from simcollective.draw import draw_topology
+    from simcollective.drawings import draw_topology
 
     g = topologies.build(name, 1)
     fig = draw_topology(g)

@@ -191,7 +191,7 @@ def test_study_table_script_config_and_report(experiment):
 
     import pandas as pd
 
-    from simcollective.sweep import expand_grid
+    from simcollective.sweeps import expand_grid
 
     root = Path(__file__).resolve().parents[1]
     st = experiment("study_table")

@@ -12,7 +12,8 @@ import pytest
 
 from simcollective.cli import main
 from simcollective.errors import UserInputError
-from simcollective.sweep import _journal_rows, expand_grid, load_config, read_results, run_sweep
+from simcollective.sweeps import expand_grid, load_config, read_results, run_sweep
+from simcollective.sweeps.table import journal_rows as _journal_rows
 
 TINY = """
 name = "tiny"
@@ -228,3 +229,36 @@ def test_dry_run_lists_points(tmp_path, capsys):
     out = capsys.readouterr().out
     assert out.strip().endswith("4 points") and "ring-ring" in out
     assert not (tmp_path / "cfg.csv").exists()
+
+
+def test_every_registered_algorithm_option_is_a_sweep_input(tmp_path, capsys):
+    """protocol and channels (options of the registry) sweep like group_size: passed to the
+    algorithms that declare them, ignored (and said so) for the others."""
+    import json
+
+    cfg = {"fixed": {"topology": "abci", "nodes": 1, "elements": "64K"},
+           "grid": {"algorithm": ["nccl-ring", "ring"], "protocol": ["simple"]}}
+    df = run_sweep(cfg, tmp_path / "r.csv", workers=1, progress=False)
+    assert len(df) == 2 and df["ok"].all()
+    nccl = df[df["algorithm"] == "nccl-ring"].iloc[0]
+    ring = df[df["algorithm"] == "ring"].iloc[0]
+    assert pd.isna(nccl["ignored"]) and ring["ignored"] == "protocol"
+    assert main(["run", "--topology", "abci", "--nodes", "1", "--algorithm", "nccl-ring", "--protocol", "simple",
+                 "--elements", "64K", "--json", "-"]) == 0
+    cli = json.loads(capsys.readouterr().out)
+    assert nccl["time_s"] == cli["time_s"] and nccl["protocol"] == cli["protocol"] == "simple"
+    assert json.loads(nccl["options"]) == cli["options"] == {"protocol": "simple"}
+    import simcollective as sc
+
+    df = sc.sweep(algorithm=["nccl-ring"], elements="64K", channels=[2])
+    assert df["ok"].all() and int(df["channels"].iloc[0]) == 2
+
+
+def test_points_without_the_new_options_keep_their_keys_and_columns(tmp_path):
+    """A table written before protocol/channels were sweep inputs resumes: the keys of its
+    points are unchanged and a sweep that sets neither has no column for them."""
+    (p,) = expand_grid({"fixed": {"algorithm": "ring", "elements": "4K"}})
+    assert "protocol" not in p and "channels" not in p
+    assert p["key"] == "9e849bab90fa7b67"         # the key this point has in existing tables
+    df = run_sweep(_write(tmp_path, TINY), tmp_path / "r.csv", workers=1, progress=False)
+    assert "protocol" not in df.columns and "channels" not in df.columns

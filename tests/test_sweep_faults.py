@@ -11,10 +11,11 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-import simcollective.sweep as sweep_mod
+import simcollective.sweeps.execution as sweep_mod
 from simcollective.cli import main
 from simcollective.errors import UserInputError
-from simcollective.sweep import _Lock, read_results, run_sweep
+from simcollective.sweeps import read_results, run_sweep
+from simcollective.sweeps.execution import _Lock
 
 TINY = """
 name = "tiny"
@@ -227,7 +228,7 @@ def test_every_column_a_run_writes_has_a_stable_type(tmp_path):
     """A column without a declared type would take whatever pandas infers (float after a failed
     point, another type in another sweep): every column of dense, sparse, approximate and NCCL
     runs is declared."""
-    from simcollective.sweep import _column_dtype
+    from simcollective.sweeps.table import _column_dtype
 
     df = run_sweep(_write(tmp_path, EVERY_KIND), tmp_path / "o.csv", workers=1, progress=False)
     assert df["ok"].all(), df["error"].tolist()

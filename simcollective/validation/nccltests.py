@@ -1,4 +1,4 @@
-"""Reading nccl-tests output (``shared/reference/nccl.md`` 1.2-1.3).
+"""Reading nccl-tests output (the tables its ``*_perf`` binaries print).
 
 Formats understood, one or several result tables per file:
 
@@ -200,7 +200,7 @@ def parse_log(text: str, where: str = "log") -> list:
     return tables
 
 
-#: collectives whose printed size is ranks x count x element size (nccl.md 1.2)
+#: collectives whose printed size is ranks x count x element size
 PER_RANK_COLLECTIVES = ("all_gather", "reduce_scatter", "alltoall", "gather", "scatter")
 
 

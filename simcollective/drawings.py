@@ -19,7 +19,7 @@ from pathlib import Path
 
 from .errors import UserInputError
 from .parsing import check_output_path
-from .plot import FIGURE_SUFFIXES, save_figure
+from .figures import FIGURE_SUFFIXES, save_figure
 
 __all__ = ["layered_layout", "draw_topology", "link_utilization", "add_parser", "LINK_COLORS"]
 
@@ -512,7 +512,7 @@ def draw_topology(graph, out=None, utilization=None, title: str | None = None, l
 # -- command line ----------------------------------------------------------------------------
 
 def add_parser(subparsers) -> None:
-    from .cli import add_topology_arguments
+    from .arguments import add_topology_arguments
 
     p = subparsers.add_parser(
         "draw-topology", help="draw a topology (layered: GPUs, PCIe, NICs, switch levels)",
@@ -533,15 +533,12 @@ def cmd_draw(args) -> int:
     import matplotlib
 
     matplotlib.use("Agg")      # the command line draws to files only
-    from .cli import check_topology_conflicts
-    from .parsing import check_output_path, parse_int, parse_topology_opts
-    from .simulate import RunConfig, build_graph
+    from .arguments import check_topology_conflicts, topology_config
+    from .simulate import build_graph
 
     check_topology_conflicts(args)
-    check_output_path(args.out, "-o", (".png", ".svg", ".pdf"))
-    config = RunConfig(topology=args.topology, nodes=parse_int(args.nodes, "--nodes", 1),
-                       topology_opts=parse_topology_opts(args.topology_opt), topology_file=args.topology_file)
-    graph = build_graph(config)
+    check_output_path(args.out, "-o", FIGURE_SUFFIXES)
+    graph = build_graph(topology_config(args))
     draw_topology(graph, args.out, utilization=args.utilization_from, title=args.title,
                   labels=False if args.no_labels else None)
     print(f"wrote {args.out}")

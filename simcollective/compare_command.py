@@ -1,0 +1,107 @@
+"""``simcollective compare LOG --topology T --nodes N``: a published nccl-tests run beside
+the simulation (:mod:`simcollective.validation.compare`), ``--fit`` to calibrate one
+``--topology-opt`` first (:mod:`simcollective.validation.fit`), ``--plot`` for a figure."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from .arguments import add_topology_arguments
+from .errors import UserInputError
+from .parsing import check_output_path, parse_int, parse_size, parse_topology_opts, write_json
+
+__all__ = ["add_parser", "cmd_compare", "plot"]
+
+
+def add_parser(sub) -> None:
+    p = sub.add_parser("compare", help="compare a published nccl-tests run with the simulation",
+                       description="Parse an nccl-tests output file (all_reduce_perf, all_gather_perf, reduce_scatter_perf, "
+                                   "broadcast_perf, reduce_perf, alltoall_perf; current and old column "
+                                   "formats, busbw-only summaries), simulate every size on the given machine, "
+                                   "and print measured and simulated time and busbw side by side.")
+    p.add_argument("log", metavar="LOG", help="nccl-tests output file")
+    add_topology_arguments(p)
+    p.set_defaults(profile="nccl")
+    p.add_argument("--algorithm", default="auto", metavar="NAME",
+                   help="simulated algorithm (default: nccl-X when the log says NCCL_ALGO=X, else nccl, "
+                        "NCCL's own choice per size; for a collective without an NCCL algorithm (alltoall): "
+                        "'best', the fastest registered algorithm at each size)")
+    p.add_argument("--protocol", metavar="simple|ll|ll128", help="force NCCL's protocol")
+    p.add_argument("--channels", metavar="N", help="force the channel count")
+    p.add_argument("--section", metavar="K", help="which result table of a file with several (1, 2, ...)")
+    p.add_argument("--in-place", action="store_true", help="compare the in-place columns (default: out-of-place)")
+    p.add_argument("--min-size", metavar="BYTES", help="skip smaller sizes of the log")
+    p.add_argument("--max-size", metavar="BYTES", help="skip larger sizes of the log")
+    p.add_argument("--json", metavar="PATH|-", help="write the comparison as JSON (- for stdout)")
+    p.add_argument("--plot", metavar="PNG", help="plot busbw against size (log-log), measured and simulated")
+    p.add_argument("--fit", metavar="KEY[=LO:HI]",
+                   help="calibrate: find the value of the preset's numeric --topology-opt KEY (e.g. nic_bandwidth, "
+                        "net_conn_bandwidth, net_latency) for which the simulated busbw matches the log at --fit-at, "
+                        "then print the table with it; range: the option's own (from the preset's check) or LO:HI")
+    p.add_argument("--fit-at", metavar="SIZE[,SIZE...]",
+                   help="the log's sizes to fit (one: ratio 1 by bisection; several: the largest |ln ratio| "
+                        "minimised by golden-section search)")
+    p.set_defaults(func=cmd_compare)
+
+
+
+def cmd_compare(args) -> int:
+    from .validation.compare import compare
+    from .validation.report import format_table
+
+    if args.plot and not args.plot.lower().endswith(".png"):
+        raise UserInputError(f"--plot {args.plot!r} must be a .png file name")
+    check_output_path(args.plot, "--plot", (".png",))   # checked before any simulation
+    check_output_path(args.json, "--json")
+    kwargs = dict(
+        topology=args.topology, nodes=parse_int(args.nodes, "--nodes", 1),
+        topology_opts=parse_topology_opts(args.topology_opt), algorithm=args.algorithm, profile=args.profile,
+        protocol=args.protocol, channels=parse_int(args.channels, "--channels", 1) if args.channels else None,
+        section=parse_int(args.section, "--section", 1) if args.section else None, in_place=args.in_place,
+        min_size=parse_size(args.min_size, "--min-size") if args.min_size else None,
+        max_size=parse_size(args.max_size, "--max-size") if args.max_size else None,
+        routing=args.routing, topology_file=args.topology_file,
+    )
+    if args.fit is not None or args.fit_at is not None:
+        from .validation.fit import fit
+
+        result = fit(args.log, args.fit, args.fit_at, **kwargs)
+    else:
+        result = compare(args.log, **kwargs)
+    if args.plot:
+        plot(result, args.plot)
+    if args.json:
+        write_json(result, args.json)
+    if args.json != "-":
+        print(format_table(result))
+        if args.plot:
+            print(f"plot: {args.plot}")
+    return 0
+
+
+def plot(res: dict, path: str) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    sizes = [r["size"] for r in res["rows"]]
+    fig, ax = plt.subplots(figsize=(7, 4.5))
+    meas = [(s, r["measured_busbw"]) for s, r in zip(sizes, res["rows"]) if r["measured_busbw"]]
+    ax.plot([s for s, _ in meas], [b for _, b in meas], "o-", label=f"measured ({res['measured']})")
+    ax.plot(sizes, [r["simulated_busbw"] for r in res["rows"]], "s--", label=f"simulated ({res['algorithm']})")
+    ax.set_xscale("log", base=2)
+    ax.set_yscale("log")
+    ax.set_xlabel("size (bytes)")
+    ax.set_ylabel("busbw (GB/s)")
+    ax.set_title(f"{res['collective']}: {Path(res['log']).name}\n{res['ranks']} ranks on {res['topology']}",
+                 fontsize=9)
+    ax.grid(True, which="both", alpha=0.3)
+    ax.legend()
+    fig.tight_layout()
+    try:
+        fig.savefig(path, dpi=110)
+    except OSError as exc:
+        raise UserInputError(f"--plot {path!r}: cannot write ({exc.strerror})") from None
+    finally:
+        plt.close(fig)

@@ -1,0 +1,60 @@
+"""The human summary of one run (what ``simcollective run`` prints, and ``str()`` of the
+Python API's ``Result``)."""
+
+from __future__ import annotations
+
+from .parsing import format_bytes, format_rate, format_time
+
+__all__ = ["format_report"]
+
+
+def format_report(report) -> str:
+    """The human summary of a run."""
+    f = report.fields
+    where = f["topology"] + (f" ({f['nodes']} node{'s' if f['nodes'] != 1 else ''})" if f.get("nodes") else "")
+    lines = [
+        f"{f['algorithm']} {f.get('collective', 'allreduce')} on {where}: {f['ranks']} ranks, "
+        f"{f['elements']} x {f['dtype']}{'' if f.get('collective', 'allreduce') == 'allreduce' else ' (count)'} "
+        f"({format_bytes(f['bytes'])}){'' if f.get('root', -1) < 0 else ', root ' + str(f['root'])}, "
+        f"profile {f['profile']}",
+    ]
+    if f.get("placement_order"):
+        lines.append(f"  placement    {f['placement_order']}")
+    study = [f"{k} study" for k in ("routing", "timing") if f.get(k) == "study"]
+    if f.get("options", {}).get("densify") == "study":
+        study.append("densify study")
+    if study:  # the study's simulator: say which of its behaviours are on
+        lines.append(f"  study        {'--study: ' if f.get('study') else ''}{', '.join(study)}")
+    if f["kind"] == "sparse":
+        lines.append(f"  workload     {f['workload']}, k = {f['k']} per rank (density {f['density']:.6g}); "
+                     f"result density {f['result_density']:.4g}, {f['dense_parts']} of {f['result_parts']} parts dense")
+    bw = "effective busbw (dense equivalent)" if f["kind"] == "sparse" else "busbw"
+    lines += [
+        f"  time         {format_time(f['time_s'])}  ({f['time_s']:.9g} s)",
+        f"  algbw        {format_rate(f['algbw'])}   {bw} {format_rate(f['busbw'])}",
+        f"  verified     yes, every rank: {f['verification']}"
+        + ("" if f.get("exact", True) or "approximate" in str(f["verification"])
+           else "  [approximate by design: not the exact sum]"),
+        f"  messages     {f['messages']} ({format_bytes(f['message_bytes'])} sent)",
+    ]
+    if "algorithm_chosen" in f:
+        lines.append(f"  nccl         {f['algorithm_chosen']}, protocol {f['protocol']}, {f['channels']} channel(s)"
+                     + (f"; NCCL's model predicts {f['nccl_predicted_us']:.1f} us"
+                        if f.get("nccl_predicted_us") is not None else ""))
+        mc = f.get("nccl_model_choice")
+        if mc and (mc["algorithm"], mc["protocol"]) != (f["nccl_algorithm"].lower(), f["protocol"]):
+            lines.append(f"               (NCCL's own pick here: {mc['algorithm']}/{mc['protocol']}, "
+                         "not simulated on this machine; the best simulated one runs)")
+    total = f["time_s"] or 1.0
+    phases = "  ".join(f"{k} {format_time(v)} ({100 * v / total:.0f}%)" for k, v in f["phases"].items() if v > 0)
+    lines.append(f"  phases       {phases or '-'}")
+    if f["bytes_by_link_type"]:
+        lines.append("  link bytes   " + "  ".join(f"{k} {format_bytes(v)}" for k, v in f["bytes_by_link_type"].items()))
+    if f["top_links"]:
+        lines.append("  busiest links (bytes / capacity / time):")
+        for ln in f["top_links"]:
+            lines.append(f"    {ln['link']:<34} {ln['link_type']:<11} {format_bytes(ln['bytes']):>10}  "
+                         f"busy {format_time(ln['busy_s']):>11}  utilization {100 * ln['utilization']:5.1f}%")
+    lines.append(f"  wall         {f['wall_s']:.3f} s, {f['events']} events, {f['flows']} flows")
+    return "\n".join(lines)
+

@@ -1,0 +1,355 @@
+"""Running a sweep: the points not yet in the table, on local processes or a Dask cluster,
+each finished row journalled at once; the table locked while a sweep writes it.
+
+A point whose worker is lost (killed, out of memory, Dask worker or scheduler gone) is
+retried up to :data:`MAX_ATTEMPTS` times and never recorded as a result.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import time
+from collections import OrderedDict
+from pathlib import Path
+
+from ..errors import UserInputError
+from ..parsing import check_output_path
+from .config import load_config
+from .grid import expand_grid, grid_size
+# module globals looked up when called (tests replace them)
+from .points import failed_rows, group_points, run_group as _run_group
+from .table import existing_rows, journal_path, journal_rows, read_results, write_results
+
+__all__ = ["run_sweep", "MAX_ATTEMPTS", "LARGE_GRID", "REWRITE_SECONDS"]
+
+class _Lock:
+    """An exclusive lock on ``out`` (a ``.NAME.lock`` file next to it, flock'ed): a second
+    sweep writing the same table refuses in one line instead of losing rows."""
+
+    def __init__(self, out):
+        self.path = Path(out).with_name(f".{Path(out).name}.lock")
+        self.fh = None
+
+    def __enter__(self):
+        import fcntl
+
+        self.fh = open(self.path, "a+")
+        try:
+            fcntl.flock(self.fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            self.fh.seek(0)
+            holder = self.fh.read().strip() or "?"
+            self.fh.close()
+            raise UserInputError(f"--out {str(self.path.with_name(self.path.name[1:-5]))!r} is being written by "
+                                 f"another sweep (pid {holder}); wait for it to finish or choose another --out") from None
+        self.fh.seek(0)
+        self.fh.truncate()
+        self.fh.write(str(os.getpid()))
+        self.fh.flush()
+        return self
+
+    def __exit__(self, *exc):
+        try:
+            self.path.unlink()
+        except OSError:
+            pass
+        self.fh.close()       # closing releases the lock
+
+
+
+#: attempts of a point whose worker (process, Dask worker or scheduler) was lost
+MAX_ATTEMPTS = 3
+#: grids larger than this need ``max_points`` or ``yes=True`` (``--max-points``/``--yes``)
+LARGE_GRID = 10_000
+#: the table is rewritten from the journal at most this often while a sweep runs (and at its end)
+REWRITE_SECONDS = 30.0
+
+
+def _worker_init(parent_pid: int) -> None:
+    """Local worker processes end when the sweep process dies, even by SIGKILL: the kernel's
+    parent-death signal where there is one (Linux), and a watchdog thread everywhere."""
+    import threading
+
+    try:
+        import ctypes
+        import signal
+
+        libc = ctypes.CDLL("libc.so.6", use_errno=True)
+        libc.prctl(1, signal.SIGKILL)          # PR_SET_PDEATHSIG
+    except (OSError, AttributeError):
+        pass
+    if os.getppid() != parent_pid:
+        os._exit(1)
+
+    def watch():
+        while True:
+            if os.getppid() != parent_pid:
+                os._exit(1)
+            time.sleep(0.5)
+
+    threading.Thread(target=watch, name="simcollective-parent-watchdog", daemon=True).start()
+
+
+def _worker_run_group(points, base):
+    return _run_group(points, base)      # looked up in the worker (tests replace it)
+
+
+
+def _execute_local(groups, base, workers, on_rows):
+    """Run groups in local processes; a group whose worker died is retried (in a process of
+    its own after the first loss) up to :data:`MAX_ATTEMPTS` times. Returns the groups that
+    could not be finished (never recorded as results)."""
+    if workers <= 1:
+        for g in groups:
+            on_rows(_run_group(g, base))
+        return []
+    from concurrent.futures import ProcessPoolExecutor, as_completed
+    from concurrent.futures.process import BrokenProcessPool
+
+    lost, pending, attempt = [], list(groups), 1
+    while pending:
+        retry = []
+        batches = [pending] if attempt == 1 else [[g] for g in pending]     # isolate after a loss
+        for batch in batches:
+            pool = ProcessPoolExecutor(max_workers=min(workers, len(batch)), initializer=_worker_init,
+                                       initargs=(os.getpid(),))
+            futures = {pool.submit(_worker_run_group, g, base): g for g in batch}
+            try:
+                for fut in as_completed(futures):
+                    try:
+                        rows = fut.result()
+                    except BrokenProcessPool:         # the worker was lost (killed, out of memory)
+                        retry.append(futures[fut])
+                        continue
+                    except Exception as exc:          # not the simulation's fault either: say what
+                        rows = failed_rows(futures[fut], f"{type(exc).__name__}: {' '.join(str(exc).split())}")
+                    on_rows(rows)
+            except BaseException:
+                for fut in futures:
+                    fut.cancel()
+                pool.shutdown(wait=False, cancel_futures=True)
+                raise
+            pool.shutdown(wait=True)
+        attempt += 1
+        if attempt > MAX_ATTEMPTS:
+            lost += retry
+            break
+        pending = retry
+    return lost
+
+
+
+def _execute_dask(groups, base, scheduler, on_rows):
+    """Run groups on a Dask cluster; a group whose worker or scheduler was lost is resubmitted
+    up to :data:`MAX_ATTEMPTS` times. Returns the groups that could not be finished."""
+    import logging
+
+    try:
+        from dask.distributed import Client
+    except ImportError:  # pragma: no cover - dask is a dependency
+        raise UserInputError("--scheduler needs dask.distributed (pip install 'dask[distributed]')") from None
+    names = ["distributed", "tornado", "asyncio",
+             *(n for n in logging.root.manager.loggerDict if n.startswith(("distributed.", "tornado.")))]
+    quiet = {name: logging.getLogger(name).level for name in names}
+    for name in quiet:                        # no third-party tracebacks when the cluster fails
+        logging.getLogger(name).setLevel(logging.CRITICAL)
+    try:
+        try:
+            client = Client(scheduler, timeout="10s")
+        except Exception as exc:
+            raise UserInputError(f"cannot connect to the Dask scheduler at {scheduler!r}: "
+                                 f"{' '.join(str(exc).split())}") from None
+        try:
+            return _dask_rounds(client, groups, base, on_rows)
+        finally:
+            try:
+                client.close(timeout=5)
+            except Exception:
+                pass
+    finally:
+        for name, level in quiet.items():
+            logging.getLogger(name).setLevel(level)
+
+
+def _dask_rounds(client, groups, base, on_rows) -> list:
+    """Submit every group, resubmit those whose worker was lost; the groups lost for good."""
+    from dask.distributed import as_completed
+
+    attempts, lost = {}, []
+
+    def submit(g):
+        n = attempts.get(g[0]["key"], 0) + 1
+        attempts[g[0]["key"]] = n
+        return client.submit(_run_group, g, base, pure=False, key=f"simcollective-point-{g[0]['key']}-{n}")
+
+    futures = {}
+    for g in groups:
+        futures[submit(g)] = g
+    ac = as_completed(list(futures))
+    try:
+        for fut in ac:
+            g = futures.pop(fut)
+            try:
+                rows = fut.result()
+            except Exception:             # lost worker (KilledWorker) or scheduler
+                if attempts[g[0]["key"]] < MAX_ATTEMPTS and client.status == "running":
+                    try:
+                        nf = submit(g)
+                    except Exception:
+                        lost.append(g)
+                        continue
+                    futures[nf] = g
+                    ac.add(nf)
+                else:
+                    lost.append(g)
+                continue
+            on_rows(rows)
+    except BaseException:
+        try:
+            client.cancel(list(futures))
+        except Exception:
+            pass
+        raise
+    return lost + list(futures.values())
+
+
+def run_sweep(config, out, workers: int | None = None, scheduler: str | None = None, progress: bool = True,
+              max_points: int | None = None, retry_failed: bool = False, yes: bool = False):
+    """Run every point of ``config`` not yet in ``out``; return the whole table.
+
+    ``config``: a TOML path or a parsed dict. ``out``: ``.csv`` or ``.parquet`` path, locked
+    while the sweep runs; each finished point is appended to a journal next to it
+    (``.NAME.journal``) and the table is rewritten atomically at most every
+    :data:`REWRITE_SECONDS` and at the end (a killed sweep's journal is merged by the next).
+    ``workers``: local processes (default ``os.cpu_count()``; 1 runs in this process);
+    ``scheduler``: the address of a Dask distributed scheduler to run on instead.
+    ``max_points``: stop after that many new points (the rest on the next run).
+    ``retry_failed``: run again points whose row failed. Grids above :data:`LARGE_GRID` points
+    need ``max_points`` or ``yes=True``.
+
+    Points whose worker was lost are retried and never recorded; those that still cannot be
+    finished are counted in ``attrs["summary"]["lost"]``. The returned DataFrame's
+    ``attrs["summary"]`` holds ``points, skipped, ran, ok, failed, lost, left, seconds``.
+    """
+    t0 = time.perf_counter()
+    cfg = load_config(config)
+    if out is None:
+        raise UserInputError("no output file given")
+    out = str(out)
+    if not (out.endswith(".csv") or out.endswith(".parquet")):
+        raise UserInputError(f"--out {out!r} must end in .csv or .parquet")
+    check_output_path(out, "--out")
+    size = grid_size(cfg)
+    if size > LARGE_GRID and max_points is None and not yes:
+        raise UserInputError(f"the sweep has {size} points (more than {LARGE_GRID}); give --max-points N to run N of "
+                             "them now, or --yes to run them all")
+    points = expand_grid(cfg)
+    with _Lock(out):
+        return _run_locked(cfg, points, out, workers, scheduler, progress, max_points, retry_failed, t0)
+
+
+class _Recorder:
+    """The rows of the table being written: finished rows go to the journal at once (fsync'ed)
+    and the table is rewritten from all of them at most every :data:`REWRITE_SECONDS`."""
+
+    def __init__(self, out, rows_by_key: OrderedDict, order: dict, bar):
+        self.out, self.rows_by_key, self.order, self.bar = out, rows_by_key, order, bar
+        self.journal = journal_path(out)
+        self.stats = {"ok": 0, "failed": 0, "lost": 0, "written": time.monotonic()}
+        self.jfh = None
+
+    def rewrite(self) -> None:
+        rows = sorted(self.rows_by_key.values(), key=lambda r: self.order.get(r["key"], len(self.order)))
+        write_results(rows, self.out)
+        try:
+            self.journal.unlink()
+        except FileNotFoundError:
+            pass
+        self.stats["written"] = time.monotonic()
+
+    def on_rows(self, rows) -> None:
+        if self.jfh is None:
+            self.jfh = open(self.journal, "ab")
+        for row in rows:
+            self.rows_by_key[row["key"]] = row
+            self.stats["ok" if row.get("ok") else "failed"] += 1
+            self.jfh.write(json.dumps(row, default=_json_value, allow_nan=True).encode() + b"\n")
+        self.jfh.flush()
+        os.fsync(self.jfh.fileno())
+        if time.monotonic() - self.stats["written"] > REWRITE_SECONDS:
+            self.jfh.close()
+            self.jfh = None
+            self.rewrite()
+        if self.bar is not None:
+            self.bar.update(len(rows))
+            self.bar.set_postfix(failed=self.stats["failed"])
+
+    def close(self) -> None:
+        if self.bar is not None:
+            self.bar.close()
+        if self.jfh is not None:
+            self.jfh.close()
+        if self.journal.exists() or not os.path.exists(self.out):
+            self.rewrite()
+
+
+def _rows_so_far(out) -> OrderedDict:
+    """The rows of the table and of a killed sweep's journal, by key (stale temporaries removed)."""
+    for stale in Path(out).parent.glob(f".{Path(out).name}.tmp*"):   # left by a killed sweep
+        try:
+            stale.unlink()
+        except OSError:
+            pass
+    rows_by_key = OrderedDict((r["key"], r) for r in existing_rows(out))
+    for r in journal_rows(out):
+        rows_by_key[r["key"]] = r
+    return rows_by_key
+
+
+def _run_locked(cfg, points, out, workers, scheduler, progress, max_points, retry_failed, t0):
+    rows_by_key = _rows_so_far(out)
+    done = {k for k, r in rows_by_key.items() if not retry_failed or bool(r.get("ok"))}
+    todo = [p for p in points if p["key"] not in done]
+    skipped = len(points) - len(todo)
+    if max_points is not None:
+        todo = todo[:max(0, int(max_points))]
+    bar = None
+    if todo and progress:
+        from tqdm import tqdm
+
+        bar = tqdm(total=len(todo), desc=f"sweep {cfg['name']}", unit="pt", file=sys.stderr,
+                   dynamic_ncols=True)
+        bar.set_postfix(failed=0)
+    rec = _Recorder(out, rows_by_key, {p["key"]: i for i, p in enumerate(points)}, bar)
+    if rec.journal.exists():                # a killed sweep's rows: into the table first
+        rec.rewrite()
+    stats = rec.stats
+    try:
+        lost = []
+        if todo:
+            groups = group_points(todo, cfg["base"])
+            if scheduler:
+                lost = _execute_dask(groups, cfg["base"], scheduler, rec.on_rows)
+            else:
+                n = workers if workers is not None else (os.cpu_count() or 1)
+                if n < 1:
+                    raise UserInputError(f"--workers {n} must be >= 1")
+                lost = _execute_local(groups, cfg["base"], n, rec.on_rows)
+        stats["lost"] = sum(len(g) for g in lost)
+    finally:
+        rec.close()
+    df = read_results(out)
+    df.attrs["summary"] = {"name": cfg["name"], "points": len(points), "skipped": skipped,
+                           "ran": stats["ok"] + stats["failed"], "ok": stats["ok"], "failed": stats["failed"],
+                           "lost": stats["lost"],
+                           "left": len(points) - skipped - stats["ok"] - stats["failed"],
+                           "seconds": time.perf_counter() - t0}
+    return df
+
+
+def _json_value(o):
+    if hasattr(o, "item"):
+        return o.item()
+    return str(o)

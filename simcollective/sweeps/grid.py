@@ -1,0 +1,83 @@
+"""The points of a sweep: the grid expanded, each point keyed by a hash of its inputs."""
+
+from __future__ import annotations
+
+import hashlib
+import itertools
+import json
+import math
+
+from ..errors import UserInputError
+from .config import DEFAULTS, INPUT_KEYS, LATE_OPTIONS, load_config, opts_dict, resolve_path
+
+__all__ = ["point_key", "expand_grid", "grid_size", "resolve_auto_nodes"]
+
+
+def point_key(point: dict) -> str:
+    """Stable 16-hex-digit key of a point: hash of its canonical inputs (``None`` omitted)."""
+    canon = {k: point.get(k) for k in INPUT_KEYS if point.get(k) is not None}
+    text = json.dumps(canon, sort_keys=True, separators=(",", ":"), default=str)
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+_GPN_CACHE: dict = {}
+
+
+def _gpus_per_node(point: dict, base: str) -> int:
+    key = (point["topology"], point["topology_opts"], point["topology_file"])
+    if key not in _GPN_CACHE:
+        import topologies
+
+        if point["topology_file"]:
+            g = topologies.load(resolve_path(point["topology_file"], base))
+        else:
+            g = topologies.build(point["topology"], 1, opts_dict(point["topology_opts"]))
+        _GPN_CACHE[key] = int(g.graph.get("gpus_per_node", 1) or 1)
+    return _GPN_CACHE[key]
+
+
+def resolve_auto_nodes(point: dict, base: str) -> dict:
+    if point.get("nodes") != "auto":
+        return point
+    if point.get("gpus") is None:
+        raise UserInputError("nodes = \"auto\" needs gpus (the GPU count) in the same point")
+    p = dict(point)
+    p["nodes"] = math.ceil(point["gpus"] / _gpus_per_node(point, base))
+    return p
+
+
+def expand_grid(config) -> list[dict]:
+    """Every point of a sweep configuration, in grid order, duplicates removed.
+
+    Each point is a dict with ``key`` followed by every input of :data:`INPUT_KEYS`
+    (defaults filled in; ``nodes = "auto"`` resolved where the topology can be built).
+    """
+    cfg = config if isinstance(config, dict) and "grids" in config else load_config(config)
+    points, seen = [], set()
+    for grid in cfg["grids"]:
+        keys = list(grid)
+        for combo in itertools.product(*(grid[k] for k in keys)):
+            p = dict(DEFAULTS)
+            p.update(cfg["fixed"])
+            p.update(zip(keys, combo))
+            if p["nodes"] == "auto":
+                if p.get("gpus") is None:
+                    raise UserInputError("nodes = \"auto\" needs gpus (the GPU count) in every point")
+                try:
+                    p = resolve_auto_nodes(p, cfg["base"])
+                except Exception:   # a bad topology: the point records the error when run
+                    pass
+            key = point_key(p)
+            if key in seen:
+                continue
+            seen.add(key)
+            # the late options only when set: rows without them keep the table's columns
+            points.append({"key": key, **{k: p[k] for k in INPUT_KEYS if k not in LATE_OPTIONS or p[k] is not None}})
+    return points
+
+
+def grid_size(config) -> int:
+    """Number of points of a configuration, counted without expanding it (duplicates included)."""
+    cfg = config if isinstance(config, dict) and "grids" in config else load_config(config)
+    return sum(math.prod(len(v) for v in g.values()) for g in cfg["grids"])
+

@@ -1,0 +1,155 @@
+"""The ``NCCL_*`` settings an nccl-tests log states, applied as NCCL applies them (see
+:mod:`.compare`): which are applied, overridden by a flag, not modelled or diagnostic, and
+NCCL's pick of algorithm, protocol and channels under them."""
+
+from __future__ import annotations
+
+from ..errors import UserInputError
+
+__all__ = ["log_settings", "settings_pick", "settings_note", "DIAGNOSTIC", "CHANNEL_FLOOR", "CHANNEL_CEILING"]
+
+#: NCCL settings with no effect on timing (diagnostics)
+DIAGNOSTIC = ("NCCL_DEBUG", "NCCL_DEBUG_SUBSYS", "NCCL_DEBUG_FILE")
+CHANNEL_FLOOR = ("NCCL_MIN_CTAS", "NCCL_MIN_NCHANNELS")
+CHANNEL_CEILING = ("NCCL_MAX_CTAS", "NCCL_MAX_NCHANNELS")
+
+
+def _channel_setting(name, value, log) -> int:
+    try:
+        v = int(value)
+    except ValueError:
+        v = 0
+    if not 1 <= v <= 64:
+        raise UserInputError(f"{log}: {name}={value!r} in the log: NCCL takes a channel count from 1 to 64")
+    return v
+
+
+def log_settings(settings: dict, log: str, coll: str, algorithm: str, protocol=None, channels=None) -> dict:
+    """How the log's ``NCCL_*`` ``settings`` apply to a comparison run with the given
+    ``--algorithm`` (``auto`` when not given), ``--protocol`` and ``--channels``.
+
+    Returns ``{"read", "applied", "overridden", "not_modelled", "diagnostic", "algos", "protos",
+    "min_channels", "max_channels"}``: ``algos``/``protos`` are the allowed sets of NCCL's model
+    (None: all), ``min/max_channels`` the clamp of the communicator's channels (None: none).
+    """
+    from ..nccl.model import PROTOCOLS
+
+    out = {"read": dict(settings), "applied": {}, "overridden": {}, "not_modelled": {}, "diagnostic": {},
+           "algos": None, "protos": None, "min_channels": None, "max_channels": None}
+    nccl_algorithm = algorithm == "auto" or algorithm == "nccl" or algorithm.startswith("nccl-")
+    for name, value in settings.items():
+        if name in DIAGNOSTIC:
+            out["diagnostic"][name] = value
+            continue
+        if name == "NCCL_ALGO":
+            if value.lower() not in ("ring", "tree", "nvls"):
+                out["not_modelled"][name] = value
+            elif algorithm != "auto":
+                out["overridden"][name] = f"--algorithm {algorithm}"
+            else:
+                out["applied"][name] = value   # compare runs nccl-X (Table.forced_algorithm)
+            continue
+        if name not in ("NCCL_PROTO", "NCCL_NVLS_ENABLE") + CHANNEL_FLOOR + CHANNEL_CEILING:
+            out["not_modelled"][name] = value
+            continue
+        if coll != "allreduce" or not nccl_algorithm:
+            why = (f"--algorithm {algorithm} is not NCCL's" if not nccl_algorithm
+                   else f"applied to allreduce only, not {coll}")
+            out["not_modelled"][name] = f"{value} ({why})"
+            continue
+        if name == "NCCL_PROTO":
+            text = value.strip()
+            exclude = text.startswith("^")
+            items = [x.strip().lower() for x in text.lstrip("^").split(",") if x.strip()]
+            bad = [x for x in items if x not in PROTOCOLS]
+            allowed = tuple(p for p in PROTOCOLS if (p in items) != exclude)
+            if bad or not allowed:
+                raise UserInputError(f"{log}: NCCL_PROTO={value!r} in the log: allowed protocols "
+                                     f"{', '.join(PROTOCOLS)} (a comma list, '^' to exclude), at least one left")
+            if protocol is not None:
+                out["overridden"][name] = f"--protocol {protocol}"
+            else:
+                out["applied"][name] = value
+                out["protos"] = allowed
+        elif name == "NCCL_NVLS_ENABLE":
+            if algorithm not in ("auto", "nccl"):
+                out["overridden"][name] = f"--algorithm {algorithm}"
+            else:
+                out["applied"][name] = value
+                if value.strip() == "0":
+                    out["algos"] = ("tree", "ring")
+        else:
+            v = _channel_setting(name, value, log)
+            if channels is not None:
+                out["overridden"][name] = f"--channels {channels}"
+                continue
+            out["applied"][name] = value
+            key = "min_channels" if name in CHANNEL_FLOOR else "max_channels"
+            old = out[key]
+            out[key] = v if old is None else (max(old, v) if key == "min_channels" else min(old, v))
+    if out["min_channels"] and out["max_channels"] and out["min_channels"] > out["max_channels"]:
+        raise UserInputError(f"{log}: the log's channel floor {out['min_channels']} is above its ceiling "
+                             f"{out['max_channels']} (NCCL_MIN_CTAS/NCCL_MAX_CTAS)")
+    return out
+
+
+def settings_pick(m, graphs, algorithm, nbytes, ls, protocol, channels):
+    """``(nccl-* algorithm, protocol, channels)`` NCCL would run for one allreduce of ``nbytes``
+    under the log's settings ``ls`` (see :func:`log_settings`): NCCL's model over the allowed
+    algorithms and protocols, then the communicator's channels clamped to the floor/ceiling
+    and reduced for small messages as NCCL does (:func:`simcollective.nccl.model.channels_for`)."""
+    import dataclasses
+
+    from ..nccl import model
+    from ..nccl.collectives import MAX_CHANNELS
+
+    protos = (protocol,) if protocol is not None else (ls["protos"] or model.PROTOCOLS)
+    if algorithm == "nccl":
+        algos = ls["algos"] or model.ALGOS
+    else:
+        a = algorithm.removeprefix("nccl-")
+        algos = ("nvlstree",) if a == "nvls" and m.nnodes > 1 else (a,)
+    try:
+        algo, proto, _, _ = model.choose(m, nbytes, algos=algos, protos=protos)
+    except UserInputError:
+        if algorithm == "nccl" or protocol is not None or ls["protos"]:
+            raise
+        algo, proto = algos[0], "simple"   # as make_plan: a forced algorithm the model disables
+    if channels is None:
+        g = graphs[algo]
+        comm = g.comm_channels
+        if ls["min_channels"]:
+            comm = max(comm, ls["min_channels"])
+        if ls["max_channels"]:
+            comm = min(comm, ls["max_channels"])
+        comm = min(comm, MAX_CHANNELS["nvls" if algo == "nvlstree" else algo])
+        clamped = {**graphs, algo: dataclasses.replace(g, comm_channels=comm)}
+        channels = model.channels_for(m, clamped, algo, proto, nbytes)
+    return f"nccl-{'nvls' if algo == 'nvlstree' else algo}", proto, channels
+
+
+
+
+def settings_note(ls, rows) -> str | None:
+    """One line: the log's settings read, how each was applied, which are not modelled."""
+    parts = []
+    chans = sorted({r["channels"] for r in rows if r.get("channels")})
+    span = (f"{chans[0]} channels" if len(chans) == 1 else f"{chans[0]}-{chans[-1]} channels by size") if chans else ""
+    for name, value in ls["applied"].items():
+        if name in CHANNEL_FLOOR + CHANNEL_CEILING:
+            parts.append(f"{name}={value} in the log: {span}")
+        elif name == "NCCL_PROTO":
+            parts.append(f"{name}={value} in the log: protocols {', '.join(ls['protos'])}")
+        elif name == "NCCL_NVLS_ENABLE":
+            parts.append(f"{name}={value} in the log: "
+                         + ("no NVLS/NVLSTree" if ls["algos"] else "NVLS allowed (as by default)"))
+        else:
+            parts.append(f"{name}={value} in the log: applied")
+    for name, flag in ls["overridden"].items():
+        parts.append(f"{name}={ls['read'][name]} in the log overridden by {flag}")
+    if ls["not_modelled"]:
+        parts.append("not modelled: " + ", ".join(f"{k}={v}" for k, v in ls["not_modelled"].items()))
+    if ls["diagnostic"]:
+        parts.append("no effect on timing: " + ", ".join(f"{k}={v}" for k, v in ls["diagnostic"].items()))
+    return "; ".join(parts) or None
+
