@@ -5,7 +5,8 @@ non-top switches above them."""
 import pytest
 import topologies
 
-from simcollective.drawings import _racks, _servers, draw_topology, layered_layout
+from simcollective.drawings import draw_topology, layered_layout
+from simcollective.drawings.layout import rack_groups as _racks, servers as _servers
 
 
 def _rack_spans(g, pos):

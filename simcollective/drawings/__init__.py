@@ -1,0 +1,61 @@
+"""Drawings of hardware topologies: ``simcollective draw-topology``.
+
+A layered drawing of the graph: NVSwitches under their GPUs, GPUs, then PCIe switches,
+network adapters, leaf switches and higher switch levels above. The nodes of a server are
+kept together in a box; in a fabric of several racks (servers sharing leaf switches) each
+rack is boxed with its leaves (and switches only it uses, e.g. ABCI's FBBs) above it, and
+the top switch row (spines, core, root) spans the whole width. Links are coloured by type
+(legend) and drawn thicker for more bandwidth; with ``--utilization-from RUN.json`` (a
+``simcollective run --json`` file) they are coloured by how busy the run kept them instead
+(bytes / capacity / run time).
+
+The package: :mod:`.layout` (where each node goes), :mod:`.utilization` (a run's link
+utilization) and :mod:`.render` (the matplotlib drawing).
+"""
+
+from __future__ import annotations
+
+from ..parsing import check_output_path
+from .layout import CUBE_ROW_GAP, layered_layout
+from .render import LINK_COLORS, draw_topology
+from .utilization import link_utilization
+
+__all__ = ["layered_layout", "draw_topology", "link_utilization", "add_parser", "LINK_COLORS", "CUBE_ROW_GAP"]
+
+
+# -- command line ----------------------------------------------------------------------------
+
+def add_parser(subparsers) -> None:
+    from ..arguments import add_topology_arguments
+
+    p = subparsers.add_parser(
+        "draw-topology", help="draw a topology (layered: GPUs, PCIe, NICs, switch levels)",
+        description="Draw the hardware graph of a topology preset or file: GPUs at the bottom, PCIe "
+                    "switches and NICs above, then each switch level; servers boxed; racks boxed with "
+                    "their leaf switches above them, the top switch row across; links coloured by "
+                    "type or, with --utilization-from, by a run's link utilization.")
+    add_topology_arguments(p, network=False)
+    p.add_argument("-o", "--out", required=True, metavar="FILE", help="output .png, .svg or .pdf")
+    p.add_argument("--utilization-from", metavar="RUN.json",
+                   help="colour links by utilization from `simcollective run ... --json RUN.json`")
+    p.add_argument("--title", help="figure title")
+    p.add_argument("--no-labels", action="store_true", help="no node labels")
+    p.set_defaults(func=cmd_draw)
+
+
+def cmd_draw(args) -> int:
+    import matplotlib
+
+    matplotlib.use("Agg")      # the command line draws to files only
+    from ..arguments import check_topology_conflicts, topology_config
+    from ..figures import FIGURE_SUFFIXES
+    from ..simulate import build_graph
+
+    check_topology_conflicts(args)
+    check_output_path(args.out, "-o", FIGURE_SUFFIXES)
+    graph = build_graph(topology_config(args))
+    draw_topology(graph, args.out, utilization=args.utilization_from, title=args.title,
+                  labels=False if args.no_labels else None)
+    print(f"wrote {args.out}")
+    return 0
+
