@@ -19,294 +19,34 @@ for sparse algorithms the dense size); ``algbw = bytes / time_s``; ``busbw = alg
 nccl-tests' factor (allreduce 2(P-1)/P; allgather, reduce-scatter, alltoall (P-1)/P;
 broadcast, reduce 1). ``root`` is -1 for collectives without one (as nccl-tests prints).
 ``phases`` maps phase name to seconds on the last rank to finish, so the values add up to
-``time_s``. :func:`run_allreduce` is :func:`run` (kept for existing callers).
+``time_s``. :func:`run_allreduce` is :func:`run` (the same function under the name callers
+use).
+
+The steps: :func:`~simcollective.resolve.resolve` (check and build: a :class:`Plan`),
+:func:`make_inputs`, :func:`simulate`, :func:`verify`, :func:`measure`; the configuration
+and report types live in :mod:`simcollective.run_config`.
 """
 
 from __future__ import annotations
 
 import functools
-import math
-from operator import is_
 import time
-from dataclasses import dataclass, field
+from operator import is_
 
 import numpy as np
 
 from . import data
-from .algorithms import get_algorithm, load_all
-from .algorithms.registry import CONTEXT, check_options
-from .data.collectives import EMPTY_RESULT, Sources, get_collective, verify_pieces
-from .errors import UserInputError, VerificationError
-from .placement import describe_placement, resolve_placement
-from .profile import load_profile
-from .memory import check_run_memory
+from .data.collectives import EMPTY_RESULT, Sources, verify_pieces
+from .errors import VerificationError
+from .placement import describe_placement
+from .resolve import Plan, count_for_bytes, resolve, resolve_study
+from .run_config import (DEFAULT_MEMORY_BUDGET, JSON_KEYS, VERIFY_MODES, Report, RunConfig, build_graph,
+                         run_defaults)
 from .runtime import run_ranks
 
 __all__ = ["RunConfig", "Report", "run", "run_collective", "run_allreduce", "build_graph", "run_defaults",
-           "JSON_KEYS", "count_for_bytes", "resolve_study"]
-
-JSON_KEYS = (
-    "algorithm", "topology", "nodes", "ranks", "elements", "dtype", "bytes", "time_s", "algbw", "busbw",
-    "verified", "verification", "phases", "messages", "wall_s",
-)
-
-DEFAULT_MEMORY_BUDGET = 2**30
-#: values of ``verify`` (``--verify``)
-VERIFY_MODES = ("auto", "full", "symbolic")
-
-
-@dataclass
-class RunConfig:
-    """Everything that defines one simulated collective (sizes in elements/bytes).
-
-    ``elements`` is the count given to the collective (see the module docstring);
-    ``bytes``, when set, replaces it: the count is derived from a size in bytes as
-    nccl-tests does (:meth:`~simcollective.data.collectives.Collective.count_from_bytes`).
-    ``root`` applies to broadcast and reduce only (default 0 there).
-    """
-
-    topology: str = "abci"
-    nodes: int = 1
-    topology_opts: dict = field(default_factory=dict)
-    topology_file: str | None = None
-    algorithm: str = "ring"
-    elements: int = 2**20
-    gpus: int | None = None
-    dtype: str = "float32"
-    profile: str = "ideal"
-    placement: str | list = "auto"                 # the graph's rank_order if any, else linear
-    routing: str = "first"
-    seed: int = 1
-    options: dict = field(default_factory=dict)     # user-set algorithm options
-    density: float | None = None
-    k: int | None = None
-    workload: str = "uniform"
-    overlap: float = 0.0
-    inputs: str | None = None
-    verify: str = "auto"                            # auto | full | symbolic
-    memory_budget: int = DEFAULT_MEMORY_BUDGET
-    trace: bool = False
-    collective: str = "allreduce"
-    root: int | None = None
-    bytes: int | None = None
-    timing: str = "simultaneous"                    # simultaneous | study (barrier-exit offsets)
-    study: bool = False                             # every behaviour of the study's simulator
-
-
-    def __post_init__(self):
-        # text as the CLI takes it: RunConfig(elements="32M", density="1/128", nodes="2")
-        from .parsing import coerce_run_fields
-
-        for key, value in coerce_run_fields(vars(self)).items():
-            if value is not getattr(self, key):
-                setattr(self, key, value)
-
-
-def run_defaults() -> dict:
-    """``{field: default}`` of :class:`RunConfig`: the one source of the defaults of ``run``'s
-    options, of sweep inputs (``sweep.DEFAULTS``) and of the Python API."""
-    import dataclasses
-
-    return {f.name: getattr(RunConfig(), f.name) for f in dataclasses.fields(RunConfig)}
-
-
-def resolve_study(config: RunConfig, algo) -> tuple:
-    """``(routing, timing, options)`` of a configuration once ``study`` is applied.
-
-    ``study=True`` (``--study``) is ``--routing study --timing study`` plus
-    ``--densify study`` for the algorithms that have a study sizing rule (the others
-    already size messages as the study did, or were not in the study); a part set
-    explicitly to something else is an error, never silently overridden.
-    """
-    from .algorithms import STUDY_SIZING
-    from .runtime import TIMINGS
-
-    routing, timing = config.routing, config.timing
-    options = dict(config.options or {})
-    if timing not in TIMINGS:
-        raise UserInputError(f"--timing {timing!r} must be one of: {', '.join(TIMINGS)}")
-    if not isinstance(config.study, bool):
-        raise UserInputError(f"study {config.study!r} must be true or false")
-    if not config.study:
-        return routing, timing, options
-    if routing not in ("first", "study"):
-        raise UserInputError(f"--study sets --routing study; --routing {routing} contradicts it")
-    densify = options.get("densify")
-    if algo.name in STUDY_SIZING and algo.collective == "allreduce":
-        if densify not in (None, "study"):
-            raise UserInputError(f"--study sets --densify study; --densify {densify} contradicts it")
-        options["densify"] = "study"
-    return "study", "study", options
-
-@dataclass(repr=False)
-class Report:
-    """The measurements of one run (``result`` holds the raw :class:`RunResult`)."""
-
-    fields: dict
-    result: object = None
-
-    def __repr__(self) -> str:     # compact: the fields of a 64-rank run are half a megabyte
-        f = self.fields
-        return (f"<Report {f.get('algorithm')} on {f.get('topology')}: {f.get('ranks')} ranks, "
-                f"{f.get('elements')} x {f.get('dtype')}, time_s={f.get('time_s')!r}>")
-
-    def to_json(self) -> dict:
-        """The fields as strict JSON data: a non-finite number (``algbw`` of a run that takes no
-        time, e.g. one rank) becomes ``null`` and ``null_reasons`` says why."""
-        out = dict(self.fields)
-        reasons = {}
-        for key, value in out.items():
-            if isinstance(value, float) and not math.isfinite(value):
-                out[key] = None
-                reasons[key] = (f"{value} is not a number in JSON: time_s is {self.fields.get('time_s')} "
-                                f"(a run of {self.fields.get('ranks')} rank(s) moves no data)"
-                                if key in ("algbw", "busbw") else f"{value} is not a number in JSON")
-        if reasons:
-            out["null_reasons"] = reasons
-        return out
-
-    def __getitem__(self, key):
-        return self.fields[key]
-
-
-def build_graph(config: RunConfig):
-    """The hardware graph of a configuration (validated)."""
-    import topologies
-
-    if config.topology_file:
-        return topologies.load(config.topology_file)
-    from .memory import check_machine_size
-
-    if isinstance(config.nodes, int) and config.topology in topologies.PRESETS:
-        check_machine_size(config.topology, config.nodes, dict(config.topology_opts or {}))
-    return topologies.build(config.topology, config.nodes, dict(config.topology_opts or {}))
-
-
-@dataclass
-class Plan:
-    """A configuration resolved and validated: what will be simulated."""
-
-    config: RunConfig
-    coll: object            # data.collectives.Collective
-    algo: object            # algorithms.registry.Algorithm
-    dtype: np.dtype
-    profile: object
-    graph: object
-    placement: list
-    P: int
-    count: int
-    n: int                  # input elements per rank
-    root: int | None
-    options: dict
-    mode: str               # full | symbolic
-    k: int | None = None
-    workload: object = None
-    kwargs: dict = field(default_factory=dict)
-    routing: str = "first"
-    timing: str = "simultaneous"
-
-
-def _check_inputs(config: RunConfig, algo, dtype, options: dict) -> None:
-    """Options that would be silently ignored, and values the algorithm cannot use, are errors."""
-    chunk = options.get("chunk_size")
-    if chunk is not None and not isinstance(chunk, bool) and isinstance(chunk, int) and chunk < dtype.itemsize:
-        raise UserInputError(f"--chunk-size {chunk} is smaller than one {dtype} element ({dtype.itemsize} bytes); "
-                             f"give at least {dtype.itemsize}")
-    if algo.kind == "dense":
-        if config.inputs is not None:
-            raise UserInputError(f"--inputs applies to sparse algorithms (with --workload npy), not to '{algo.name}'")
-        if config.overlap not in (0, 0.0, None):
-            raise UserInputError(f"--overlap applies to sparse algorithms (with --workload topk), not to '{algo.name}'")
-    else:
-        if config.overlap not in (0, 0.0, None) and config.workload != "topk":
-            raise UserInputError(f"--overlap {config.overlap} applies to --workload topk, not to --workload "
-                                 f"{config.workload}")
-        if config.inputs is not None and config.workload != "npy":
-            raise UserInputError(f"--inputs applies to --workload npy, not to --workload {config.workload}")
-
-
-def default_group_size(graph, nranks: int) -> int:
-    """The topology's group size (GPUs per node) if it divides the ranks; 1 when the ranks
-    fit in one group. Otherwise an error that says the default does not fit (and how to
-    choose one): the user did not give it."""
-    L = int(graph.graph.get("default_group_size", graph.graph.get("gpus_per_node", 1)) or 1)
-    if nranks % L == 0:
-        return L
-    if nranks < L:
-        return 1
-    raise UserInputError(
-        f"the topology's group size {L} (GPUs per node) does not divide the {nranks} ranks; "
-        f"give --group-size with a divisor of {nranks}")
-
-
-def count_for_bytes(collective: str, nbytes: int, nranks: int, dtype) -> int:
-    """The count nccl-tests runs for a size ``nbytes`` (see ``Collective.count_from_bytes``)."""
-    return get_collective(collective).count_from_bytes(int(nbytes), nranks, data.check_dtype(dtype).itemsize)
-
-
-# -- the steps --------------------------------------------------------------------------------
-def resolve(config: RunConfig, graph=None) -> Plan:
-    """Check the configuration and build the machine: every bad input fails here, before
-    any long work."""
-    load_all()
-    coll = get_collective(config.collective)
-    algo = get_algorithm(config.algorithm, coll.name)
-    dtype = data.check_dtype(config.dtype)
-    if config.verify not in VERIFY_MODES:
-        raise UserInputError(f"--verify {config.verify!r} must be one of {', '.join(VERIFY_MODES)}")
-    profile = load_profile(config.profile)
-    if graph is None:
-        graph = build_graph(config)
-    placement = resolve_placement(graph, config.placement, config.gpus)
-    P = len(placement)
-    if config.root is not None and not coll.rooted:
-        raise UserInputError(f"--root applies to broadcast and reduce, not to {coll.name}")
-    root = (0 if config.root is None else config.root) if coll.rooted else None
-    if root is not None and (isinstance(root, bool) or not isinstance(root, int) or not 0 <= root < P):
-        raise UserInputError(f"--root {root!r} is out of range: the run has ranks 0..{P - 1}")
-    if config.bytes is not None:
-        if config.bytes < 1:
-            raise UserInputError(f"--bytes {config.bytes} must be >= 1")
-        count = coll.count_from_bytes(config.bytes, P, dtype.itemsize)
-        if count < 1:
-            share = " per rank (rounded down to a multiple of 16 bytes, as nccl-tests does)" if coll.per_rank else ""
-            need = (P if coll.per_rank else 1) * max(16, dtype.itemsize) if coll.per_rank else dtype.itemsize
-            raise UserInputError(
-                f"--bytes {config.bytes} gives 0 {dtype.name} elements{share} for {coll.name} over {P} ranks; "
-                f"give at least {need} bytes")
-    else:
-        count = config.elements
-        if isinstance(count, bool) or not isinstance(count, (int, np.integer)) or count < 1:
-            raise UserInputError(f"--elements {count} must be >= 1")
-        count = int(count)
-    n = coll.input_elements(count, P)
-    routing, timing, study_options = resolve_study(config, algo)
-    if config.study:  # the study's profile settings (compute table, bandwidth factor mode)
-        profile = profile.with_study_compute()
-    options = check_options(algo, study_options, P)
-    if "group_size" in algo.options and "group_size" not in options:
-        options["group_size"] = default_group_size(graph, P)
-    _check_inputs(config, algo, dtype, options)
-    plan = Plan(config, coll, algo, dtype, profile, graph, placement, P, count, n, root, options, "full",
-                routing=routing, timing=timing)
-    if algo.kind == "sparse":
-        if config.verify == "symbolic":
-            raise UserInputError("--verify symbolic applies to dense algorithms; sparse runs always carry real data")
-        plan.k = data.sparse_k(n, config.density, config.k)
-        check_run_memory(P, n, dtype, "sparse", plan.k, graph.number_of_nodes())
-    else:
-        if config.density is not None or config.k is not None:
-            raise UserInputError(f"--density/--k apply to sparse algorithms, not to '{algo.name}'")
-        full_bytes = P * n * dtype.itemsize
-        if config.verify == "symbolic" or (config.verify == "auto" and full_bytes > config.memory_budget):
-            plan.mode = "symbolic"
-            check_run_memory(P, n, dtype, "symbolic", None, graph.number_of_nodes())
-        else:
-            check_run_memory(P, n, dtype, "full", None, graph.number_of_nodes())
-    ctx = {"n": n, "dtype": dtype, "k": plan.k, "root": root}
-    plan.kwargs = {key: ctx[key] for key in CONTEXT if key in algo.params and ctx.get(key) is not None}
-    plan.kwargs.update(options)
-    return plan
+           "JSON_KEYS", "count_for_bytes", "resolve_study", "resolve", "Plan", "make_inputs", "simulate",
+           "verify", "measure", "expected_messages", "VERIFY_MODES", "DEFAULT_MEMORY_BUDGET"]
 
 
 def make_inputs(plan: Plan):
@@ -425,16 +165,8 @@ def measure(plan: Plan, result, verification: str, t_start: float) -> Report:
         "messages": result.messages,
         "message_bytes": result.message_bytes,
         "bytes_by_link_type": dict(sorted(result.bytes_by_link_type.items())),
-        "top_links": [
-            {"link": ls.name, "link_type": ls.link_type, "bytes": ls.bytes, "busy_s": ls.busy_time,
-             "utilization": (ls.bytes / ls.capacity) / t if t > 0 else 0.0}
-            for ls in top
-        ],
-        "links": [
-            {"link": ls.name, "link_type": ls.link_type, "bytes": ls.bytes, "busy_s": ls.busy_time,
-             "utilization": (ls.bytes / ls.capacity) / t if t > 0 else 0.0}
-            for ls in sorted(result.links, key=lambda ls: ls.name)
-        ],
+        "top_links": [_link_row(ls, t) for ls in top],
+        "links": [_link_row(ls, t) for ls in sorted(result.links, key=lambda ls: ls.name)],
         "profile": plan.profile.name,
         "placement": config.placement if isinstance(config.placement, str) else "list",
         "placement_order": describe_placement(plan.graph, config.placement),
@@ -462,6 +194,12 @@ def measure(plan: Plan, result, verification: str, t_start: float) -> Report:
         pieces = plan.coll.pieces(0, P, plan.count, plan.root) or []
         fields_.update(_result_density(result.outputs[0], sum(pc.hi - pc.lo for pc in pieces)))
     return Report(fields_, result)
+
+
+def _link_row(ls, t: float) -> dict:
+    """One link's traffic: bytes, busy time and utilization (bytes / capacity / run time)."""
+    return {"link": ls.name, "link_type": ls.link_type, "bytes": ls.bytes, "busy_s": ls.busy_time,
+            "utilization": (ls.bytes / ls.capacity) / t if t > 0 else 0.0}
 
 
 def expected_messages(plan: Plan) -> int | None:
@@ -509,3 +247,4 @@ def _result_density(output, n) -> dict:
         else:
             nnz += p.nnz
     return {"result_density": nnz / n, "dense_parts": dense, "result_parts": len(parts)}
+

@@ -1,0 +1,119 @@
+"""What defines one simulated collective (:class:`RunConfig`), the machine it runs on
+(:func:`build_graph`) and what it measured (:class:`Report`)."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+__all__ = ["RunConfig", "Report", "build_graph", "run_defaults", "JSON_KEYS", "VERIFY_MODES",
+           "DEFAULT_MEMORY_BUDGET"]
+
+JSON_KEYS = (
+    "algorithm", "topology", "nodes", "ranks", "elements", "dtype", "bytes", "time_s", "algbw", "busbw",
+    "verified", "verification", "phases", "messages", "wall_s",
+)
+
+DEFAULT_MEMORY_BUDGET = 2**30
+#: values of ``verify`` (``--verify``)
+VERIFY_MODES = ("auto", "full", "symbolic")
+
+
+@dataclass
+class RunConfig:
+    """Everything that defines one simulated collective (sizes in elements/bytes).
+
+    ``elements`` is the count given to the collective (see the module docstring);
+    ``bytes``, when set, replaces it: the count is derived from a size in bytes as
+    nccl-tests does (:meth:`~simcollective.data.collectives.Collective.count_from_bytes`).
+    ``root`` applies to broadcast and reduce only (default 0 there).
+    """
+
+    topology: str = "abci"
+    nodes: int = 1
+    topology_opts: dict = field(default_factory=dict)
+    topology_file: str | None = None
+    algorithm: str = "ring"
+    elements: int = 2**20
+    gpus: int | None = None
+    dtype: str = "float32"
+    profile: str = "ideal"
+    placement: str | list = "auto"                 # the graph's rank_order if any, else linear
+    routing: str = "first"
+    seed: int = 1
+    options: dict = field(default_factory=dict)     # user-set algorithm options
+    density: float | None = None
+    k: int | None = None
+    workload: str = "uniform"
+    overlap: float = 0.0
+    inputs: str | None = None
+    verify: str = "auto"                            # auto | full | symbolic
+    memory_budget: int = DEFAULT_MEMORY_BUDGET
+    trace: bool = False
+    collective: str = "allreduce"
+    root: int | None = None
+    bytes: int | None = None
+    timing: str = "simultaneous"                    # simultaneous | study (barrier-exit offsets)
+    study: bool = False                             # every behaviour of the study's simulator
+
+
+    def __post_init__(self):
+        # text as the CLI takes it: RunConfig(elements="32M", density="1/128", nodes="2")
+        from .parsing import coerce_run_fields
+
+        for key, value in coerce_run_fields(vars(self)).items():
+            if value is not getattr(self, key):
+                setattr(self, key, value)
+
+
+def run_defaults() -> dict:
+    """``{field: default}`` of :class:`RunConfig`: the one source of the defaults of ``run``'s
+    options, of sweep inputs (``sweeps.DEFAULTS``) and of the Python API."""
+    import dataclasses
+
+    return {f.name: getattr(RunConfig(), f.name) for f in dataclasses.fields(RunConfig)}
+
+
+@dataclass(repr=False)
+class Report:
+    """The measurements of one run (``result`` holds the raw :class:`RunResult`)."""
+
+    fields: dict
+    result: object = None
+
+    def __repr__(self) -> str:     # compact: the fields of a 64-rank run are half a megabyte
+        f = self.fields
+        return (f"<Report {f.get('algorithm')} on {f.get('topology')}: {f.get('ranks')} ranks, "
+                f"{f.get('elements')} x {f.get('dtype')}, time_s={f.get('time_s')!r}>")
+
+    def to_json(self) -> dict:
+        """The fields as strict JSON data: a non-finite number (``algbw`` of a run that takes no
+        time, e.g. one rank) becomes ``null`` and ``null_reasons`` says why."""
+        out = dict(self.fields)
+        reasons = {}
+        for key, value in out.items():
+            if isinstance(value, float) and not math.isfinite(value):
+                out[key] = None
+                reasons[key] = (f"{value} is not a number in JSON: time_s is {self.fields.get('time_s')} "
+                                f"(a run of {self.fields.get('ranks')} rank(s) moves no data)"
+                                if key in ("algbw", "busbw") else f"{value} is not a number in JSON")
+        if reasons:
+            out["null_reasons"] = reasons
+        return out
+
+    def __getitem__(self, key):
+        return self.fields[key]
+
+
+def build_graph(config: RunConfig):
+    """The hardware graph of a configuration (validated)."""
+    import topologies
+
+    if config.topology_file:
+        return topologies.load(config.topology_file)
+    from .memory import check_machine_size
+
+    if isinstance(config.nodes, int) and config.topology in topologies.PRESETS:
+        check_machine_size(config.topology, config.nodes, dict(config.topology_opts or {}))
+    return topologies.build(config.topology, config.nodes, dict(config.topology_opts or {}))
+
