@@ -135,9 +135,50 @@ def fit(log, spec, at, *, topology="dgx-h100", nodes=1, topology_opts=None, topo
     (``key``, ``value``, ``sizes``, ``ratios`` (busbw sim/published at the sizes, from the
     final table), ``simulations`` (of the search), ``bracket``, ``bracket_from``, ``scale``,
     ``method``, ``converged``, ``note``). Bad input is refused before any simulation."""
+    from .compare import compare, read_table
+
+    key, opts, (lo, hi), bracket_from = _request(spec, at, topology, nodes, topology_opts, topology_file)
+    linear = key.endswith("_latency")
+    table = read_table(log, section)
+    use_ip = in_place or table.format == "busbw-only"
+    sizes = _parse_sizes(at, table, str(log), min_size, max_size, use_ip)
+    common = dict(topology=topology, nodes=nodes, section=section, in_place=in_place,
+                  min_size=min_size, max_size=max_size, **others)
+    ratios = _Ratios(lambda x: compare(log, topology_opts={**opts, key: float(x)}, sizes=set(sizes), **common),
+                     sizes)
+    scale = _Scale(linear)
+    r_lo, r_hi = ratios(lo), ratios(hi)
+    _check_bracket(key, sizes, lo, hi, r_lo, r_hi)
+    note, tol = None, RATIO_TOL
+    if len(sizes) == 1:
+        method = "bisection for ratio 1"
+        best, converged = _bisect(ratios, scale, lo, hi, r_lo[0], r_hi[0])
+        if not converged:
+            note = (f"not within {RATIO_TOL:.1%} of 1: the bracket closed on a step of the simulated busbw "
+                    f"near {best:.4g}")
+    else:
+        method = "golden-section minimising the largest |ln ratio|"
+        tol = GOLDEN_TOL if not linear else GOLDEN_TOL_LINEAR * (hi - lo)
+        best, converged = _golden(ratios, scale, lo, hi, tol)
+    text = f"{best:.4g}"
+    res = compare(log, topology_opts={**opts, key: text}, **common)
+    by = {r["size"]: r for r in res["rows"]}
+    res["fit"] = {
+        "key": key, "value": float(text), "sizes": sizes,
+        "ratios": [by[s]["measured_time_us"] / by[s]["simulated_time_us"] for s in sizes],
+        "simulations": ratios.count, "bracket": [lo, hi], "bracket_from": bracket_from,
+        "scale": "linear" if linear else "geometric", "method": method, "converged": converged,
+        "tolerance": tol, "note": note,
+    }
+    return res
+
+
+def _request(spec, at, topology, nodes, topology_opts, topology_file) -> tuple:
+    """``(key, fixed options, (lo, hi), where the bracket comes from)``: the request checked,
+    before any simulation."""
     import topologies
 
-    from .compare import compare, read_table
+    from ..simulate import RunConfig, build_graph
 
     if spec is None:
         raise UserInputError(f"--fit-at {at} needs --fit KEY (the --topology-opt to calibrate)")
@@ -151,11 +192,8 @@ def fit(log, spec, at, *, topology="dgx-h100", nodes=1, topology_opts=None, topo
     if key in opts:
         raise UserInputError(f"--fit {key}: {key} is also given as --topology-opt {key}={opts[key]}; "
                              "give one or the other")
-    from ..simulate import RunConfig, build_graph
-
     build_graph(RunConfig(topology=topology, nodes=nodes, topology_opts=opts))   # the machine and fixed options are valid
     own = option_range(key)
-    linear = key.endswith("_latency")
     if bounds is None:
         if own is None:
             raise UserInputError(f"--fit {key}: topology {topology!r} checks only that {key} is > 0; "
@@ -169,30 +207,42 @@ def fit(log, spec, at, *, topology="dgx-h100", nodes=1, topology_opts=None, topo
             except TopologyError as exc:
                 raise UserInputError(f"--fit {spec}: {exc}") from None
     lo, hi = bounds
-    if not linear and lo <= 0:
+    if not key.endswith("_latency") and lo <= 0:
         raise UserInputError(f"--fit {key}={lo:g}:{hi:g}: {key} is searched geometrically; LO must be > 0")
-    table = read_table(log, section)
-    use_ip = in_place or table.format == "busbw-only"
-    sizes = _parse_sizes(at, table, str(log), min_size, max_size, use_ip)
+    return key, opts, (lo, hi), bracket_from
 
-    common = dict(topology=topology, nodes=nodes, section=section, in_place=in_place,
-                  min_size=min_size, max_size=max_size, **others)
-    count = 0
-    seen: dict[float, list[float]] = {}
 
-    def ratios(x: float) -> list[float]:
-        nonlocal count
-        if x not in seen:
-            res = compare(log, topology_opts={**opts, key: float(x)}, sizes=set(sizes), **common)
-            count += len(res["rows"])
+class _Ratios:
+    """busbw sim/published at each fit size for a value of the option, each value simulated
+    once; ``count`` is the number of simulations (one size at one value each)."""
+
+    def __init__(self, run, sizes):
+        self.run, self.sizes, self.count, self.seen = run, sizes, 0, {}
+
+    def __call__(self, x: float) -> list[float]:
+        if x not in self.seen:
+            res = self.run(x)
+            self.count += len(res["rows"])
             by = {r["size"]: r for r in res["rows"]}
-            seen[x] = [by[s]["measured_time_us"] / by[s]["simulated_time_us"] for s in sizes]
-        return seen[x]
+            self.seen[x] = [by[s]["measured_time_us"] / by[s]["simulated_time_us"] for s in self.sizes]
+        return self.seen[x]
 
-    to_t = (lambda x: x) if linear else math.log
-    from_t = (lambda t: t) if linear else math.exp
+    def worst(self, x: float) -> float:
+        return max(abs(math.log(r)) for r in self(x))
 
-    r_lo, r_hi = ratios(lo), ratios(hi)
+    def best(self) -> float:
+        return min(self.seen, key=lambda x: (self.worst(x), x))
+
+
+class _Scale:
+    """The search scale: linear (latencies) or geometric (in ln(value))."""
+
+    def __init__(self, linear: bool):
+        self.to_t = (lambda x: x) if linear else math.log
+        self.from_t = (lambda t: t) if linear else math.exp
+
+
+def _check_bracket(key, sizes, lo, hi, r_lo, r_hi) -> None:
     from ..units import format_bytes
 
     for s, a, b in zip(sizes, r_lo, r_hi):
@@ -204,56 +254,40 @@ def fit(log, spec, at, *, topology="dgx-h100", nodes=1, topology_opts=None, topo
                 f"{b:.3f} at {key}={hi:g}, both {side} 1: the range {lo:g}:{hi:g} does not bracket the "
                 f"published busbw (that size does not respond enough to {key}; fit another size or another range)")
 
-    def worst(x):
-        return max(abs(math.log(r)) for r in ratios(x))
 
-    note = None
-    if len(sizes) == 1:
-        method = "bisection for ratio 1"
-        a, b = to_t(lo), to_t(hi)
-        sign_a = math.log(r_lo[0]) > 0
-        if min(abs(math.log(r_lo[0])), abs(math.log(r_hi[0]))) > RATIO_TOL:
-            for _ in range(MAX_BISECTIONS):
-                m = (a + b) / 2
-                lr = math.log(ratios(from_t(m))[0])
-                if abs(lr) <= RATIO_TOL:
-                    break
-                if (lr > 0) == sign_a:
-                    a = m
-                else:
-                    b = m
-        best = min(seen, key=lambda x: (worst(x), x))
-        converged = worst(best) <= RATIO_TOL
-        if not converged:
-            note = (f"not within {RATIO_TOL:.1%} of 1: the bracket closed on a step of the simulated busbw "
-                    f"near {best:.4g}")
-    else:
-        method = "golden-section minimising the largest |ln ratio|"
-        a, b = to_t(lo), to_t(hi)
-        tol = GOLDEN_TOL if not linear else GOLDEN_TOL_LINEAR * (hi - lo)
-        c, d = b - _INVPHI * (b - a), a + _INVPHI * (b - a)
-        fc, fd = worst(from_t(c)), worst(from_t(d))
-        steps = 0
-        while b - a > tol and steps < MAX_GOLDEN:
-            steps += 1
-            if fc <= fd:
-                b, d, fd = d, c, fc
-                c = b - _INVPHI * (b - a)
-                fc = worst(from_t(c))
+def _bisect(ratios, scale, lo, hi, r_lo, r_hi) -> tuple:
+    """One size: bisection for ratio 1; ``(best value, converged)``."""
+    a, b = scale.to_t(lo), scale.to_t(hi)
+    sign_a = math.log(r_lo) > 0
+    if min(abs(math.log(r_lo)), abs(math.log(r_hi))) > RATIO_TOL:
+        for _ in range(MAX_BISECTIONS):
+            m = (a + b) / 2
+            lr = math.log(ratios(scale.from_t(m))[0])
+            if abs(lr) <= RATIO_TOL:
+                break
+            if (lr > 0) == sign_a:
+                a = m
             else:
-                a, c, fc = c, d, fd
-                d = a + _INVPHI * (b - a)
-                fd = worst(from_t(d))
-        best = min(seen, key=lambda x: (worst(x), x))
-        converged = b - a <= tol
-    text = f"{best:.4g}"
-    res = compare(log, topology_opts={**opts, key: text}, **common)
-    by = {r["size"]: r for r in res["rows"]}
-    res["fit"] = {
-        "key": key, "value": float(text), "sizes": sizes,
-        "ratios": [by[s]["measured_time_us"] / by[s]["simulated_time_us"] for s in sizes],
-        "simulations": count, "bracket": [lo, hi], "bracket_from": bracket_from,
-        "scale": "linear" if linear else "geometric", "method": method, "converged": converged,
-        "tolerance": RATIO_TOL if len(sizes) == 1 else tol, "note": note,
-    }
-    return res
+                b = m
+    best = ratios.best()
+    return best, ratios.worst(best) <= RATIO_TOL
+
+
+def _golden(ratios, scale, lo, hi, tol) -> tuple:
+    """Several sizes: golden-section search minimising the largest |ln ratio|; ``(best, converged)``."""
+    worst, from_t = ratios.worst, scale.from_t
+    a, b = scale.to_t(lo), scale.to_t(hi)
+    c, d = b - _INVPHI * (b - a), a + _INVPHI * (b - a)
+    fc, fd = worst(from_t(c)), worst(from_t(d))
+    steps = 0
+    while b - a > tol and steps < MAX_GOLDEN:
+        steps += 1
+        if fc <= fd:
+            b, d, fd = d, c, fc
+            c = b - _INVPHI * (b - a)
+            fc = worst(from_t(c))
+        else:
+            a, c, fc = c, d, fd
+            d = a + _INVPHI * (b - a)
+            fd = worst(from_t(d))
+    return ratios.best(), b - a <= tol
