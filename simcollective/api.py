@@ -8,7 +8,7 @@
 (8, ['phase', 'time_s', 'share'], True)
 
 * :func:`run` takes every field of :class:`~simcollective.simulate.RunConfig` by its name
-  (fields added later, e.g. ``collective`` or ``root``, pass through unchanged), plus the
+  (every one, e.g. ``collective`` or ``root``, passes through unchanged), plus the
   algorithm options (``group_size``, ``chunk_size``, ...) as plain keywords, with text
   accepted where the CLI takes text: ``elements="32M"``, ``density="1/128"``.
 * :func:`sweep` runs a grid (a TOML path, a config dict, or keywords: lists are the grid,

@@ -232,7 +232,7 @@ def run(config: RunConfig, graph=None, progress=None) -> Report:
 
 
 run_collective = run
-#: the name from before collectives (same function: ``RunConfig.collective`` defaults to allreduce)
+#: the same function under its allreduce name (``RunConfig.collective`` defaults to allreduce)
 run_allreduce = run
 
 

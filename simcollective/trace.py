@@ -128,25 +128,33 @@ def trace_events(report) -> dict:
         for ev in nested:
             events.append({"ph": "X", "pid": pid, "tid": r, "name": ev["name"], "cat": ev["cat"],
                            "ts": _us(ev["_t0"]), "dur": _us(ev["_t1"] - ev["_t0"]), "args": ev["args"]})
-        for j, lane in enumerate(_lanes(comm)):
-            tid = _LANE_TID + r * 1000 + j
-            label = f"rank {r} p2p" + (f" ({j + 1})" if j else "")
-            events.append({"ph": "M", "pid": pid, "tid": tid, "name": "thread_name", "args": {"name": label}})
-            events.append({"ph": "M", "pid": pid, "tid": tid, "name": "thread_sort_index",
-                           "args": {"sort_index": r * 1000 + 1 + j}})
-            for ev in lane:
-                events.append({"ph": "X", "pid": pid, "tid": tid, "name": ev["name"], "cat": ev["cat"],
-                               "ts": _us(ev["_t0"]), "dur": _us(ev["_t1"] - ev["_t0"]),
-                               "args": {**ev["args"], "rank": r}})
-                peer, nbytes = ev["args"].get("peer"), ev["args"].get("bytes")
-                if ev["name"] == "send":
-                    sends.setdefault((r, peer, nbytes), []).append((ev["_t0"], ev["_t1"], tid))
-                elif ev["name"] == "recv":
-                    recvs.setdefault((peer, r, nbytes), []).append((ev["_t0"], ev["_t1"], tid))
+        events += _p2p_lanes(r, comm, pid, sends, recvs)
     events += _flow_arrows(sends, recvs, pid)
     events += _link_counters(result, LINKS_PID)
     meta = {k: v for k, v in fields.items() if isinstance(v, (str, int, float, bool)) or v is None}
     return {"traceEvents": events, "displayTimeUnit": "ns", "otherData": meta}
+
+
+def _p2p_lanes(r: int, comm: list, pid: int, sends: dict, recvs: dict) -> list:
+    """Rank ``r``'s sends and receives on its communication tracks (as many lanes as overlap);
+    each one noted in ``sends``/``recvs`` for the flow arrows."""
+    events = []
+    for j, lane in enumerate(_lanes(comm)):
+        tid = _LANE_TID + r * 1000 + j
+        label = f"rank {r} p2p" + (f" ({j + 1})" if j else "")
+        events.append({"ph": "M", "pid": pid, "tid": tid, "name": "thread_name", "args": {"name": label}})
+        events.append({"ph": "M", "pid": pid, "tid": tid, "name": "thread_sort_index",
+                       "args": {"sort_index": r * 1000 + 1 + j}})
+        for ev in lane:
+            events.append({"ph": "X", "pid": pid, "tid": tid, "name": ev["name"], "cat": ev["cat"],
+                           "ts": _us(ev["_t0"]), "dur": _us(ev["_t1"] - ev["_t0"]),
+                           "args": {**ev["args"], "rank": r}})
+            peer, nbytes = ev["args"].get("peer"), ev["args"].get("bytes")
+            if ev["name"] == "send":
+                sends.setdefault((r, peer, nbytes), []).append((ev["_t0"], ev["_t1"], tid))
+            elif ev["name"] == "recv":
+                recvs.setdefault((peer, r, nbytes), []).append((ev["_t0"], ev["_t1"], tid))
+    return events
 
 
 def _flow_arrows(sends: dict, recvs: dict, pid: int) -> list:

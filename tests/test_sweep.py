@@ -255,8 +255,8 @@ def test_every_registered_algorithm_option_is_a_sweep_input(tmp_path, capsys):
 
 
 def test_points_without_the_new_options_keep_their_keys_and_columns(tmp_path):
-    """A table written before protocol/channels were sweep inputs resumes: the keys of its
-    points are unchanged and a sweep that sets neither has no column for them."""
+    """A point that sets neither protocol nor channels has the key it has in existing tables
+    (which then resume), and a sweep that sets neither has no column for them."""
     (p,) = expand_grid({"fixed": {"algorithm": "ring", "elements": "4K"}})
     assert "protocol" not in p and "channels" not in p
     assert p["key"] == "9e849bab90fa7b67"         # the key this point has in existing tables

@@ -173,7 +173,7 @@ def approximate(rows) -> bool:
     """Rows of an approximate algorithm or option (``exact`` False: gtopk, --resparsify)."""
     if "exact" in rows.columns and rows["exact"].notna().any():
         return not bool(rows["exact"].fillna(True).astype(bool).all())
-    if "algorithm" in rows.columns:        # tables written before the exact column
+    if "algorithm" in rows.columns:        # tables without the exact column
         from ..algorithms import load_all
 
         algos = load_all()

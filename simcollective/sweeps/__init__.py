@@ -42,12 +42,12 @@ flattened into ``phase_<name>`` columns, ``bytes_by_link_type`` into ``bytes_<ty
 repeated (``algorithm, topology, nodes, elements, seed, workload, placement``) except
 those the run resolves, which become ``out_density, out_k, out_dtype, out_profile``,
 ``out_routing, out_timing, out_study`` (``study = true`` resolves routing and timing to
-``study``). ``timing`` and ``study`` left unset keep the point keys of older tables.
+``study``). ``collective``, ``timing`` and ``study`` left unset are not part of a point's key.
 ``wall_s`` (host seconds) is the only column that depends on the machine or executor.
-The algorithm options the registry gained after the table's columns were fixed
-(:data:`~.config.LATE_OPTIONS`: ``protocol``, ``channels``) are columns only when a point
-sets them or a run reports them (NCCL's algorithms report the protocol and channels they
-ran), so tables without them keep their columns and point keys.
+The algorithm options outside the table's fixed columns (:data:`~.config.WHEN_SET_OPTIONS`:
+``protocol``, ``channels``) are columns only when a point sets them or a run reports them
+(NCCL's algorithms report the protocol and channels they ran): a sweep that sets neither has
+the same columns and point keys as one that cannot set them.
 
 The package: :mod:`.config` (keys, values, the configuration file), :mod:`.grid` (points and
 their keys), :mod:`.points` (one point: its run configuration and row), :mod:`.table` (the

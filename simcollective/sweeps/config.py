@@ -16,7 +16,7 @@ from ..algorithms.registry import OPTION_FLAGS
 from ..errors import UserInputError
 from ..parsing import parse_bool, parse_float, parse_fraction, parse_seed, parse_size, read_text
 
-__all__ = ["INPUT_KEYS", "TABLE_INPUTS", "DEFAULTS", "ALGO_OPTIONS", "LATE_OPTIONS", "SPARSE_ONLY",
+__all__ = ["INPUT_KEYS", "TABLE_INPUTS", "DEFAULTS", "ALGO_OPTIONS", "WHEN_SET_OPTIONS", "SPARSE_ONLY",
            "load_config", "norm_key", "opts_dict", "int_value", "resolve_path"]
 
 #: every algorithm option of the registry (``group_size``, ``chunk_size``, ``protocol``, ...)
@@ -24,9 +24,9 @@ __all__ = ["INPUT_KEYS", "TABLE_INPUTS", "DEFAULTS", "ALGO_OPTIONS", "LATE_OPTIO
 ALGO_OPTIONS = tuple(OPTION_FLAGS)
 #: the options whose columns every table has, in this order (the table's layout)
 _OPTION_COLUMNS = ("group_size", "chunk_size", "allgather", "densify", "resparsify")
-#: the other options of the registry: columns only when a point sets them (tables without
-#: them keep their columns)
-LATE_OPTIONS = tuple(o for o in ALGO_OPTIONS if o not in _OPTION_COLUMNS)
+#: the other options of the registry: a point holds them, and the table has their columns,
+#: only when they are set
+WHEN_SET_OPTIONS = tuple(o for o in ALGO_OPTIONS if o not in _OPTION_COLUMNS)
 
 #: The inputs of one point, in table column order.
 INPUT_KEYS = (
@@ -34,10 +34,10 @@ INPUT_KEYS = (
     "density", "k", "workload", "overlap", "inputs", "profile", "placement", "routing", "seed",
     *(o for o in _OPTION_COLUMNS if o in ALGO_OPTIONS), "verify", "memory_budget",
     "collective", "root", "bytes",
-    "timing", "study", *LATE_OPTIONS,
+    "timing", "study", *WHEN_SET_OPTIONS,
 )
 #: the inputs every table has a column for
-TABLE_INPUTS = tuple(k for k in INPUT_KEYS if k not in LATE_OPTIONS)
+TABLE_INPUTS = tuple(k for k in INPUT_KEYS if k not in WHEN_SET_OPTIONS)
 
 
 def _defaults() -> dict:
@@ -46,9 +46,8 @@ def _defaults() -> dict:
     d = run_defaults()
     out = {k: d.get(k) for k in INPUT_KEYS}           # algorithm options: None (the algorithm's own)
     out.update(topology_opts=None, algorithm=None, elements=None)   # required, or none
-    out.update(collective=None)   # None: allreduce (keys of points written before collectives unchanged)
-    # None = the run's default (simultaneous / false), and keeps the keys of older tables
-    out.update(timing=None, study=None)
+    # None: the run's default (allreduce, simultaneous, false), left out of the point's key
+    out.update(collective=None, timing=None, study=None)
     return out
 
 

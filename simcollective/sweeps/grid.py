@@ -8,7 +8,7 @@ import json
 import math
 
 from ..errors import UserInputError
-from .config import DEFAULTS, INPUT_KEYS, LATE_OPTIONS, load_config, opts_dict, resolve_path
+from .config import DEFAULTS, INPUT_KEYS, WHEN_SET_OPTIONS, load_config, opts_dict, resolve_path
 
 __all__ = ["point_key", "expand_grid", "grid_size", "resolve_auto_nodes"]
 
@@ -71,8 +71,9 @@ def expand_grid(config) -> list[dict]:
             if key in seen:
                 continue
             seen.add(key)
-            # the late options only when set: rows without them keep the table's columns
-            points.append({"key": key, **{k: p[k] for k in INPUT_KEYS if k not in LATE_OPTIONS or p[k] is not None}})
+            # the options outside the fixed columns only when set (see config.WHEN_SET_OPTIONS)
+            points.append({"key": key, **{k: p[k] for k in INPUT_KEYS
+                                          if k not in WHEN_SET_OPTIONS or p[k] is not None}})
     return points
 
 

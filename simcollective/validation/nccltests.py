@@ -127,19 +127,7 @@ def _parse_row(tokens: list):
 
 def parse_log(text: str, where: str = "log") -> list:
     """The result tables of an nccl-tests output; a one-line error if there is none."""
-    binaries = re.findall(r"\b([a-z_]+)_perf\b", text)
-    collective = None
-    binaries += re.findall(r"\s-t\s+([a-z_]+)\b", text)  # run_nccl_tests.sh -t all_gather
-    for b in binaries:
-        if b in COLLECTIVES:
-            collective = b
-            break
-    gpp = None
-    m = re.search(r"nGpus\s+(\d+)", text) or re.search(r"\s-g\s+(\d+)\b", text)
-    if m:
-        gpp = int(m.group(1))
-    elif re.search(r"\s-g\s+<", text):  # "-g <nGPUs>": one process drives every GPU
-        gpp = -1
+    collective, gpp = _binary(text)
     tables: list = []
     header: list = []   # comment lines before the first result row
     pending: list = []  # lines (not result rows) since the last result row
@@ -184,6 +172,31 @@ def parse_log(text: str, where: str = "log") -> list:
     if not tables:
         raise UserInputError(f"{where}: not nccl-tests output (no result rows of the form "
                              "'size count type redop [root] time algbw busbw ...')")
+    _complete_tables(tables, header, devices, where)
+    return tables
+
+
+def _binary(text: str) -> tuple:
+    """``(collective, GPUs per process)``: the binary named in the text (``all_reduce_perf``,
+    ``-t all_gather``) and ``nGpus``/``-g`` (-1: ``-g <nGPUs>``, one process drives every GPU)."""
+    binaries = re.findall(r"\b([a-z_]+)_perf\b", text)
+    collective = None
+    binaries += re.findall(r"\s-t\s+([a-z_]+)\b", text)  # run_nccl_tests.sh -t all_gather
+    for b in binaries:
+        if b in COLLECTIVES:
+            collective = b
+            break
+    gpp = None
+    m = re.search(r"nGpus\s+(\d+)", text) or re.search(r"\s-g\s+(\d+)\b", text)
+    if m:
+        gpp = int(m.group(1))
+    elif re.search(r"\s-g\s+<", text):  # "-g <nGPUs>": one process drives every GPU
+        gpp = -1
+    return collective, gpp
+
+
+def _complete_tables(tables: list, header: list, devices: int, where: str) -> None:
+    """Each table's forced algorithm, collective (guessed when the text names none) and ranks."""
     forced = _forced(" ".join(header))
     for t in tables:
         algo = t.settings.get("NCCL_ALGO")
@@ -197,7 +210,6 @@ def parse_log(text: str, where: str = "log") -> list:
             t.nranks = _ranks_from_ratio(t)
         elif t.collective in PER_RANK_COLLECTIVES:
             t.nranks = _ranks_from_count(t)
-    return tables
 
 
 #: collectives whose printed size is ranks x count x element size

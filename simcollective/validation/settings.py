@@ -32,8 +32,6 @@ def log_settings(settings: dict, log: str, coll: str, algorithm: str, protocol=N
     "min_channels", "max_channels"}``: ``algos``/``protos`` are the allowed sets of NCCL's model
     (None: all), ``min/max_channels`` the clamp of the communicator's channels (None: none).
     """
-    from ..nccl.model import PROTOCOLS
-
     out = {"read": dict(settings), "applied": {}, "overridden": {}, "not_modelled": {}, "diagnostic": {},
            "algos": None, "protos": None, "min_channels": None, "max_channels": None}
     nccl_algorithm = algorithm == "auto" or algorithm == "nccl" or algorithm.startswith("nccl-")
@@ -58,14 +56,7 @@ def log_settings(settings: dict, log: str, coll: str, algorithm: str, protocol=N
             out["not_modelled"][name] = f"{value} ({why})"
             continue
         if name == "NCCL_PROTO":
-            text = value.strip()
-            exclude = text.startswith("^")
-            items = [x.strip().lower() for x in text.lstrip("^").split(",") if x.strip()]
-            bad = [x for x in items if x not in PROTOCOLS]
-            allowed = tuple(p for p in PROTOCOLS if (p in items) != exclude)
-            if bad or not allowed:
-                raise UserInputError(f"{log}: NCCL_PROTO={value!r} in the log: allowed protocols "
-                                     f"{', '.join(PROTOCOLS)} (a comma list, '^' to exclude), at least one left")
+            allowed = _protocols(value, log)
             if protocol is not None:
                 out["overridden"][name] = f"--protocol {protocol}"
             else:
@@ -91,6 +82,21 @@ def log_settings(settings: dict, log: str, coll: str, algorithm: str, protocol=N
         raise UserInputError(f"{log}: the log's channel floor {out['min_channels']} is above its ceiling "
                              f"{out['max_channels']} (NCCL_MIN_CTAS/NCCL_MAX_CTAS)")
     return out
+
+
+def _protocols(value: str, log) -> tuple:
+    """The protocols ``NCCL_PROTO=value`` allows (a comma list; ``^`` excludes)."""
+    from ..nccl.model import PROTOCOLS
+
+    text = value.strip()
+    exclude = text.startswith("^")
+    items = [x.strip().lower() for x in text.lstrip("^").split(",") if x.strip()]
+    bad = [x for x in items if x not in PROTOCOLS]
+    allowed = tuple(p for p in PROTOCOLS if (p in items) != exclude)
+    if bad or not allowed:
+        raise UserInputError(f"{log}: NCCL_PROTO={value!r} in the log: allowed protocols "
+                             f"{', '.join(PROTOCOLS)} (a comma list, '^' to exclude), at least one left")
+    return allowed
 
 
 def settings_pick(m, graphs, algorithm, nbytes, ls, protocol, channels):
