@@ -6,7 +6,7 @@ each scenario (S1-S6, and E: the engine without data operations), wall time, CPU
 simulated events per second, peak resident memory and the simulated time; the bare SimPy
 event rate measured in the same run; the measured exponent of wall time versus P (S5).
 Simulated times are compared with ``benchmarks/baseline.json``: any difference beyond
-float rounding fails the run. At the end, issue 17's targets for the scenarios that ran
+float rounding fails the run. At the end, the targets for the scenarios that ran
 (``benchmarks/targets.py``): measured, met or NOT MET; and for each missed target the
 measured profile of a representative point, run under cProfile in a fresh process after
 the scenarios (not counted in their timings): time by phase, own time by layer, the top
@@ -28,7 +28,7 @@ BASELINE = Path(__file__).with_name("baseline.json")
 
 # Relative tolerance of the comparison with the baseline: float rounding. S4 (ring-ring
 # over 1024 ranks with contention on every hop) amplifies rounding: a 1e-15 change of one
-# link's capacity moves its simulated time by about 1e-5 (measured; see the README), so
+# link's capacity moves its simulated time by about 1e-5 (measured; see docs/performance.md), so
 # any change of summation order in the engine does too. Its check is at 1e-4.
 TOLERANCE = {"S4/": 1e-4}
 DEFAULT_TOLERANCE = 1e-9
@@ -130,7 +130,7 @@ def report_targets(ctx: Context, profile: bool = True, printer=print, run=None) 
     each missed target's representative point (each distinct point run once, in a fresh
     process: ``run``, default :func:`benchmarks._harness.measure`). Returns the table's rows."""
     rows = evaluate(ctx)
-    printer("\ntargets (issue 17; CPU-judged: overheads and cost per message, see benchmarks/targets.py):")
+    printer("\ntargets (CPU-judged: overheads and cost per message, see benchmarks/targets.py):")
     for line in format_table(rows):
         printer(line)
     missed = [t for t, _, met in rows if not met]
@@ -151,12 +151,12 @@ def report_targets(ctx: Context, profile: bool = True, printer=print, run=None) 
         if point.key() in done:
             printer(f"\nprofile for {t.name}: {point.label}, printed above for {done[point.key()]}")
             if t.why:
-                printer(f"    why (measured, README 'Where the time goes'): {t.why}")
+                printer(f"    why (measured, docs/performance.md 'Where the time goes'): {t.why}")
             continue
         done[point.key()] = t.name
         printer(f"\nprofile for {t.name}: {point.label} ({point.why}), fresh process under cProfile")
         if t.why:
-            printer(f"    why (measured, README 'Where the time goes'): {t.why}")
+            printer(f"    why (measured, docs/performance.md 'Where the time goes'): {t.why}")
         p = run(profile_point, point.kind, point.kwargs)
         if "error" in p:
             printer(f"    ERROR {p['error']}")

@@ -69,7 +69,7 @@ class Target:
     check: Callable                            # Context -> (measured: str, met: bool)
     profile: Callable | None = None            # Context -> ProfilePoint | None
     any_of: bool = False                       # requires: any one of the scenarios suffices
-    why: str = ""                              # what the measurements say remains (README "Where the time goes")
+    why: str = ""                              # what the measurements say remains (docs/performance.md "Where the time goes")
 
     def applies(self, ctx: Context) -> bool:
         ran = [ctx.ran(s) for s in self.requires]

@@ -1,21 +1,21 @@
-"""The issue-15 verdict per published log, from the JSON files `nccl_compare.py` writes.
+"""The verdict per published log and band of the targets, from the JSON files `nccl_compare.py` writes.
 
     python experiments/nccl_compare.py            # simulate every log (minutes)
     python experiments/nccl_summary.py [DIR]      # read DIR/*.json (default experiments/results/nccl), < 1 s
-    python experiments/nccl_summary.py [DIR] --readme README.md   # also refresh the README's tables
+    python experiments/nccl_summary.py [DIR] --doc docs/validation.md   # also refresh that file's tables
 
 Prints (and writes DIR/summary.md) one markdown table with, per log, the simulated and
 published busbw at 1 MiB, 64 MiB and the largest size, and for each band of the targets
 (time within 30 % at <= 64 KiB, busbw within 25 % from 1 MiB to below 64 MiB, busbw within
 10 % from 64 MiB) "met" or the sizes outside it with the worst ratio; then, per log, the
-rows the README shows. Ratios are simulated / measured. Rows where the log's own
+rows docs/validation.md shows. Ratios are simulated / measured. Rows where the log's own
 out-of-place and in-place columns disagree by more than the band (``log_disagrees`` in
 the JSON, when `compare` records it) are counted apart, never dropped.
 
-With ``--readme PATH`` the tables between the markers ``<!-- nccl:summary -->`` /
-``<!-- /nccl:summary -->`` and ``<!-- nccl:rows NAME -->`` / ``<!-- /nccl:rows -->`` (NAME:
+With ``--doc PATH`` (``--readme PATH``: the same option) the tables between the markers
+``<!-- nccl:summary -->`` / ``<!-- /nccl:summary -->`` and ``<!-- nccl:rows NAME -->`` / ``<!-- /nccl:rows -->`` (NAME:
 a run of `nccl_compare.py`) of that file are replaced by the ones computed here, so the
-README shows exactly what the last run printed.
+document shows exactly what the last run printed.
 """
 
 from __future__ import annotations
@@ -31,7 +31,7 @@ from simcollective.units import format_bytes
 HERE = Path(__file__).parent
 KiB, MiB = 1024, 1024 * 1024
 
-#: the bands of issue 15: (name, applies to size, measured quantity); the allowed ratio is
+#: the bands of the targets: (name, applies to size, measured quantity); the allowed ratio is
 #: 1 -+ the tolerance `compare` uses for its marks (:func:`simcollective.validation.compare.band`:
 #: 30 % of the time, 25 % and 10 % of busbw)
 BANDS = (
@@ -39,7 +39,7 @@ BANDS = (
     ("1-64 MiB busbw", lambda s: MiB <= s < 64 * MiB, "busbw_ratio"),
     (">= 64 MiB busbw", lambda s: s >= 64 * MiB, "busbw_ratio"),
 )
-#: rows the README shows per log (the others are in the .txt tables)
+#: rows docs/validation.md shows per log (the others are in the .txt tables)
 SHOWN = (8, KiB, 64 * KiB, MiB, 8 * MiB, 64 * MiB, 256 * MiB, 1024 * MiB)
 LABELS = {
     "v100x8": "8 x V100 (1 node, 2019 NCCL)",
@@ -144,7 +144,7 @@ def load(directory: Path) -> dict[str, dict]:
     return {k: found[k] for k in order}
 
 
-def update_readme(path: Path, results: dict[str, dict]) -> int:
+def update_doc(path: Path, results: dict[str, dict]) -> int:
     """Replace the marked tables of ``path``; return how many were replaced."""
     text = path.read_text()
     count = 0
@@ -169,13 +169,14 @@ def update_readme(path: Path, results: dict[str, dict]) -> int:
 
 
 def main(argv: list[str]) -> int:
-    readme = None
-    if "--readme" in argv:
-        i = argv.index("--readme")
-        if i + 1 >= len(argv):
-            raise SystemExit("nccl_summary: --readme needs a file name")
-        readme = Path(argv[i + 1])
-        argv = argv[:i] + argv[i + 2:]
+    doc = None
+    for flag in ("--doc", "--readme"):        # --readme: the option's former name, kept as an alias
+        if flag in argv:
+            i = argv.index(flag)
+            if i + 1 >= len(argv):
+                raise SystemExit(f"nccl_summary: {flag} needs a file name")
+            doc = Path(argv[i + 1])
+            argv = argv[:i] + argv[i + 2:]
     directory = Path(argv[0]) if argv else HERE / "results" / "nccl"
     results = load(directory)
     parts = ["## Against every published log (simulated / published busbw in GB/s, ratio)", "", summary(results), ""]
@@ -184,8 +185,8 @@ def main(argv: list[str]) -> int:
     text = "\n".join(parts)
     (directory / "summary.md").write_text(text)
     print(text)
-    if readme is not None:
-        print(f"{readme}: {update_readme(readme, results)} tables refreshed")
+    if doc is not None:
+        print(f"{doc}: {update_doc(doc, results)} tables refreshed")
     return 0
 
 

@@ -1,4 +1,4 @@
-"""experiments/nccl_summary.py: the per-band verdicts of issue 15 and the README refresh."""
+"""experiments/nccl_summary.py: the per-band verdicts of the targets and the refresh of docs/validation.md."""
 
 from __future__ import annotations
 
@@ -25,7 +25,7 @@ def result(rows):
     return {"rows": rows}
 
 
-def test_band_edges_are_inclusive_and_exclusive_as_the_issue_says(mod):
+def test_band_edges_are_inclusive_and_exclusive_as_the_targets_say(mod):
     # <= 64 KiB: time within 30 %; 1 MiB to below 64 MiB: busbw within 25 %; from 64 MiB: within 10 %
     res = result([row(64 * KiB, 1.30, 1.0), row(128 * KiB, 5.0, 5.0), row(MiB, 1.0, 0.75),
                   row(32 * MiB, 1.0, 1.25), row(64 * MiB, 1.0, 1.10), row(1 << 30, 1.0, 0.90)])
@@ -50,26 +50,34 @@ def test_rows_where_the_log_disagrees_with_itself_are_counted_not_dropped(mod):
     assert "| 1 MiB (!) |" in mod.rows_table(res)
 
 
-def test_an_empty_band_is_a_dash_and_sizes_print_as_the_readme_does(mod):
+def test_an_empty_band_is_a_dash_and_sizes_print_as_the_doc_does(mod):
     res = result([row(MiB, 1.0, 1.0)])
     assert mod.band_verdict(res, mod.BANDS[0]) == "-"
     assert [mod.fmt_size(s) for s in (8, 1536, MiB, 3 << 30)] == ["8 B", "1.5 KiB", "1 MiB", "3 GiB"]
 
 
-def test_readme_tables_between_markers_are_replaced_and_nothing_else(mod, tmp_path):
+def test_doc_tables_between_markers_are_replaced_and_nothing_else(mod, tmp_path):
     results = {"v100x8": result([row(MiB, 1.0, 1.02), row(64 * MiB, 1.0, 0.99)])}
     for name, res in results.items():
         (tmp_path / f"{name}.json").write_text(json.dumps(res))
-    readme = tmp_path / "README.md"
-    readme.write_text("intro\n<!-- nccl:summary -->\nold\n<!-- /nccl:summary -->\nmiddle\n"
+    doc = tmp_path / "validation.md"
+    doc.write_text("intro\n<!-- nccl:summary -->\nold\n<!-- /nccl:summary -->\nmiddle\n"
                       "<!-- nccl:rows v100x8 -->\nold rows\nmore\n<!-- /nccl:rows -->\nend\n")
-    assert mod.main([str(tmp_path), "--readme", str(readme)]) == 0
-    text = readme.read_text()
+    assert mod.main([str(tmp_path), "--doc", str(doc)]) == 0
+    text = doc.read_text()
     assert "old" not in text and text.startswith("intro\n") and "\nmiddle\n" in text and text.endswith("end\n")
     assert "| 8 x V100 (1 node, 2019 NCCL) | 10.2 / 10.0 (1.02) | 9.9 / 10.0 (0.99) |" in text
     assert "| 64 MiB | 100.00 | 100.00 | 1.00 | 10.00 | 9.90 | 0.99 | nccl-ring/simple/4 |" in text
     # a marker naming a run without JSON is an error naming it, and the file is left as it was
-    readme.write_text("<!-- nccl:rows nope -->\nx\n<!-- /nccl:rows -->\n")
+    doc.write_text("<!-- nccl:rows nope -->\nx\n<!-- /nccl:rows -->\n")
     with pytest.raises(SystemExit, match="'nope'"):
-        mod.main([str(tmp_path), "--readme", str(readme)])
-    assert readme.read_text() == "<!-- nccl:rows nope -->\nx\n<!-- /nccl:rows -->\n"
+        mod.main([str(tmp_path), "--doc", str(doc)])
+    assert doc.read_text() == "<!-- nccl:rows nope -->\nx\n<!-- /nccl:rows -->\n"
+
+
+def test_readme_is_an_alias_of_doc(mod, tmp_path):
+    (tmp_path / "v100x8.json").write_text(json.dumps(result([row(MiB, 1.0, 1.02)])))
+    doc = tmp_path / "validation.md"
+    doc.write_text("<!-- nccl:rows v100x8 -->\nold\n<!-- /nccl:rows -->\n")
+    assert mod.main([str(tmp_path), "--readme", str(doc)]) == 0
+    assert "old" not in doc.read_text() and "| 1 MiB | 100.00 |" in doc.read_text()
