@@ -256,7 +256,7 @@ def test_broken_algorithms_are_caught():
 
     def swapped(comm, x):
         """Allgather with two blocks swapped."""
-        items = yield from __import__("simcollective.patterns.dense", fromlist=["x"]).allgather(comm, x, "direct")
+        items = yield from __import__("simcollective.patterns.doubling", fromlist=["x"]).allgather(comm, x, "direct")
         items[0], items[1] = items[1], items[0]
         return items
 

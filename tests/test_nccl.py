@@ -14,6 +14,7 @@ import topologies
 from simcollective.cli import main
 from simcollective.errors import UserInputError
 from simcollective.nccl import model, search
+from simcollective.patterns.trees import btree, dtree
 from simcollective.validation.nccltests import parse_log
 from simcollective.profile import load_profile
 from simcollective.simulate import RunConfig, run_allreduce
@@ -52,7 +53,7 @@ def test_nvls_graph_on_8xh100():
 
 def test_dgx1_rings_are_nvlink_hamiltonian_cycles_within_capacity():
     m = machine("dgx1-v100")
-    nrings, speed, rings = model.ring_search(m)
+    nrings, speed, rings = search.ring_search(m)
     assert (nrings, speed) == (6, 20.0)
     used: dict = {}
     for ring in rings:
@@ -75,7 +76,7 @@ def test_rings_are_rail_aligned_across_nodes():
 
 @pytest.mark.parametrize("n", range(1, 18))
 def test_double_binary_trees_are_trees(n):
-    for make in (search.btree, search.dtree):
+    for make in (btree, dtree):
         roots = [v for v in range(n) if make(n, v)[0] is None]
         assert len(roots) == 1
         for v in range(n):
@@ -86,8 +87,8 @@ def test_double_binary_trees_are_trees(n):
             if p is not None:
                 assert v in make(n, p)[1]
     if n % 2 == 0 and n > 2:  # the mirror: tree 1's leaves are tree 0's interior nodes
-        leaves0 = {v for v in range(n) if not search.btree(n, v)[1]}
-        leaves1 = {v for v in range(n) if not search.dtree(n, v)[1]}
+        leaves0 = {v for v in range(n) if not btree(n, v)[1]}
+        leaves1 = {v for v in range(n) if not dtree(n, v)[1]}
         assert leaves0 == {n - 1 - v for v in leaves1}
 
 
@@ -230,7 +231,7 @@ def test_multinode_ring_simple_latency_has_nccls_plateau_factor():
 def test_dgx1_ring_moves_data_at_the_measured_nvlink2_rate():
     # 12 channels = 6 searched rings x 2 on the DGX-1V mesh; every ring edge is one 25 GB/s NVLink2
     # lane shared by the two channels of its ring, at the profile's 0.95 (23.75 GB/s, the V100 log's
-    # slope); plus the ring's pipeline fill (collectives.ring_fill): 6 MiB < the row 12 x 8 x 512 KiB,
+    # slope); plus the ring's pipeline fill (fill.ring_fill): 6 MiB < the row 12 x 8 x 512 KiB,
     # so 4 of the 14 ring steps more
     n = 12 * 8 * 2**14
     rep = run("nccl-ring", topology="dgx1-v100", elements=n, dtype="float32", protocol="simple")
@@ -468,12 +469,12 @@ def test_nvls_chunk_follows_nccls_reduction_for_small_calls():
 
 
 def test_nvls_fill_rows():
-    from simcollective.nccl.collectives import nvls_fill
+    from simcollective.nccl.fill import nvls_fill
 
     assert nvls_fill(8 << 30, 16, 8, 1, "nvls") == pytest.approx(16 * MiB / (8 << 30))   # one 16 MiB row
     assert nvls_fill(64 * MiB, 16, 8, 2, "nvlstree") == pytest.approx(4 / 8)             # 4 rows of 8 MiB
     assert nvls_fill(1 * MiB, 16, 8, 1, "nvls") == 1.0       # smaller than a row: a full bandwidth time
-    # beyond 2 nodes (nvls_tree.py pipelines the network passes in its flows): the 2 NVLS rows only;
+    # beyond 2 nodes (nccl-nvls's wide NVLSTree pipelines the network passes in its flows): the 2 NVLS rows only;
     # 64 MiB on 16 x 8 with NCCL's >= 4-node chunk of 64 KiB: rows of 8 MiB
     assert nvls_fill(64 * MiB, 16, 8, 4, "nvlstree") == pytest.approx(2 / 8)
     # a 2-node NVLSTree call spends its fill after the flows: phase 'pipeline-fill' = 4/8 of the rest

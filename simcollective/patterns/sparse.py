@@ -6,7 +6,7 @@ that the profile's sparse merge time is paid, with the ``densify`` policy of
 :func:`simcollective.data.sparse.merge` passed as the reduction ``op``.
 
 The ring pass, fold/unfold, the recursive-doubling loop and the allgather are those of
-:mod:`._common`, given the sparse merge (with its ``densify`` policy) as ``op``.
+:mod:`.rings` and :mod:`.doubling`, given the sparse merge (with its ``densify`` policy) as ``op``.
 
 Memory: when several ranks compute *the same* reduction of *the same* operand objects
 (both partners of a recursive-doubling exchange, or all ranks summing the gathered
@@ -23,9 +23,10 @@ from ..data.blocks import iter_parts, sub_bounds
 from ..data.dense import positions, scatter_add, sparse_windows
 from ..data.sparse import SparseStream, merge, split_at, turns_dense
 from ..errors import UserInputError
-from .dense import fold as _dense_fold
-from .dense import ALLGATHERS, allgather, pof2_floor, real_rank, unfold
-from .dense import ring_pass as _ring_pass
+from .dense import pof2_floor, real_rank
+from .doubling import ALLGATHERS, allgather, unfold
+from .doubling import fold as _dense_fold
+from .rings import ring_pass as _ring_pass
 
 __all__ = [
     "pof2_floor", "real_rank", "unfold", "fold", "is_pof2",
@@ -211,7 +212,7 @@ def split_stream(x: SparseStream, q: int) -> list:
 # -- fold to a power of two ------------------------------------------------------------------------
 def fold(comm, x, densify: str = "exact"):
     """Fold ``comm.size`` ranks onto the largest power of two p' (see algorithms.md), the
-    dense :func:`._common.fold` merging streams with the ``densify`` policy. Returns
+    dense :func:`.doubling.fold` merging streams with the ``densify`` policy. Returns
     ``(vrank, x)``; undo with :func:`unfold` (shared with the dense algorithms)."""
     return (yield from _dense_fold(comm, x, op=merge_op(densify)))
 
@@ -219,7 +220,7 @@ def fold(comm, x, densify: str = "exact"):
 # -- ring --------------------------------------------------------------------------------------------
 def ring_pass(comm, parts: list, first: int, reduce: bool, densify: str = "exact"):
     """One ring pass (P - 1 steps) over ``comm`` on part-streams: the dense
-    :func:`._common.ring_pass` (one block per part, one message per step) merging with
+    :func:`.rings.ring_pass` (one block per part, one message per step) merging with
     the ``densify`` policy. At step s send ``parts[(first - s) % P]`` to r + 1, receive
     part ``(first - s - 1) % P`` from r - 1 and merge it into yours (``reduce``) or store
     it. After a reduce pass with ``first`` the rank owns part ``first + 1``. ``parts`` (a
