@@ -13,8 +13,9 @@ How the ``nccl-*`` algorithms run a plan (their bodies are in ``simcollective/al
   spent once at the start, in the phase ``latency``; the flows carry only bandwidth (the
   ``nccl`` profile sets the graph's own latencies to zero);
 * the pipeline fill that the flows do not carry (NVLS rows,
-  :func:`~simcollective.nccl.fill.nvls_fill`; rings, :func:`~simcollective.nccl.fill.ring_fill`, but for the multi-node Simple rings whose latency carries NCCL's own
-  plateau factor) is spent after them, in the phase ``pipeline-fill``.
+  :func:`~simcollective.nccl.fill.nvls_fill`; rings, :func:`~simcollective.nccl.fill.ring_fill`,
+  but for the multi-node Simple rings whose latency carries NCCL's own plateau factor) is
+  spent after them, in the phase ``pipeline-fill``.
 """
 
 from __future__ import annotations

@@ -3,8 +3,9 @@
 A protocol changes what crosses a link for a byte of data: Simple sends the data (plus a
 step counter), LL sends 8-byte lines of 4 B data + 4 B flag (wire = 2 x data), LL128 sends
 128-byte lines of 120 B data + 8 B flag (wire = 128/120 x data). The simulator models
-this as wire-size inflation (:class:`~simcollective.patterns.channels.Wire`), with the factors of the profile's ``[nccl]``
-table; chunk sizes follow NCCL's defaults (``calcCollChunking``).
+this as wire-size inflation (:class:`~simcollective.patterns.channels.Wire`), with the
+factors of the profile's ``[nccl]`` table; chunk sizes follow NCCL's defaults
+(``calcCollChunking``).
 """
 
 from __future__ import annotations

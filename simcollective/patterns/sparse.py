@@ -77,7 +77,7 @@ def shared_merge_op(comm, densify: str = "exact", users: int = 2):
     return shared
 
 
-#: ``--densify study`` (the study's message sizing, study-quirks.md section 3) exists for these
+#: ``--densify study`` (the study's message sizing) exists for these
 STUDY_SIZING = ("dsar-split-allgather", "ssar-split-allgather", "sparse-ring", "sparse-ring-ring")
 
 

@@ -89,9 +89,10 @@ def nvls_allreduce(comm, x, plan):
 
 
 def nvlstree_two_nodes(comm, x, plan):
-    """NVLSTree on 2 nodes (3 or more: :func:`nvlstree_wide`): NVLS inside each node (local GPU h is the head of block h), the
-    heads of the two nodes (same local index: same rail) exchange and add their reduced
-    blocks over the network, then NVLS multicasts the result inside each node.
+    """NVLSTree on 2 nodes (3 or more: :func:`nvlstree_wide`): NVLS inside each node
+    (local GPU h is the head of block h), the heads of the two nodes (same local index:
+    same rail) exchange and add their reduced blocks over the network, then NVLS
+    multicasts the result inside each node.
 
     The buffer is cut into pieces run as a three-stage software pipeline: at tick t this
     rank reduces piece t, exchanges piece t - 1 and multicasts piece t - 2 (all posted at
@@ -147,108 +148,130 @@ def _add(a, b):
     return [x + y for x, y in zip(a, b)]
 
 
-def nvlstree_wide(comm, x, plan):
-    """This rank's part of one NVLSTree allreduce on 3 or more nodes (``plan``: a
-    :class:`~simcollective.nccl.plans.Plan` with ``trees`` from
-    :func:`~simcollective.nccl.search.nvlstree_links`);
-    returns the result parts in order."""
-    r, f = comm.rank, plan.wire
-    m = plan.machine
-    node = next(i for i, ranks in enumerate(m.nodes) if r in ranks)
-    local = m.nodes[node]
-    me = local.index(r)
-    P = len(local)
-    C = plan.channels
-    K = wide_nvlstree_pieces(int(x.nbytes), C, P, m.nnodes)
-    # parts[c][h][k]: chunk k of head h's block of channel c
-    parts = [[split(b, K) for b in split(rng, P)] for rng in split(x, C)]
-    trees = trees_of(C)
-    peers = [h for h in range(P) if h != me]
-    acc = {}        # (t, k) -> my block's partial sum (list over the tree's channels)
-    missing = {}    # (t, k) -> contributions still to add
-    final = {}      # (t, k) -> my block, fully reduced
-    got_ag = {}     # (t, k, h) -> head h's block, fully reduced
-    waiting: list = []
-    actions: list = []
-    sends: list = []
-    width = {t: len(chans) for t, chans in trees}
+class _WideNvlsTree:
+    """One rank's state in an NVLSTree allreduce on 3 or more nodes (see :func:`nvlstree_wide`)."""
 
-    def piece(chans, h, k):
-        return [parts[c][h][k] for c in chans]
+    def __init__(self, comm, x, plan):
+        r = comm.rank
+        m = plan.machine
+        node = next(i for i, ranks in enumerate(m.nodes) if r in ranks)
+        self.comm, self.f = comm, plan.wire
+        self.local = m.nodes[node]
+        self.me = self.local.index(r)
+        self.P = P = len(self.local)
+        self.C = C = plan.channels
+        self.K = K = wide_nvlstree_pieces(int(x.nbytes), C, P, m.nnodes)
+        # parts[c][h][k]: chunk k of head h's block of channel c
+        self.parts = [[split(b, K) for b in split(rng, P)] for rng in split(x, C)]
+        self.trees = trees_of(C)
+        self.peers = [h for h in range(P) if h != self.me]
+        self.acc = {}        # (t, k) -> my block's partial sum (list over the tree's channels)
+        self.missing = {}    # (t, k) -> contributions still to add
+        self.final = {}      # (t, k) -> my block, fully reduced
+        self.got_ag = {}     # (t, k, h) -> head h's block, fully reduced
+        self.waiting: list = []
+        self.actions: list = []
+        self.sends: list = []
+        self.width = {t: len(chans) for t, chans in self.trees}
+        self.parent, self.kids = {}, {}
+        for t, chans in self.trees:
+            self.parent[t], self.kids[t] = plan.trees[chans[0]][r]
 
-    def post(src, kind, t, k):
-        if k < K:
+    def piece(self, chans, h, k):
+        return [self.parts[c][h][k] for c in chans]
+
+    def post(self, src, kind, t, k):
+        if k < self.K:
+            comm = self.comm
             if kind in ("up", "down"):   # one message per channel (NCCL connection)
-                waiting.append(comm.waitall([comm.irecv(src, tag=(kind, t, k, i)) for i in range(width[t])]))
+                self.waiting.append(comm.waitall([comm.irecv(src, tag=(kind, t, k, i)) for i in range(self.width[t])]))
             else:
-                waiting.append(comm.irecv(src, tag=(kind, t, k)))
-            actions.append((src, kind, t, k))
+                self.waiting.append(comm.irecv(src, tag=(kind, t, k)))
+            self.actions.append((src, kind, t, k))
 
-    def send(dst, kind, t, k, data, factor):
+    def send(self, dst, kind, t, k, data, factor):
+        comm = self.comm
         if kind in ("up", "down"):
-            sends.extend(comm.isend(dst, [Wire(a, factor)], tag=(kind, t, k, i)) for i, a in enumerate(data))
+            self.sends.extend(comm.isend(dst, [Wire(a, factor)], tag=(kind, t, k, i)) for i, a in enumerate(data))
         else:
-            sends.append(comm.isend(dst, [Wire(a, factor) for a in data], tag=(kind, t, k)))
+            self.sends.append(comm.isend(dst, [Wire(a, factor) for a in data], tag=(kind, t, k)))
 
-    def deliver(t, k, data):
-        final[(t, k)] = data
-        for child in kids[t]:
-            send(child, "down", t, k, data, 1.0)
-        for h in peers:
-            send(local[h], "ag", t, k, data, f)
+    def deliver(self, t, k, data):
+        self.final[(t, k)] = data
+        for child in self.kids[t]:
+            self.send(child, "down", t, k, data, 1.0)
+        for h in self.peers:
+            self.send(self.local[h], "ag", t, k, data, self.f)
 
-    def reduced(t, k):
-        if parent[t] is None:
-            deliver(t, k, acc[(t, k)])
+    def reduced(self, t, k):
+        if self.parent[t] is None:
+            self.deliver(t, k, self.acc[(t, k)])
         else:
-            send(parent[t], "up", t, k, acc[(t, k)], 1.0)
+            self.send(self.parent[t], "up", t, k, self.acc[(t, k)], 1.0)
 
-    parent, kids = {}, {}
-    for t, chans in trees:
-        parent[t], kids[t] = plan.trees[chans[0]][r]
-        for k in range(K):
-            acc[(t, k)] = piece(chans, me, k)
-            missing[(t, k)] = len(peers) + len(kids[t])
-            for h in peers:            # NVLS scatter: my data of head h's block
-                send(local[h], "rs", t, k, piece(chans, h, k), f)
-        for h in peers:
-            post(local[h], "rs", t, 0)
-            post(local[h], "ag", t, 0)
-        for child in kids[t]:
-            post(child, "up", t, 0)
-        if parent[t] is not None:
-            post(parent[t], "down", t, 0)
-        if missing[(t, 0)] == 0:       # one GPU per node and a leaf: nothing to wait for
-            for k in range(K):
-                reduced(t, k)
-    with comm.phase("nvlstree"):
+    def start(self):
+        """Send this rank's data of every chunk to its heads; post the first receive of every stream."""
+        for t, chans in self.trees:
+            kids, parent = self.kids[t], self.parent[t]
+            for k in range(self.K):
+                self.acc[(t, k)] = self.piece(chans, self.me, k)
+                self.missing[(t, k)] = len(self.peers) + len(kids)
+                for h in self.peers:            # NVLS scatter: my data of head h's block
+                    self.send(self.local[h], "rs", t, k, self.piece(chans, h, k), self.f)
+            for h in self.peers:
+                self.post(self.local[h], "rs", t, 0)
+                self.post(self.local[h], "ag", t, 0)
+            for child in kids:
+                self.post(child, "up", t, 0)
+            if parent is not None:
+                self.post(parent, "down", t, 0)
+            if self.missing[(t, 0)] == 0:       # one GPU per node and a leaf: nothing to wait for
+                for k in range(self.K):
+                    self.reduced(t, k)
+
+    def serve(self):
+        """React to every message as it arrives until every stream is done."""
+        comm, waiting, actions = self.comm, self.waiting, self.actions
         while waiting:
             i, payload = yield comm.waitany(waiting)
             del waiting[i]
             src, kind, t, k = actions.pop(i)
-            post(src, kind, t, k + 1)   # keep the stream busy while we work on this chunk
+            self.post(src, kind, t, k + 1)   # keep the stream busy while we work on this chunk
             if kind in ("up", "down"):
                 payload = [w for one in payload for w in one]
             data = [w.data for w in payload]
             if kind == "down":
-                deliver(t, k, data)
+                self.deliver(t, k, data)
             elif kind == "ag":
-                got_ag[(t, k, local.index(src))] = data
+                self.got_ag[(t, k, self.local.index(src))] = data
             else:                       # "rs" (the switch's reduction) or "up" (a child's sum)
-                acc[(t, k)] = yield comm.add(acc[(t, k)], data, op=_add)
-                missing[(t, k)] -= 1
-                if missing[(t, k)] == 0:
-                    reduced(t, k)
-        if sends:
-            yield comm.waitall(sends)
-    where = {c: (t, i) for t, chans in trees for i, c in enumerate(chans)}
-    out = []
-    for c in range(C):
-        t, i = where[c]
-        for h in range(P):
-            for k in range(K):
-                out.append(final[(t, k)][i] if h == me else got_ag[(t, k, h)][i])
-    return out
+                self.acc[(t, k)] = yield comm.add(self.acc[(t, k)], data, op=_add)
+                self.missing[(t, k)] -= 1
+                if self.missing[(t, k)] == 0:
+                    self.reduced(t, k)
+        if self.sends:
+            yield comm.waitall(self.sends)
+
+    def result(self) -> list:
+        where = {c: (t, i) for t, chans in self.trees for i, c in enumerate(chans)}
+        out = []
+        for c in range(self.C):
+            t, i = where[c]
+            for h in range(self.P):
+                for k in range(self.K):
+                    out.append(self.final[(t, k)][i] if h == self.me else self.got_ag[(t, k, h)][i])
+        return out
+
+
+def nvlstree_wide(comm, x, plan):
+    """This rank's part of one NVLSTree allreduce on 3 or more nodes (``plan``: a
+    :class:`~simcollective.nccl.plans.Plan` with ``trees`` from
+    :func:`~simcollective.nccl.search.nvlstree_links`); returns the result parts in order."""
+    rank = _WideNvlsTree(comm, x, plan)
+    rank.start()
+    with comm.phase("nvlstree"):
+        yield from rank.serve()
+    return rank.result()
 
 
 @register("nccl-nvls", kind="dense", options=("protocol", "channels"), check=check_options,
