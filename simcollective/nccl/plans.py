@@ -4,9 +4,11 @@ it up, and cached by value (every rank asks for the same plan).
 
 How the ``nccl-*`` algorithms run a plan (their bodies are in ``simcollective/algorithms``):
 
-* the buffer is cut into ``C`` contiguous channel ranges; each channel runs its own ring,
-  tree or NVLS heads on its range, all channels at once;
-* the protocol's wire size is modelled as inflation of every message
+* the buffer is cut into ``C`` contiguous channel ranges (default: the channels NCCL would
+  run for this size on this machine); each channel runs its own ring, tree or NVLS heads on
+  its range, all channels at once;
+* the protocol (default: what NCCL's cost model picks for the collective, algorithm and
+  size; NVLS runs Simple only) is modelled as wire-size inflation of every message
   (:class:`~simcollective.nccl.protocols.Wire`);
 * NCCL's latency of the call (its base latency + per-hop latencies along the algorithm, with
   the ``[nccl]`` figures of the profile, see :func:`simcollective.nccl.model.latency`) is

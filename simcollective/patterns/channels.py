@@ -7,7 +7,9 @@ from __future__ import annotations
 
 import math
 
-__all__ = ["Wire", "spend_latency", "spend_fill", "ring_links", "ring_chains"]
+from .dense import split
+
+__all__ = ["Wire", "spend_latency", "spend_fill", "run_call", "ring_links", "ring_chains"]
 
 
 class Wire:
@@ -57,34 +59,55 @@ def ring_links(comm, orders: list, positions: list, channels: int) -> list:
     return out
 
 
-def ring_chains(comm, chans: list, wire: float, reduce: bool):
-    """Per channel, a pipelined chain along the channel's ring, all channels at once.
+def run_call(comm, x, plan, body, *args):
+    """One call of a channel-parallel algorithm on this rank: nothing to move on one rank;
+    otherwise the call's latency (``plan.latency_s``), then ``body(comm, x, plan, *args)``,
+    then the pipeline fill (``plan.fill`` of the body's time). Returns the body's result."""
+    if comm.size == 1:
+        return [x]
+    yield from spend_latency(comm, plan.latency_s)
+    start = comm.now
+    out = yield from body(comm, x, plan, *args)
+    yield from spend_fill(comm, plan.fill, start)
+    return out
 
-    ``chans``: per channel ``(v, next, previous, chunks)``: this rank's place ``v`` in the
-    chain (0 = the first), its neighbours, and its chunks of the channel's range. Broadcast
-    (``reduce`` False): the first rank's chunks go down the chain; reduce: each rank adds
-    its chunks to what comes from the one before and passes the sums on, the last keeps
-    them. Ticks are global: chunk j reaches chain place v at tick j + v, so at tick T a rank
-    receives chunk T - v of every channel where it is at place v and passes chunk T - v - 1
-    on; the messages of one tick are all posted together on every rank (channels whose
-    chains put the rank at different places cannot wait on each other). Returns the chunks
-    per channel; messages carry ``wire`` times their data (:class:`Wire`)."""
-    P = comm.size
+
+def ring_chains(comm, x, plan, channels: int, root: int, chunks, reduce: bool):
+    """Per channel, a pipelined chain along the channel's ring, all channels at once; returns
+    the result parts in order.
+
+    ``plan`` gives the rings (``orders``, ``positions``) and the wire factor (``wire``); ``x``
+    is cut into ``channels`` ranges, range ``c`` into ``chunks(nbytes)`` chunks. Broadcast
+    (``reduce`` False, phase ``broadcast``): from the root (root, next, ..., the rank before
+    the root); reduce (phase ``reduce``): to the root (the rank after the root first, the root
+    last, each adding its data). Ticks are global: chunk j reaches chain place v at tick
+    j + v, so at tick T a rank receives chunk T - v of every channel where it is at place v
+    and passes chunk T - v - 1 on; the messages of one tick are all posted together on every
+    rank (channels whose chains put the rank at different places cannot wait on each other).
+    Messages carry ``plan.wire`` times their data (:class:`Wire`)."""
+    P, f = comm.size, plan.wire
+    chans = []
+    for c, (rng, (pos, _, nxt, prv)) in enumerate(zip(split(x, channels),
+                                                      ring_links(comm, plan.orders, plan.positions, channels))):
+        rpos = plan.positions[c][root]
+        v = (pos - rpos) % P if not reduce else (pos - rpos - 1) % P   # place in the chain
+        chans.append((v, nxt, prv, split(rng, chunks(int(rng.nbytes)))))
     K = max(len(ch[3]) for ch in chans)
     out = [list(ch[3]) for ch in chans]
-    for t in range(K + P):
-        sends, recvs, where = [], [], []
-        for c, (v, nxt, prv, chunks) in enumerate(chans):
-            k = len(chunks)
-            j = t - v
-            if v > 0 and 0 <= j < k:
-                recvs.append(comm.irecv(prv, tag=(c, j)))
-                where.append((c, j))
-            if v < P - 1 and 0 <= j - 1 < k:
-                sends.append(comm.isend(nxt, Wire(out[c][j - 1], wire), tag=(c, j - 1)))
-        if not sends and not recvs:
-            continue
-        msgs = yield comm.waitall(recvs + sends)
-        for (c, j), g in zip(where, msgs):
-            out[c][j] = (yield comm.add(out[c][j], g.data)) if reduce else g.data
-    return out
+    with comm.phase("reduce" if reduce else "broadcast"):
+        for t in range(K + P):
+            sends, recvs, where = [], [], []
+            for c, (v, nxt, prv, pieces) in enumerate(chans):
+                k = len(pieces)
+                j = t - v
+                if v > 0 and 0 <= j < k:
+                    recvs.append(comm.irecv(prv, tag=(c, j)))
+                    where.append((c, j))
+                if v < P - 1 and 0 <= j - 1 < k:
+                    sends.append(comm.isend(nxt, Wire(out[c][j - 1], f), tag=(c, j - 1)))
+            if not sends and not recvs:
+                continue
+            msgs = yield comm.waitall(recvs + sends)
+            for (c, j), g in zip(where, msgs):
+                out[c][j] = (yield comm.add(out[c][j], g.data)) if reduce else g.data
+    return [piece for per_channel in out for piece in per_channel]

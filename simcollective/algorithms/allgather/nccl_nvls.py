@@ -1,18 +1,13 @@
 """nccl-nvls for allgather: NCCL's NVLS allgather (one node).
 
-Every algorithm here cuts the buffer into ``channels`` contiguous ranges (default: what NCCL
-would run for this size on this machine), one per channel, all channels at once.
-``protocol``: simple, ll or ll128 (default: what NCCL's cost model picks for this collective,
-algorithm and size; NVLS runs simple only), modelled as wire-size inflation; NCCL's latency
-of the call (profile ``[nccl]`` figures) is spent once at the start. See
-:mod:`simcollective.nccl.plans` and :mod:`simcollective.nccl.coll_model`.
+Channels, protocol and NCCL's latency as for every ``nccl-*`` algorithm (:mod:`simcollective.nccl.plans`).
 """
 
 from __future__ import annotations
 
 from ...nccl.hooks import check_options, messages_for, report_fields_for
 from ...nccl.plans import channel_count, plan_for_coll
-from ...patterns.channels import Wire, spend_latency
+from ...patterns.channels import Wire, run_call
 from ...patterns.dense import split
 from ..registry import register
 
@@ -46,15 +41,12 @@ def nvls_allgather(comm, x, plan):
 def allgather_nccl_nvls(comm, x, *, protocol=None, channels=None, plan=None):
     """NCCL's NVLS allgather: the NVSwitch multicasts every rank's block (one node, Hopper or newer).
 
-    Channels and protocol as the module docstring says; ``plan``: the plan to run (default:
-    the one NCCL would make).
+    Channels and protocol as the module docstring says.
+    ``plan``: the plan to run (default: the one NCCL would make for this call).
     """
     if plan is None:
         plan = plan_for_coll(comm, x, "allgather", "nvls", protocol, channels)
-    if comm.size == 1:
-        return [x]
-    yield from spend_latency(comm, plan.latency_s)
-    return (yield from nvls_allgather(comm, x, plan))
+    return (yield from run_call(comm, x, plan, nvls_allgather))
 
 
 allgather_nccl_nvls.report_fields = report_fields_for("allgather", "nvls")

@@ -1,11 +1,6 @@
 """nccl-ring for allgather: NCCL's ring allgather.
 
-Every algorithm here cuts the buffer into ``channels`` contiguous ranges (default: what NCCL
-would run for this size on this machine), one per channel, all channels at once.
-``protocol``: simple, ll or ll128 (default: what NCCL's cost model picks for this collective,
-algorithm and size; NVLS runs simple only), modelled as wire-size inflation; NCCL's latency
-of the call (profile ``[nccl]`` figures) is spent once at the start. See
-:mod:`simcollective.nccl.plans` and :mod:`simcollective.nccl.coll_model`.
+Channels, protocol and NCCL's latency as for every ``nccl-*`` algorithm (:mod:`simcollective.nccl.plans`).
 """
 
 from __future__ import annotations
@@ -13,7 +8,7 @@ from __future__ import annotations
 from ...nccl.hooks import check_options, messages_for, report_fields_for
 from ...nccl.plans import channel_count, plan_for_coll, ring_loops
 from ...nccl.protocols import ring_chunk_bytes
-from ...patterns.channels import Wire, ring_links, spend_latency
+from ...patterns.channels import Wire, ring_links, run_call
 from ...patterns.dense import split
 from ..registry import register
 
@@ -53,15 +48,12 @@ def ring_allgather(comm, x, plan):
 def allgather_nccl_ring(comm, x, *, protocol=None, channels=None, plan=None):
     """NCCL's ring allgather: C channels, each a ring found as NCCL's search does, P - 1 steps in the protocol's chunks.
 
-    Channels and protocol as the module docstring says; ``plan``: the plan to run (default:
-    the one NCCL would make).
+    Channels and protocol as the module docstring says.
+    ``plan``: the plan to run (default: the one NCCL would make for this call).
     """
     if plan is None:
         plan = plan_for_coll(comm, x, "allgather", "ring", protocol, channels)
-    if comm.size == 1:
-        return [x]
-    yield from spend_latency(comm, plan.latency_s)
-    return (yield from ring_allgather(comm, x, plan))
+    return (yield from run_call(comm, x, plan, ring_allgather))
 
 
 allgather_nccl_ring.report_fields = report_fields_for("allgather", "ring")

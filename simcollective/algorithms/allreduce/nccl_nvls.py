@@ -44,7 +44,7 @@ from ...data.parts import concat
 from ...nccl.hooks import check_options, messages_hook, report_fields
 from ...nccl.plans import nvlstree_pieces, plan_for, wide_nvlstree_pieces
 from ...nccl.search import trees_of
-from ...patterns.channels import Wire, spend_fill, spend_latency
+from ...patterns.channels import Wire, run_call
 from ...patterns.dense import split
 from ..registry import register
 
@@ -274,6 +274,13 @@ def nvlstree_wide(comm, x, plan):
     return rank.result()
 
 
+def nvls_body(comm, x, plan):
+    """NVLS on one node, NVLSTree across nodes (two, or three and more)."""
+    if plan.algorithm == "nvls":
+        return nvls_allreduce(comm, x, plan)
+    return nvlstree_wide(comm, x, plan) if plan.machine.nnodes > 2 else nvlstree_two_nodes(comm, x, plan)
+
+
 @register("nccl-nvls", kind="dense", options=("protocol", "channels"), check=check_options,
           messages=messages_hook("nvls"))
 def nccl_nvls(comm, x, *, protocol=None, channels=None, plan=None):
@@ -292,18 +299,7 @@ def nccl_nvls(comm, x, *, protocol=None, channels=None, plan=None):
     """
     if plan is None:
         plan = plan_for(comm, x, "nvls", protocol, channels)
-    if comm.size == 1:
-        return [x]
-    yield from spend_latency(comm, plan.latency_s)
-    start = comm.now
-    if plan.algorithm == "nvls":
-        out = yield from nvls_allreduce(comm, x, plan)
-    elif plan.machine.nnodes > 2:
-        out = yield from nvlstree_wide(comm, x, plan)
-    else:
-        out = yield from nvlstree_two_nodes(comm, x, plan)
-    yield from spend_fill(comm, plan.fill, start)  # rows of NCCL's chunk before the pipe is full
-    return out
+    return (yield from run_call(comm, x, plan, nvls_body))
 
 
 nccl_nvls.report_fields = report_fields("nvls")

@@ -5,7 +5,7 @@ from __future__ import annotations
 from ...nccl.hooks import check_options, messages_hook, report_fields
 from ...nccl.plans import plan_for, ring_loops
 from ...nccl.protocols import ring_chunk_bytes
-from ...patterns.channels import Wire, ring_links, spend_fill, spend_latency
+from ...patterns.channels import Wire, ring_links, run_call
 from ...patterns.dense import split
 from ..registry import register
 
@@ -67,13 +67,7 @@ def nccl_ring(comm, x, *, protocol=None, channels=None, plan=None):
     """
     if plan is None:
         plan = plan_for(comm, x, "ring", protocol, channels)
-    if comm.size == 1:
-        return [x]
-    yield from spend_latency(comm, plan.latency_s)
-    start = comm.now
-    out = yield from ring_allreduce(comm, x, plan)
-    yield from spend_fill(comm, plan.fill, start)
-    return out
+    return (yield from run_call(comm, x, plan, ring_allreduce))
 
 
 nccl_ring.report_fields = report_fields("ring")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from ...nccl.hooks import check_options, messages_hook, report_fields
 from ...nccl.plans import plan_for, tree_chunks
-from ...patterns.channels import Wire, spend_latency
+from ...patterns.channels import Wire, run_call
 from ...patterns.dense import split
 from ...patterns.trees import TreeJob, pipelined_trees
 from ..registry import register
@@ -39,10 +39,7 @@ def nccl_tree(comm, x, *, protocol=None, channels=None, plan=None):
     """
     if plan is None:
         plan = plan_for(comm, x, "tree", protocol, channels)
-    if comm.size == 1:
-        return [x]
-    yield from spend_latency(comm, plan.latency_s)
-    return (yield from tree_allreduce(comm, x, plan))
+    return (yield from run_call(comm, x, plan, tree_allreduce))
 
 
 nccl_tree.report_fields = report_fields("tree")

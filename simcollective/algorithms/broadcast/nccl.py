@@ -1,11 +1,6 @@
 """nccl for broadcast: NCCL's automatic choice of algorithm, protocol and channels per call.
 
-Every algorithm here cuts the buffer into ``channels`` contiguous ranges (default: what NCCL
-would run for this size on this machine), one per channel, all channels at once.
-``protocol``: simple, ll or ll128 (default: what NCCL's cost model picks for this collective,
-algorithm and size; NVLS runs simple only), modelled as wire-size inflation; NCCL's latency
-of the call (profile ``[nccl]`` figures) is spent once at the start. See
-:mod:`simcollective.nccl.plans` and :mod:`simcollective.nccl.coll_model`.
+Channels, protocol and NCCL's latency as for every ``nccl-*`` algorithm (:mod:`simcollective.nccl.plans`).
 """
 
 from __future__ import annotations
@@ -20,8 +15,8 @@ from ..registry import REGISTRY, register
 def broadcast_nccl(comm, x, *, root=0, protocol=None, channels=None, plan=None):
     """NCCL's broadcast as NCCL picks it: algorithm (nccl-ring), protocol and channels by NCCL's cost model.
 
-    Channels and protocol as the module docstring says; ``plan``: the plan to run (default:
-    the one NCCL would make).
+    Channels and protocol as the module docstring says. ``plan``: the plan to run (default:
+    the one NCCL would make for this call).
     """
     if plan is None:
         plan = plan_for_coll(comm, x, "broadcast", "auto", protocol, channels)

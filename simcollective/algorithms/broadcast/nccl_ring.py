@@ -1,37 +1,22 @@
 """nccl-ring for broadcast: NCCL's ring broadcast.
 
-Every algorithm here cuts the buffer into ``channels`` contiguous ranges (default: what NCCL
-would run for this size on this machine), one per channel, all channels at once.
-``protocol``: simple, ll or ll128 (default: what NCCL's cost model picks for this collective,
-algorithm and size; NVLS runs simple only), modelled as wire-size inflation; NCCL's latency
-of the call (profile ``[nccl]`` figures) is spent once at the start. See
-:mod:`simcollective.nccl.plans` and :mod:`simcollective.nccl.coll_model`.
+Channels, protocol and NCCL's latency as for every ``nccl-*`` algorithm (:mod:`simcollective.nccl.plans`).
 """
 
 from __future__ import annotations
 
 from ...nccl.hooks import check_options, messages_for, report_fields_for
 from ...nccl.plans import chain_chunks, channel_count, plan_for_coll
-from ...patterns.channels import ring_chains, ring_links, spend_latency
-from ...patterns.dense import split
+from ...patterns.channels import ring_chains, run_call
 from ..registry import register
 
 
 def ring_broadcast(comm, x, plan, root: int):
-    """Per channel, a pipelined chain along the channel's ring from the root (root, next, ..., the rank before the
-    root), in chunks of one FIFO step of the protocol (at most
-    MAX_CHAIN_CHUNKS per channel), all channels at once (:func:`~simcollective.patterns.channels.ring_chains`).
-    Returns the result parts in order."""
-    P = comm.size
-    C = channel_count(plan, len(x))
-    chans = []
-    for c, (rng, (pos, _, nxt, prv)) in enumerate(zip(split(x, C), ring_links(comm, plan.orders, plan.positions, C))):
-        rpos = plan.positions[c][root]
-        v = (pos - rpos) % P   # place in the chain
-        chans.append((v, nxt, prv, split(rng, chain_chunks(int(rng.nbytes), plan.protocol))))
-    with comm.phase("broadcast"):
-        out = yield from ring_chains(comm, chans, plan.wire, reduce=False)
-    return [piece for per_channel in out for piece in per_channel]
+    """Per channel, a pipelined chain along the channel's ring from the root, in chunks of one FIFO
+    step of the protocol (at most MAX_CHAIN_CHUNKS per channel), all channels at once
+    (:func:`~simcollective.patterns.channels.ring_chains`). Returns the result parts in order."""
+    return ring_chains(comm, x, plan, channel_count(plan, len(x)), root,
+                       lambda nbytes: chain_chunks(nbytes, plan.protocol), reduce=False)
 
 
 @register("nccl-ring", kind="dense", collective="broadcast", options=("protocol", "channels"), check=check_options,
@@ -39,15 +24,12 @@ def ring_broadcast(comm, x, plan, root: int):
 def broadcast_nccl_ring(comm, x, *, root=0, protocol=None, channels=None, plan=None):
     """NCCL's ring broadcast: per channel a pipelined chain along the ring from the root, in the protocol's steps.
 
-    Channels and protocol as the module docstring says; ``plan``: the plan to run (default:
-    the one NCCL would make).
+    Channels and protocol as the module docstring says.
+    ``plan``: the plan to run (default: the one NCCL would make for this call).
     """
     if plan is None:
         plan = plan_for_coll(comm, x, "broadcast", "ring", protocol, channels)
-    if comm.size == 1:
-        return [x]
-    yield from spend_latency(comm, plan.latency_s)
-    return (yield from ring_broadcast(comm, x, plan, root))
+    return (yield from run_call(comm, x, plan, ring_broadcast, root))
 
 
 broadcast_nccl_ring.report_fields = report_fields_for("broadcast", "ring")
