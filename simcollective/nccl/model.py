@@ -126,27 +126,7 @@ def machine_of(graph, gpus) -> Machine:
     models = {nodes_attr[g].get("model", "GPU") for g in gpus}
     ccs = [compute_capability(m) for m in sorted(models)]
     cc = min(ccs)
-    # NCCL's "node" is an NVLink domain: servers sharing an NVSwitch (GB200 NVL72) are one
-    parent: dict = {}
-
-    def find(a):
-        while parent.setdefault(a, a) != a:
-            a = parent[a]
-        return a
-
-    switch_of = {}
-    for g in set(gpus):
-        srv = nodes_attr[g].get("server", 0)
-        for _, v, d in graph.out_edges(g, data=True):
-            if d.get("link_type") in _NVLINK_TYPES and nodes_attr[v].get("kind") == "nvswitch":
-                if v in switch_of:
-                    parent[find(srv)] = find(switch_of[v])
-                else:
-                    switch_of[v] = srv
-    by_server: dict = {}
-    for r, g in enumerate(gpus):
-        by_server.setdefault(find(nodes_attr[g].get("server", 0)), []).append(r)
-    nodes = list(by_server.values())
+    nodes = _nvlink_domains(graph, gpus)
     ppns = {len(v) for v in nodes}
     if len(ppns) != 1:
         raise UserInputError(
@@ -182,6 +162,32 @@ def machine_of(graph, gpus) -> Machine:
     return Machine(nranks=len(gpus), nnodes=len(nodes), ppn=ppn, cc=cc, nodes=nodes, gpus=gpus,
                    intra=intra, nvswitch=nvswitch, nvlink_total=nvlink_total, direct=direct,
                    nic_bw=nic_bw, nics=nics, net_latency_us=net_lat)
+
+
+def _nvlink_domains(graph, gpus) -> list:
+    """Per NCCL "node", the ranks on it in rank order. NCCL's node is an NVLink domain:
+    servers sharing an NVSwitch (GB200 NVL72) are one."""
+    nodes_attr = graph.nodes
+    parent: dict = {}
+
+    def find(a):
+        while parent.setdefault(a, a) != a:
+            a = parent[a]
+        return a
+
+    switch_of = {}
+    for g in set(gpus):
+        srv = nodes_attr[g].get("server", 0)
+        for _, v, d in graph.out_edges(g, data=True):
+            if d.get("link_type") in _NVLINK_TYPES and nodes_attr[v].get("kind") == "nvswitch":
+                if v in switch_of:
+                    parent[find(srv)] = find(switch_of[v])
+                else:
+                    switch_of[v] = srv
+    by_server: dict = {}
+    for r, g in enumerate(gpus):
+        by_server.setdefault(find(nodes_attr[g].get("server", 0)), []).append(r)
+    return list(by_server.values())
 
 
 def _nccl_pcie(raw: float) -> float:

@@ -135,34 +135,7 @@ def sum_streams(streams) -> SparseStream:
         return first
     n = stop - start
     if 8 * entries >= n:
-        # many entries for the range: add them window by window into a dense buffer the
-        # size of a window, in list order, marking the positions present (exact zeros from
-        # cancellation stay entries); no buffer the size of the range unless the sum is dense
-        dt = first.dtype
-        acc = present = None
-        idx_parts, val_parts = [], []
-        for lo, hi, items in sparse_windows(n, [(s.indices, s.values) for s in streams], start):
-            if acc is None or acc.shape[0] < hi - lo:
-                acc, present = np.zeros(hi - lo, dtype=dt), np.zeros(hi - lo, dtype=bool)
-            for pos, vals in items:
-                scatter_add(acc, pos, vals)  # unique positions per stream
-                present[pos] = True
-            w = hi - lo
-            at = np.flatnonzero(present[:w])
-            idx_parts.append(at + (start + lo))
-            val_parts.append(acc[at])
-            acc[:w] = 0     # (a fill of the window: cheaper than resetting the entries)
-            present[:w] = False
-        idx = np.concatenate(idx_parts).astype(first.indices.dtype)
-        vals = np.concatenate(val_parts)
-        if turns_dense(idx.shape[0], n, vals.itemsize, ib):
-            out = np.zeros(n, dtype=dt)
-            out[positions(idx, start)] = vals
-            out.flags.writeable = False
-            return SparseStream(start, stop, None, out, ib)
-        idx.flags.writeable = False
-        vals.flags.writeable = False
-        return SparseStream(start, stop, idx, vals, ib)
+        return _sum_by_windows(streams)
     idx = np.concatenate([s.indices for s in streams])
     vals = np.concatenate([s.values for s in streams])
     order = np.argsort(idx, kind="stable")
@@ -177,6 +150,41 @@ def sum_streams(streams) -> SparseStream:
         vals = np.add.reduceat(vals, heads, dtype=vals.dtype)
     if turns_dense(idx.shape[0], stop - start, vals.itemsize, ib):
         out = np.zeros(stop - start, dtype=vals.dtype)
+        out[positions(idx, start)] = vals
+        out.flags.writeable = False
+        return SparseStream(start, stop, None, out, ib)
+    idx.flags.writeable = False
+    vals.flags.writeable = False
+    return SparseStream(start, stop, idx, vals, ib)
+
+
+def _sum_by_windows(streams) -> SparseStream:
+    """:func:`sum_streams` of many entries for the range: add them window by window into a
+    dense buffer the size of a window, in list order, marking the positions present (exact
+    zeros from cancellation stay entries); no buffer the size of the range unless the sum
+    is dense."""
+    first = streams[0]
+    start, stop, ib = first.start, first.stop, first.index_bytes
+    n = stop - start
+    dt = first.dtype
+    acc = present = None
+    idx_parts, val_parts = [], []
+    for lo, hi, items in sparse_windows(n, [(s.indices, s.values) for s in streams], start):
+        if acc is None or acc.shape[0] < hi - lo:
+            acc, present = np.zeros(hi - lo, dtype=dt), np.zeros(hi - lo, dtype=bool)
+        for pos, vals in items:
+            scatter_add(acc, pos, vals)  # unique positions per stream
+            present[pos] = True
+        w = hi - lo
+        at = np.flatnonzero(present[:w])
+        idx_parts.append(at + (start + lo))
+        val_parts.append(acc[at])
+        acc[:w] = 0     # (a fill of the window: cheaper than resetting the entries)
+        present[:w] = False
+    idx = np.concatenate(idx_parts).astype(first.indices.dtype)
+    vals = np.concatenate(val_parts)
+    if turns_dense(idx.shape[0], n, vals.itemsize, ib):
+        out = np.zeros(n, dtype=dt)
         out[positions(idx, start)] = vals
         out.flags.writeable = False
         return SparseStream(start, stop, None, out, ib)
