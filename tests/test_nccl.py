@@ -1,4 +1,4 @@
-"""NCCL's model, search, algorithms and the compare command (issue 15 part 2)."""
+"""NCCL's model, search, algorithms and the compare command."""
 
 from __future__ import annotations
 
@@ -30,7 +30,7 @@ def machine(name, nodes=1):
     return model.machine_of(g, gpus)
 
 
-# -- NCCL's search: channels as nccl.md 2.8 derives them ------------------------------------------
+# -- NCCL's search: channels as NCCL's topology search derives them ---------------------------
 @pytest.mark.parametrize("name,nodes,ring,comm", [
     ("dgx1-v100", 1, (6, 20.0), 12),
     ("dgx-a100", 1, (12, 20.0), 24),
@@ -92,7 +92,7 @@ def test_double_binary_trees_are_trees(n):
         assert leaves0 == {n - 1 - v for v in leaves1}
 
 
-# -- NCCL's cost model: the worked examples and NCCL's choices (nccl.md 4.7) --------------------------
+# -- NCCL's cost model: the worked examples and NCCL's choices (NCCL 2.30 tuning model) -------------
 def test_cost_model_8xh100_figures():
     m = machine("dgx-h100")
     gr = model.graphs_of(m)
@@ -113,7 +113,7 @@ def test_nccl_picks_as_nccl_on_8xh100():
 
 
 def test_nccl_picks_as_nccl_on_8xa100():
-    # nccl.md 4.7: Ring LL <= 2 MiB, Ring LL128 4-16 MiB, Ring Simple >= 32 MiB
+    # NCCL's choices: Ring LL <= 2 MiB, Ring LL128 4-16 MiB, Ring Simple >= 32 MiB
     m = machine("dgx-a100")
     for e in range(3, 34):
         size = 1 << e
@@ -125,7 +125,7 @@ def test_two_node_h100_small_messages_pick_the_tree():
     m = machine("dgx-h100", 2)
     algo, proto, ch, t = model.choose(m, 8)
     assert (algo, proto, ch) == ("tree", "ll", 1)
-    assert t == pytest.approx(25.2, abs=0.01)   # nccl.md 4.7: Tree LL L = 25.2 us
+    assert t == pytest.approx(25.2, abs=0.01)   # NCCL's model: Tree LL L = 25.2 us
 
 
 def test_channels_shrink_for_small_calls():
@@ -421,7 +421,7 @@ def test_nccl_model_check_script_puts_nccls_model_against_the_logs(experiment):
 # -- the network transport's advertised latency (NCCL's graph.latencyInter) -----------------------------
 def test_net_latency_is_added_per_network_hop_and_twice_for_simple():
     # 2 x p4d-like (dgx-a100, 4 NICs): ring allreduce has 2 (nNodes - 1) = 2 network steps; NCCL adds the
-    # transport's advertised latency to each (nccl.md 4.3), again for Simple (the flush)
+    # transport's advertised latency to each (NCCL's latency model), again for Simple (the flush)
     def m_of(opts):
         g = topologies.build("dgx-a100", 2, {"nics_per_node": 4, **opts})
         gpus = sorted((n for n, d in g.nodes(data=True) if d.get("kind") == "gpu"),

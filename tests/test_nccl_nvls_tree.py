@@ -1,4 +1,4 @@
-"""NVLSTree beyond two nodes (issue 15): NVLS inside every node, NCCL's double binary tree
+"""NVLSTree beyond two nodes: NVLS inside every node, NCCL's double binary tree
 across the nodes (nccl-nvls beyond two nodes, simcollective/algorithms/allreduce/nccl_nvls.py)."""
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
 """NCCL's algorithms for allgather, reduce-scatter, broadcast and reduce, and compare on
-every *_perf log (issue 16 item 4)."""
+every *_perf log."""
 
 from __future__ import annotations
 
