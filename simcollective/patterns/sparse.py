@@ -148,14 +148,7 @@ def sum_streams(streams) -> SparseStream:
     if heads.shape[0] != idx.shape[0]:
         idx = idx[heads]
         vals = np.add.reduceat(vals, heads, dtype=vals.dtype)
-    if turns_dense(idx.shape[0], stop - start, vals.itemsize, ib):
-        out = np.zeros(stop - start, dtype=vals.dtype)
-        out[positions(idx, start)] = vals
-        out.flags.writeable = False
-        return SparseStream(start, stop, None, out, ib)
-    idx.flags.writeable = False
-    vals.flags.writeable = False
-    return SparseStream(start, stop, idx, vals, ib)
+    return _summed(start, stop, idx, vals, ib)
 
 
 def _sum_by_windows(streams) -> SparseStream:
@@ -182,9 +175,13 @@ def _sum_by_windows(streams) -> SparseStream:
         acc[:w] = 0     # (a fill of the window: cheaper than resetting the entries)
         present[:w] = False
     idx = np.concatenate(idx_parts).astype(first.indices.dtype)
-    vals = np.concatenate(val_parts)
-    if turns_dense(idx.shape[0], n, vals.itemsize, ib):
-        out = np.zeros(n, dtype=dt)
+    return _summed(start, stop, idx, np.concatenate(val_parts), ib)
+
+
+def _summed(start, stop, idx, vals, ib) -> SparseStream:
+    """The sum's entries as a read-only stream, dense when the union is not smaller dense."""
+    if turns_dense(idx.shape[0], stop - start, vals.itemsize, ib):
+        out = np.zeros(stop - start, dtype=vals.dtype)
         out[positions(idx, start)] = vals
         out.flags.writeable = False
         return SparseStream(start, stop, None, out, ib)
