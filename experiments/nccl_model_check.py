@@ -20,7 +20,7 @@ import topologies
 from simcollective.nccl import model
 from simcollective.validation.compare import SUPPORTED as COLLECTIVE
 from simcollective.validation.nccltests import BUS_FACTOR, parse_log
-from simcollective.nccl.other_collectives import coll_choose
+from simcollective.nccl.coll_model import coll_choose
 from simcollective.profile import load_profile
 
 HERE = Path(__file__).parent

@@ -2,10 +2,11 @@
 
     python experiments/nccl_ring_fill_candidates.py
 
-Simulates both logs once with the ring fill off (``collectives.RING_FILL_STEPS`` zeroed), then
-applies every candidate rule to the simulated calls: the fill is spent after the flows as a
-fraction of their bandwidth time, so adding it to a fill-less run is exact, and the flows of a
-ring are link-limited, so another NVLink2 rate for V100 scales its bandwidth time exactly.
+Simulates both logs once, takes the ring fill the runs spent back out of every call (the fill
+is spent after the flows as a fraction of their bandwidth time, ``plan.fill`` of the plan the
+call ran, :mod:`simcollective.nccl.fill`), then applies every candidate rule to the fill-less
+calls: adding a fill to a fill-less run is exact, and the flows of a ring are link-limited, so
+another NVLink2 rate for V100 scales its bandwidth time exactly.
 Prints busbw sim / published per size from 1 MiB. About 30 s.
 """
 
@@ -15,9 +16,10 @@ import sys
 from pathlib import Path
 
 import topologies
-from simcollective.nccl import collectives
-from simcollective.validation.compare import compare
+from simcollective.nccl.fill import ring_fill
+from simcollective.nccl.plans import make_plan
 from simcollective.nccl.protocols import step_bytes
+from simcollective.validation.compare import compare
 from simcollective.profile import load_profile
 
 LOGS = Path(__file__).parent / "nccl-tests"
@@ -30,7 +32,7 @@ NVLINK_NOW = dict(load_profile("nccl").link_efficiency)["nvlink"]
 def _steps(steps):
     """The chosen rule's form: ``steps`` more ring steps of min(block, FIFO step)."""
     def fill(S, C, P, proto):
-        return collectives.ring_fill(S, C, P, proto, steps=steps if proto != "ll" else 0)
+        return ring_fill(S, C, P, proto, steps=steps if proto != "ll" else 0)
     return fill
 
 
@@ -65,7 +67,8 @@ CANDIDATES = [  # label, fill(S, C, P, protocol) -> fraction of the bandwidth ti
 
 
 def _calls(log, topology):
-    """Per size of the log: (size, published us, latency us, bandwidth us, protocol, channels)."""
+    """Per size of the log: (size, published us, latency us, bandwidth us without the fill,
+    protocol, channels)."""
     res = compare(str(LOGS / log), topology=topology, nodes=1, min_size=MiB)
     g = topologies.build(topology, 1, {})
     gpus = sorted((n for n, d in g.nodes(data=True) if d.get("kind") == "gpu"),
@@ -73,23 +76,18 @@ def _calls(log, topology):
     prof = load_profile("nccl")
     out = []
     for r in res["rows"]:
-        plan = collectives.make_plan(g, gpus, prof, "auto", r["size"])
+        plan = make_plan(g, gpus, prof, "auto", r["size"])
         lat = res["launch_overhead_us"] + plan.latency_s * 1e6
-        out.append((r["size"], r["measured_time_us"], lat, r["simulated_time_us"] - lat, r["protocol"],
-                    r["channels"]))
+        ran = make_plan(g, gpus, prof, r["algorithm_chosen"].removeprefix("nccl-"), r["size"], r["protocol"],
+                        r["channels"])   # the plan of the call as it ran: its fill
+        out.append((r["size"], r["measured_time_us"], lat, (r["simulated_time_us"] - lat) / (1 + ran.fill),
+                    r["protocol"], r["channels"]))
     return out
 
 
 def table() -> list:
-    saved = dict(collectives.RING_FILL_STEPS)
-    collectives.RING_FILL_STEPS.update({p: 0 for p in saved})
-    collectives.clear_plans()
-    try:
-        a100 = _calls("azure-nda100v4-a100x8_allreduce_azurebench.txt", "dgx-a100")
-        v100 = _calls("v100x8-dgx1like-1node_allreduce_konnase.txt", "dgx1-v100")
-    finally:
-        collectives.RING_FILL_STEPS.update(saved)
-        collectives.clear_plans()
+    a100 = _calls("azure-nda100v4-a100x8_allreduce_azurebench.txt", "dgx-a100")
+    v100 = _calls("v100x8-dgx1like-1node_allreduce_konnase.txt", "dgx1-v100")
     lines = ["sizes: A100 " + " ".join(_label(c[0]) for c in a100), "       V100 " + " ".join(_label(c[0]) for c in v100)]
     for label, fill, v_eff in CANDIDATES:
         lines.append(label)

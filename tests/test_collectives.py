@@ -256,7 +256,7 @@ def test_broken_algorithms_are_caught():
 
     def swapped(comm, x):
         """Allgather with two blocks swapped."""
-        items = yield from __import__("simcollective.patterns.dense", fromlist=["x"]).allgather(comm, x, "direct")
+        items = yield from __import__("simcollective.patterns.doubling", fromlist=["x"]).allgather(comm, x, "direct")
         items[0], items[1] = items[1], items[0]
         return items
 
@@ -384,7 +384,7 @@ def test_cli_bench_table(capsys):
 
 
 def test_cli_bench_dgx_h100_allgather_verified(capsys):
-    """The done-when command of issue 16, up to 4M: every row verified (#wrong 0), the
+    """The every-collective comparison command, up to 4M: every row verified (#wrong 0), the
     count and size nccl-tests would use for 16 ranks."""
     code, out, err = run_cli(capsys, "bench", "--collective", "allgather", "--topology", "dgx-h100", "--nodes", "2",
                              "-b", "8", "-e", "4M", "-f", "4")

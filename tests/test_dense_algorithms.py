@@ -11,8 +11,9 @@ from conftest import expected_check, mesh_graph, two_level_mesh
 
 from simcollective.algorithms import ALGORITHMS, load_all, register
 from simcollective.patterns.dense import split
-from simcollective.algorithms.allreduce.binomial_tree import binomial_links
-from simcollective.algorithms.allreduce.double_binary_tree import auto_chunk, btree_parent, double_tree_parents
+from simcollective.patterns.trees import binomial_links
+from simcollective.algorithms.allreduce.double_binary_tree import auto_chunk
+from simcollective.patterns.trees import btree_parent, double_tree_parents
 from simcollective.errors import UserInputError, VerificationError
 from simcollective.simulate import RunConfig, run_allreduce
 
@@ -319,7 +320,7 @@ def test_symbolic_same_time_as_full(algo, P):
 @pytest.fixture
 def broken():
     """Register test-only broken rings; unregister them afterwards."""
-    from simcollective.patterns.dense import ring_pass
+    from simcollective.patterns.rings import ring_pass
 
     names = []
 

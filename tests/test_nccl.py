@@ -1,4 +1,4 @@
-"""NCCL's model, search, algorithms and the compare command (issue 15 part 2)."""
+"""NCCL's model, search, algorithms and the compare command."""
 
 from __future__ import annotations
 
@@ -14,6 +14,7 @@ import topologies
 from simcollective.cli import main
 from simcollective.errors import UserInputError
 from simcollective.nccl import model, search
+from simcollective.patterns.trees import btree, dtree
 from simcollective.validation.nccltests import parse_log
 from simcollective.profile import load_profile
 from simcollective.simulate import RunConfig, run_allreduce
@@ -29,7 +30,7 @@ def machine(name, nodes=1):
     return model.machine_of(g, gpus)
 
 
-# -- NCCL's search: channels as nccl.md 2.8 derives them ------------------------------------------
+# -- NCCL's search: channels as NCCL's topology search derives them ---------------------------
 @pytest.mark.parametrize("name,nodes,ring,comm", [
     ("dgx1-v100", 1, (6, 20.0), 12),
     ("dgx-a100", 1, (12, 20.0), 24),
@@ -52,7 +53,7 @@ def test_nvls_graph_on_8xh100():
 
 def test_dgx1_rings_are_nvlink_hamiltonian_cycles_within_capacity():
     m = machine("dgx1-v100")
-    nrings, speed, rings = model.ring_search(m)
+    nrings, speed, rings = search.ring_search(m)
     assert (nrings, speed) == (6, 20.0)
     used: dict = {}
     for ring in rings:
@@ -75,7 +76,7 @@ def test_rings_are_rail_aligned_across_nodes():
 
 @pytest.mark.parametrize("n", range(1, 18))
 def test_double_binary_trees_are_trees(n):
-    for make in (search.btree, search.dtree):
+    for make in (btree, dtree):
         roots = [v for v in range(n) if make(n, v)[0] is None]
         assert len(roots) == 1
         for v in range(n):
@@ -86,12 +87,12 @@ def test_double_binary_trees_are_trees(n):
             if p is not None:
                 assert v in make(n, p)[1]
     if n % 2 == 0 and n > 2:  # the mirror: tree 1's leaves are tree 0's interior nodes
-        leaves0 = {v for v in range(n) if not search.btree(n, v)[1]}
-        leaves1 = {v for v in range(n) if not search.dtree(n, v)[1]}
+        leaves0 = {v for v in range(n) if not btree(n, v)[1]}
+        leaves1 = {v for v in range(n) if not dtree(n, v)[1]}
         assert leaves0 == {n - 1 - v for v in leaves1}
 
 
-# -- NCCL's cost model: the worked examples and NCCL's choices (nccl.md 4.7) --------------------------
+# -- NCCL's cost model: the worked examples and NCCL's choices (NCCL 2.30 tuning model) -------------
 def test_cost_model_8xh100_figures():
     m = machine("dgx-h100")
     gr = model.graphs_of(m)
@@ -112,7 +113,7 @@ def test_nccl_picks_as_nccl_on_8xh100():
 
 
 def test_nccl_picks_as_nccl_on_8xa100():
-    # nccl.md 4.7: Ring LL <= 2 MiB, Ring LL128 4-16 MiB, Ring Simple >= 32 MiB
+    # NCCL's choices: Ring LL <= 2 MiB, Ring LL128 4-16 MiB, Ring Simple >= 32 MiB
     m = machine("dgx-a100")
     for e in range(3, 34):
         size = 1 << e
@@ -124,7 +125,7 @@ def test_two_node_h100_small_messages_pick_the_tree():
     m = machine("dgx-h100", 2)
     algo, proto, ch, t = model.choose(m, 8)
     assert (algo, proto, ch) == ("tree", "ll", 1)
-    assert t == pytest.approx(25.2, abs=0.01)   # nccl.md 4.7: Tree LL L = 25.2 us
+    assert t == pytest.approx(25.2, abs=0.01)   # NCCL's model: Tree LL L = 25.2 us
 
 
 def test_channels_shrink_for_small_calls():
@@ -230,7 +231,7 @@ def test_multinode_ring_simple_latency_has_nccls_plateau_factor():
 def test_dgx1_ring_moves_data_at_the_measured_nvlink2_rate():
     # 12 channels = 6 searched rings x 2 on the DGX-1V mesh; every ring edge is one 25 GB/s NVLink2
     # lane shared by the two channels of its ring, at the profile's 0.95 (23.75 GB/s, the V100 log's
-    # slope); plus the ring's pipeline fill (collectives.ring_fill): 6 MiB < the row 12 x 8 x 512 KiB,
+    # slope); plus the ring's pipeline fill (fill.ring_fill): 6 MiB < the row 12 x 8 x 512 KiB,
     # so 4 of the 14 ring steps more
     n = 12 * 8 * 2**14
     rep = run("nccl-ring", topology="dgx1-v100", elements=n, dtype="float32", protocol="simple")
@@ -420,7 +421,7 @@ def test_nccl_model_check_script_puts_nccls_model_against_the_logs(experiment):
 # -- the network transport's advertised latency (NCCL's graph.latencyInter) -----------------------------
 def test_net_latency_is_added_per_network_hop_and_twice_for_simple():
     # 2 x p4d-like (dgx-a100, 4 NICs): ring allreduce has 2 (nNodes - 1) = 2 network steps; NCCL adds the
-    # transport's advertised latency to each (nccl.md 4.3), again for Simple (the flush)
+    # transport's advertised latency to each (NCCL's latency model), again for Simple (the flush)
     def m_of(opts):
         g = topologies.build("dgx-a100", 2, {"nics_per_node": 4, **opts})
         gpus = sorted((n for n, d in g.nodes(data=True) if d.get("kind") == "gpu"),
@@ -468,12 +469,12 @@ def test_nvls_chunk_follows_nccls_reduction_for_small_calls():
 
 
 def test_nvls_fill_rows():
-    from simcollective.nccl.collectives import nvls_fill
+    from simcollective.nccl.fill import nvls_fill
 
     assert nvls_fill(8 << 30, 16, 8, 1, "nvls") == pytest.approx(16 * MiB / (8 << 30))   # one 16 MiB row
     assert nvls_fill(64 * MiB, 16, 8, 2, "nvlstree") == pytest.approx(4 / 8)             # 4 rows of 8 MiB
     assert nvls_fill(1 * MiB, 16, 8, 1, "nvls") == 1.0       # smaller than a row: a full bandwidth time
-    # beyond 2 nodes (nvls_tree.py pipelines the network passes in its flows): the 2 NVLS rows only;
+    # beyond 2 nodes (nccl-nvls's wide NVLSTree pipelines the network passes in its flows): the 2 NVLS rows only;
     # 64 MiB on 16 x 8 with NCCL's >= 4-node chunk of 64 KiB: rows of 8 MiB
     assert nvls_fill(64 * MiB, 16, 8, 4, "nvlstree") == pytest.approx(2 / 8)
     # a 2-node NVLSTree call spends its fill after the flows: phase 'pipeline-fill' = 4/8 of the rest

@@ -106,7 +106,7 @@ def _log(tmp_path, header, sizes=(1 << 20, 2 << 20)):
 
 
 def test_compare_applies_min_ctas_on_one_h100_node(capsys, tmp_path):
-    # 8 x H100, one node: ring LL at 1 MiB on 24 channels, NVLS at 2 MiB on 16 (nccl.md 4.7, 2.1).
+    # 8 x H100, one node: ring LL at 1 MiB on 24 channels, NVLS at 2 MiB on 16 (NCCL's choices for these sizes).
     # NCCL_MIN_CTAS=32 lifts both communicators to 32 channels; 1 MiB still fills 32 ring LL
     # channels (1 MiB >= 32 x 512 threads x 8 B x 8 ranks) and 2 MiB 32 NVLS ones (>= 32 x 512 x 64 B).
     log = _log(tmp_path, "# command: mpirun -x NCCL_MIN_CTAS=32 -x NCCL_IB_QPS_PER_CONNECTION=4 all_reduce_perf")

@@ -1,4 +1,4 @@
-"""``simcollective compare --fit KEY --fit-at SIZE``: calibrating one --topology-opt to a log (issue 15)."""
+"""``simcollective compare --fit KEY --fit-at SIZE``: calibrating one --topology-opt to a log."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
-"""NVLSTree beyond two nodes (issue 15): NVLS inside every node, NCCL's double binary tree
-across the nodes (simcollective/nccl/nvls_tree.py)."""
+"""NVLSTree beyond two nodes: NVLS inside every node, NCCL's double binary tree
+across the nodes (nccl-nvls beyond two nodes, simcollective/algorithms/allreduce/nccl_nvls.py)."""
 
 from __future__ import annotations
 
@@ -11,7 +11,8 @@ from hypothesis import strategies as st
 
 import topologies
 from simcollective.cli import main
-from simcollective.nccl import collectives, model, nvls_tree
+from simcollective.nccl import hooks, model, plans, protocols, search
+from simcollective.nccl.fill import nvls_fill
 from simcollective.profile import load_profile
 from simcollective.simulate import RunConfig, expected_messages, resolve, run_allreduce
 
@@ -81,11 +82,11 @@ def test_messages_count_by_hand():
     # per tree and chunk: 32 GPUs x 2 x 7 NVLS messages + 3 tree edges x 8 heads x (up + down)
     # x the tree's 8 channels (one network connection each)
     m = machine("dgx-h100", 4)
-    assert nvls_tree.pieces(1 << 30, 16, 8, 4) == nvls_tree.MAX_PIECES == 16
-    assert nvls_tree.messages(m, 1 << 30, 16) == 2 * 16 * (32 * 2 * 7 + 3 * 8 * 2 * 8)
-    assert nvls_tree.pieces(64 * MiB, 16, 8, 4) == 8      # 64 MiB / (16 x 8 x 64 KiB)
-    assert nvls_tree.pieces(64 * MiB, 16, 8, 3) == 4      # 128 KiB chunks below 4 nodes
-    assert nvls_tree.pieces(100, 16, 8, 8) == 1
+    assert plans.wide_nvlstree_pieces(1 << 30, 16, 8, 4) == protocols.MAX_NVLSTREE_PIECES == 16
+    assert hooks.nvlstree_messages(m, 1 << 30, 16) == 2 * 16 * (32 * 2 * 7 + 3 * 8 * 2 * 8)
+    assert plans.wide_nvlstree_pieces(64 * MiB, 16, 8, 4) == 8      # 64 MiB / (16 x 8 x 64 KiB)
+    assert plans.wide_nvlstree_pieces(64 * MiB, 16, 8, 3) == 4      # 128 KiB chunks below 4 nodes
+    assert plans.wide_nvlstree_pieces(100, 16, 8, 8) == 1
 
 
 # -- the trees: NCCL's double binary tree over nodes, head h to head h --------------------------
@@ -96,7 +97,7 @@ def test_tree_shape_on_4_nodes_is_nccls_double_binary_tree():
     want = {0: {0: (None, [2]), 2: (0, [1, 3]), 1: (2, []), 3: (2, [])},
             1: {3: (None, [1]), 1: (3, [2, 0]), 2: (1, []), 0: (1, [])}}
     for channel in range(4):
-        links = nvls_tree.nvlstree_links(m, channel)
+        links = search.nvlstree_links(m, channel)
         assert sorted(links) == list(range(32))
         for r, (parent, kids) in links.items():
             v, h = node_of[r], m.nodes[node_of[r]].index(r)
@@ -108,7 +109,7 @@ def test_tree_shape_on_4_nodes_is_nccls_double_binary_tree():
 def test_tree_shape_on_3_nodes_is_shifted_not_mirrored():
     # odd node count: tree 0 = ncclGetBtree(3) = 0 -> 2 -> 1; tree 1 shifts it by one: 1 -> 0 -> 2
     m = machine("dgx-h100", 3)
-    t0, t1 = nvls_tree.nvlstree_links(m, 0), nvls_tree.nvlstree_links(m, 1)
+    t0, t1 = search.nvlstree_links(m, 0), search.nvlstree_links(m, 1)
     n = m.nodes
     for h in range(8):
         assert t0[n[0][h]] == (None, [n[2][h]]) and t0[n[2][h]] == (n[0][h], [n[1][h]])
@@ -119,19 +120,19 @@ def test_tree_shape_on_3_nodes_is_shifted_not_mirrored():
 
 def test_every_node_is_interior_in_at_most_one_tree_on_8_nodes():
     m = machine("dgx-h100", 8)
-    interior = [{v for v in range(8) if nvls_tree.nvlstree_links(m, c)[m.nodes[v][0]][1]} for c in (0, 1)]
+    interior = [{v for v in range(8) if search.nvlstree_links(m, c)[m.nodes[v][0]][1]} for c in (0, 1)]
     assert not interior[0] & interior[1]
-    assert nvls_tree.trees_of(5) == [(0, [0, 2, 4]), (1, [1, 3])] and nvls_tree.trees_of(1) == [(0, [0])]
+    assert search.trees_of(5) == [(0, [0, 2, 4]), (1, [1, 3])] and search.trees_of(1) == [(0, [0])]
 
 
 def test_plan_carries_one_tree_per_channel():
     g = topologies.build("dgx-h100", 4, {})
     gpus = sorted((n for n, d in g.nodes(data=True) if d.get("kind") == "gpu"),
                   key=lambda n: (g.nodes[n]["server"], g.nodes[n]["local"]))
-    plan = collectives.make_plan(g, gpus, load_profile("nccl"), "nvls", 64 * MiB)
+    plan = plans.make_plan(g, gpus, load_profile("nccl"), "nvls", 64 * MiB)
     assert plan.algorithm == "nvlstree" and plan.channels == 16 and len(plan.trees) == 16
     m = plan.machine
-    assert plan.trees[5] == nvls_tree.nvlstree_links(m, 1) != plan.trees[4] == nvls_tree.nvlstree_links(m, 0)
+    assert plan.trees[5] == search.nvlstree_links(m, 1) != plan.trees[4] == search.nvlstree_links(m, 0)
 
 
 # -- time -------------------------------------------------------------------------------------------
@@ -150,9 +151,9 @@ def test_one_channel_one_chunk_time_is_the_closed_form():
     assert rep["channels"] == 1 and rep["messages"] == 32 * 14 + 3 * 8 * 2
     wire = math.ceil(65536 * 9 / 14 / 0.8)
     flows = 2 * 7 * wire / R_NVL + 6 * 65536 / R_NET
-    # plus the rows of the two NVLS passes that the flows do not pipeline (collectives.nvls_fill):
+    # plus the rows of the two NVLS passes that the flows do not pipeline (nvls_fill):
     # 512 KiB per rank on 1 channel x 8 heads is NCCL's 32 KiB chunk, a 256 KiB row: 2 x 1/2 of the flows
-    fill = collectives.nvls_fill(4 * 131072, 1, 8, 4, "nvlstree")
+    fill = nvls_fill(4 * 131072, 1, 8, 4, "nvlstree")
     assert fill == pytest.approx(1.0)
     assert rep["time_s"] == pytest.approx(L_4 + flows * (1 + fill), rel=1e-9)
     assert rep["phases"]["latency"] == pytest.approx(L_4, rel=1e-12)
@@ -168,7 +169,7 @@ def test_lone_large_call_runs_at_the_busiest_nic_rate():
     _, rep = run(elements=S // 4, dtype="float32", verify="symbolic")
     assert rep["verified"] and rep["channels"] == 16
     bound = L_4 + 2 * S / 8 / R_NET
-    K = nvls_tree.pieces(S, 16, 8, 4)
+    K = plans.wide_nvlstree_pieces(S, 16, 8, 4)
     assert bound < rep["time_s"] < L_4 + (2 * S / 8 / R_NET) * (1 + 2 / K)
     # on the network: 2 trees x 3 edges x 8 heads x (up + down) x S / 16, over 2 cables (NIC-leaf-NIC)
     by_link = rep.to_json()["bytes_by_link_type"]

@@ -1,5 +1,5 @@
 """NCCL's algorithms for allgather, reduce-scatter, broadcast and reduce, and compare on
-every *_perf log (issue 16 item 4)."""
+every *_perf log."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ import topologies
 from simcollective.cli import main
 from simcollective.nccl import model
 from simcollective.validation.nccltests import parse_log
-from simcollective.nccl.other_collectives import coll_bandwidth, coll_choose, coll_latency
+from simcollective.nccl.coll_model import coll_bandwidth, coll_choose, coll_latency
 from simcollective.profile import load_profile
 from simcollective.simulate import RunConfig, run_collective
 
@@ -40,7 +40,7 @@ def run(collective, algorithm, topology="dgx-h100", nodes=1, **kw):
                                     **kw))
 
 
-# -- NCCL's cost model for these collectives (nccl.md 4.2-4.3) --------------------------------------
+# -- NCCL's cost model for these collectives --------------------------------------------------------
 def test_model_bandwidth_and_latency_of_ring_allgather_on_8_h100():
     m = machine("dgx-h100")
     graphs = model.graphs_of(m)   # ring: 12 searched channels x 30 GB/s

@@ -1,16 +1,18 @@
-"""The ring allreduce's pipeline fill (collectives.ring_fill) and what it does to the
-single-node published logs (8 x A100, 8 x V100)."""
+"""The ring allreduce's pipeline fill (simcollective.nccl.fill.ring_fill) and what it does to the
+single-node published logs (8 x A100, 8 x V100). Other fill rules reach a run as a field of its
+plan request (``make_plan(..., fill=FillRules(...))``, the plan passed to the algorithm)."""
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 
 import pytest
 
-from simcollective.nccl import collectives
-from simcollective.nccl.collectives import ring_fill
+from simcollective.nccl.fill import FILL, FillRules, ring_fill
+from simcollective.nccl.plans import make_plan
 from simcollective.validation.compare import compare
-from simcollective.simulate import RunConfig, run_allreduce
+from simcollective.simulate import RunConfig, make_inputs, measure, resolve, run_allreduce, simulate, verify
 
 REF = Path(__file__).parents[1] / "experiments" / "nccl-tests"
 MiB = 1 << 20
@@ -20,17 +22,21 @@ A100_GPU_RATE = 12 * 25e9 * 0.82
 
 
 def run(algorithm="nccl-ring", topology="dgx-a100", nodes=1, elements=1001, dtype="float32", profile="nccl",
-        **options):
-    return run_allreduce(RunConfig(topology=topology, nodes=nodes, algorithm=algorithm, elements=elements,
-                                   dtype=dtype, profile=profile, options=options))
-
-
-@pytest.fixture
-def fresh_plans():
-    """Plans are cached per call; tests that change the fill's constants start and end with none."""
-    collectives.clear_plans()
-    yield
-    collectives.clear_plans()
+        fill=None, **options):
+    """One run; ``fill``: the fill rules of the NCCL plan the algorithm runs (None: the default)."""
+    config = RunConfig(topology=topology, nodes=nodes, algorithm=algorithm, elements=elements, dtype=dtype,
+                       profile=profile, options=options)
+    if fill is None:
+        return run_allreduce(config)
+    t_start = time.perf_counter()
+    plan = resolve(config)
+    if "plan" in plan.algo.params:   # an nccl-* algorithm: it runs the plan it is given
+        name = plan.algo.name.removeprefix("nccl-").replace("nccl", "auto")
+        plan.kwargs["plan"] = make_plan(plan.graph, list(plan.placement), plan.profile, name,
+                                        plan.n * plan.dtype.itemsize, plan.options.get("protocol"),
+                                        plan.options.get("channels"), fill=fill)
+    result = simulate(plan, make_inputs(plan))
+    return measure(plan, result, verify(plan, result), t_start)
 
 
 def test_ring_fill_rows():
@@ -75,27 +81,24 @@ def test_saturated_fill_is_four_fifo_steps_over_one_channel_link():
         assert "exact" in rep["verification"]
 
 
-def test_fill_is_zero_when_disabled(monkeypatch, fresh_plans):
+def test_fill_is_zero_when_disabled():
     n = 16 * MiB // 4
     with_fill = run(elements=n, protocol="simple")
-    monkeypatch.setitem(collectives.RING_FILL_STEPS, "simple", 0)
-    collectives.clear_plans()
-    without = run(elements=n, protocol="simple")
+    without = run(elements=n, protocol="simple", fill=FILL.with_steps(simple=0))
     assert "pipeline-fill" not in without["phases"]
     assert without["time_s"] == pytest.approx(56.0e-6 + 2 * 7 / 8 * 16 * MiB / A100_GPU_RATE, rel=1e-9)
     assert with_fill["time_s"] == pytest.approx(56.0e-6 + (without["time_s"] - 56.0e-6) * (1 + 4 / 14), rel=1e-9)
 
 
-def test_ll_rings_and_rings_with_nccls_plateau_factor_have_no_fill(monkeypatch, fresh_plans):
+def test_ll_rings_and_rings_with_nccls_plateau_factor_have_no_fill():
     assert "pipeline-fill" not in run(elements=MiB // 4, protocol="ll")["phases"]
     # Simple across nodes keeps NCCL's own "plateau effect of ring" latency factor (x1.4) instead
     rep = run(topology="dgx-h100", nodes=2, elements=64 * MiB // 4, protocol="simple", dtype="int32")
     assert "pipeline-fill" not in rep["phases"] and rep["verified"]
     assert rep["phases"]["latency"] == pytest.approx(131.6e-6 * 1.4)
     # ... unless asked for (what experiments measure): then both
-    monkeypatch.setattr(collectives, "RING_FILL_WITH_PLATEAU_FACTOR", True)
-    collectives.clear_plans()
-    both = run(topology="dgx-h100", nodes=2, elements=64 * MiB // 4, protocol="simple", dtype="int32")
+    both = run(topology="dgx-h100", nodes=2, elements=64 * MiB // 4, protocol="simple", dtype="int32",
+               fill=FillRules(with_plateau_factor=True))
     assert both["phases"]["pipeline-fill"] > 0 and both["phases"]["latency"] == rep["phases"]["latency"]
 
 
@@ -110,19 +113,17 @@ def test_multinode_ll128_rings_have_the_fill():
     assert "exact" in rep["verification"]
 
 
-def test_the_fill_changes_nothing_but_nccl_rings(monkeypatch, fresh_plans):
+def test_the_fill_changes_nothing_but_nccl_rings():
     # the study's algorithms and profiles, NCCL's tree and NVLS do not read the ring fill
     cases = [("ring", "dgx1", "smpi"), ("rabenseifner", "abci", "ideal"), ("nccl-tree", "dgx-a100", "nccl"),
              ("nccl-nvls", "dgx-h100", "nccl")]
     before = [run(a, topology=t, profile=p, elements=2 * MiB // 4)["time_s"] for a, t, p in cases]
-    monkeypatch.setitem(collectives.RING_FILL_STEPS, "simple", 0)
-    monkeypatch.setitem(collectives.RING_FILL_STEPS, "ll128", 0)
-    collectives.clear_plans()
-    after = [run(a, topology=t, profile=p, elements=2 * MiB // 4)["time_s"] for a, t, p in cases]
+    no_fill = FILL.with_steps(simple=0, ll128=0)
+    after = [run(a, topology=t, profile=p, elements=2 * MiB // 4, fill=no_fill)["time_s"] for a, t, p in cases]
     assert before == after
 
 
-# -- the published single-node logs: within the issue's targets with the fill -------------------------------
+# -- the published single-node logs: within the targets (0.75-1.25, 0.9-1.1 from 64 MiB) with the fill -------------------------------
 def _ratios(log, topology, lo, hi):
     res = compare(str(REF / log), topology=topology, nodes=1, min_size=lo, max_size=hi)
     return {r["size"]: r["busbw_ratio"] for r in res["rows"]}
@@ -145,7 +146,7 @@ def test_v100_meets_the_targets_with_the_fill_and_its_measured_nvlink2_rate():
 
 
 def test_nccl_218_constants_change_one_a100_pick_and_the_nvls_latency(experiment):
-    # experiments/nccl_model_check.py: NCCL 2.18's constants (nccl.md 4.6) on the two 2.18.5 logs
+    # experiments/nccl_model_check.py: NCCL 2.18's constants on the two 2.18.5 logs
     mod = experiment("nccl_model_check")
     lines = dict(line.split(": ", 1) for line in mod.version_check())
     # ring LL at busBw / 3 (2.18) instead of / 2: LL128 wins from 2 MiB instead of 4 MiB

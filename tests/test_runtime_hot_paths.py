@@ -9,7 +9,8 @@ from hypothesis import strategies as st
 
 import topologies
 from conftest import mesh_graph
-from simcollective.patterns.dense import flatten, ring_allgather, ring_reduce_scatter, split
+from simcollective.patterns.dense import flatten, split
+from simcollective.patterns.rings import ring_allgather, ring_reduce_scatter
 from simcollective.data.symbolic import SymbolicArray, concat, symbolic_input, verify_symbolic
 from simcollective.errors import DeadlockError, VerificationError
 from simcollective.profile import load_profile

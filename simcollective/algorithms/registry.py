@@ -76,7 +76,7 @@ def _check_chunk_size(value, nranks: int) -> None:
 
 
 def _check_allgather(value, nranks: int) -> None:
-    from ..patterns.dense import ALLGATHERS
+    from ..patterns.doubling import ALLGATHERS
 
     if value not in ALLGATHERS:
         raise UserInputError(f"--allgather {value!r} must be one of: {', '.join(ALLGATHERS)}")
@@ -85,8 +85,8 @@ def _check_allgather(value, nranks: int) -> None:
 def _check_densify(value, nranks: int) -> None:
     from ..data.sparse import DENSIFY_POLICIES
 
-    # "study": the study's message sizing (issue 14); algorithms without such a rule
-    # refuse it in their own requirement check (_sparse_common.no_study_sizing)
+    # "study": the study's message sizing; algorithms without such a rule
+    # refuse it in their own requirement check (patterns.sparse.no_study_sizing)
     allowed = (*DENSIFY_POLICIES, "study")
     if value not in allowed:
         raise UserInputError(f"--densify {value!r} must be one of: {', '.join(allowed)}")

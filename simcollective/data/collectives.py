@@ -332,10 +332,6 @@ class Sources:
                 x = dense_input(j, self.n, self.dtype, self.seed) if self.input_of is None else self.input_of(j)
                 ref = Reference(np.asarray(x).view(), x.dtype, 1)
             else:
-                raise ValueError(f"no reference for the sum of ranks {format_ranks_safe(source)}")
+                raise ValueError(f"no reference for the sum of ranks {format_ranks(source)}")
             self._refs[source] = ref
         return ref
-
-
-def format_ranks_safe(mask: int) -> str:
-    return format_ranks(mask)

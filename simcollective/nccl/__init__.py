@@ -1,7 +1,11 @@
-"""NCCL on the simulator: its topology search (channels, rings, trees), its protocols, its
-cost model, and its allreduce algorithms as per-rank generator code.
+"""NCCL's model as a library: what NCCL would set up and run on a machine, without running it.
 
-``model`` (NCCL's tuner and channel counts), ``search`` (rings and trees on the graph),
-``protocols`` (Simple / LL / LL128), ``collectives`` (what the ``nccl-*`` algorithms run),
-``nccltests`` (reading nccl-tests output), ``compare`` (the ``simcollective compare`` command).
+``protocols`` (Simple / LL / LL128: the one definition of the protocols, their chunk rules
+and NCCL's caps), ``search`` (channel counts and speeds, rings and trees on the graph),
+``model`` (NCCL's tuner for allreduce and what NCCL sees of a machine), ``coll_model`` (the
+tuner for allgather, reduce-scatter, broadcast and reduce), ``plans`` (the plan of one call,
+cached by value), ``fill`` (pipeline-fill rules), ``hooks`` (the registry hooks of the
+``nccl-*`` algorithms). The algorithms themselves (per-rank generator code) are in
+``simcollective/algorithms``; reading nccl-tests output and the comparison are in
+``simcollective/validation``.
 """

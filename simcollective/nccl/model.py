@@ -1,9 +1,9 @@
-"""NCCL's cost model ("tuner") for allreduce, and what NCCL would set up on a machine.
+"""NCCL's cost model ("tuner") for allreduce, and what NCCL sees of a machine.
 
-Everything here follows ``shared/reference/nccl.md`` sections 2.8 (topology search:
-channel counts and per-channel speeds) and 4 (the cost model of ``src/graph/tuning.cc``
-and ``enqueue.cc``, NCCL 2.30.7 constants). Units as NCCL's tuner uses them: latencies
-in microseconds, bandwidths in GB/s (1e9 bytes/s), so ``bytes / (1000 * GB/s) = us``.
+The cost model is that of NCCL's ``src/graph/tuning.cc`` and ``enqueue.cc`` with NCCL 2.30.7's
+constants; the channel counts and per-channel speeds come from its topology search
+(:mod:`simcollective.nccl.search`). Units as NCCL's tuner uses them: latencies in
+microseconds, bandwidths in GB/s (1e9 bytes/s), so ``bytes / (1000 * GB/s) = us``.
 
 The model is used twice: by ``nccl`` to pick (algorithm, protocol, channels) per call as
 NCCL does, and by the ``nccl-*`` algorithms for their default channel counts.
@@ -15,19 +15,21 @@ import math
 from dataclasses import dataclass, field
 
 from ..errors import UserInputError
+from .protocols import TUNER_ORDER
+from .search import GraphInfo, graphs_of
 
 __all__ = [
     "PROTOCOLS", "ALGOS", "Machine", "GraphInfo", "machine_of", "graphs_of", "predict", "choose",
     "channels_for", "compute_capability", "ring_plateau_factor",
 ]
 
-#: protocols in NCCL's order (index into the constant triples)
-PROTOCOLS = ("ll", "ll128", "simple")
+#: protocols in NCCL's order (index into the constant triples, tie-break order of :func:`choose`)
+PROTOCOLS = TUNER_ORDER
 #: algorithms in NCCL's tie-break order (CollNet and PAT do not apply: no CollNet plugin,
 #: PAT is not an allreduce algorithm)
 ALGOS = ("tree", "ring", "nvls", "nvlstree")
 
-# -- NCCL 2.30.7 tuner constants (nccl.md 4.1) ------------------------------------------------
+# -- NCCL 2.30.7 tuner constants -----------------------------------------------------------
 #: baseLatencies (us), (LL, LL128, Simple)
 BASE_LAT = {"tree": (6.8, 14.0, 8.4), "ring": (6.6, 14.0, 8.4), "nvls": (0.0, 0.0, 0.0),
             "nvlstree": (0.0, 0.0, 0.0)}
@@ -40,7 +42,6 @@ HW_LAT = {
     "net": {"tree": (5.0, 8.5, 14.0), "ring": (2.7, 4.0, 14.0), "nvls": (0.0, 0.0, 18.0),
             "nvlstree": (0.0, 0.0, 20.9)},
 }
-ARCHS = ("volta", "ampere", "hopper", "blackwell")
 #: llMaxBws (GB/s) per arch, (1 node, 2 nodes, >= 3 nodes); multi-node rows by CPU vendor
 #: (Intel/other row 0 assumed: N2 39.0, N4 20.4)
 LL_MAX_BW = {"volta": (39.0, 39.0, 20.4), "ampere": (87.7, 39.0, 20.4), "hopper": (141.0, 39.0, 20.4),
@@ -62,19 +63,12 @@ TREE_CORRECTION = {
 #: getNetOverhead (us per ring step, multi-node, Intel x86); x3 for Simple
 NET_OVERHEAD_US = 1.0
 
-# -- topology search figures (nccl.md 2.8) ------------------------------------------------------
+# -- what NCCL reads of the hardware ------------------------------------------------------------
 #: usable NVLink rate per link (GB/s) by compute capability (topo.h *_NVLINK_BW) and the raw
 #: per-direction rate of one link (V100/A100/H100 lane 25 GB/s, B200 50 GB/s)
 NVLINK_BW = {70: (20.0, 25.0), 80: (20.0, 25.0), 90: (20.6, 25.0), 100: (40.1, 50.0)}
 #: NCCL's PCIe rates: raw per-direction x16 (bytes/s) -> NCCL GB/s (Gen3 12, Gen4 24, Gen5 48)
 PCIE_FRACTION = 0.75
-SPEED_INTRA = (40, 30, 20, 18, 15, 12, 10, 9, 7, 6, 5, 4, 3)
-SPEED_INTRA_SM90 = (60, 50, 40, 30, 24, 20, 15, 12, 11, 6, 3)
-SPEED_INTRA_SM100 = (90, 80, 70, 60, 50, 45, 40, 30, 24, 20, 19, 18)
-SPEED_INTER = (48, 30, 28, 24, 20, 18, 15, 12, 10, 9, 7, 6, 5, 4, 3, 2.4, 1.2, 0.24, 0.12)
-SPEED_INTER_SM90 = (48, 45, 42, 40, 30, 24, 22, 20, 17.5, 15, 12, 6, 3, 2.4, 1.2, 0.24, 0.12)
-SPEED_INTER_SM100 = (96, 86, 80, 48, 45.1, 42, 40, 30, 24, 22, 20, 17.5, 15, 12, 6, 3, 2.4, 1.2, 0.24, 0.12)
-MAXCHANNELS = 64
 #: GPU model (the graph's ``model`` attribute) -> compute capability x 10
 COMPUTE_CAPABILITY = {"V100": 70, "A100": 80, "H100": 90, "H200": 90, "B200": 100, "GB200": 100, "B300": 100}
 #: per-thread byte thresholds and threads per CTA used to reduce channels for small calls
@@ -95,17 +89,6 @@ def compute_capability(model: str) -> int:
 
 def arch_of(cc: int) -> str:
     return "volta" if cc < 80 else "ampere" if cc < 90 else "hopper" if cc < 100 else "blackwell"
-
-
-@dataclass(frozen=True)
-class GraphInfo:
-    """One searched NCCL graph: ``nchannels`` rings/trees at ``bw_intra``/``bw_inter`` GB/s each;
-    ``comm_channels`` is what the communicator runs (ring/tree: twice the searched channels)."""
-
-    nchannels: int
-    bw_intra: float
-    bw_inter: float
-    comm_channels: int
 
 
 @dataclass
@@ -143,27 +126,7 @@ def machine_of(graph, gpus) -> Machine:
     models = {nodes_attr[g].get("model", "GPU") for g in gpus}
     ccs = [compute_capability(m) for m in sorted(models)]
     cc = min(ccs)
-    # NCCL's "node" is an NVLink domain: servers sharing an NVSwitch (GB200 NVL72) are one
-    parent: dict = {}
-
-    def find(a):
-        while parent.setdefault(a, a) != a:
-            a = parent[a]
-        return a
-
-    switch_of = {}
-    for g in set(gpus):
-        srv = nodes_attr[g].get("server", 0)
-        for _, v, d in graph.out_edges(g, data=True):
-            if d.get("link_type") in _NVLINK_TYPES and nodes_attr[v].get("kind") == "nvswitch":
-                if v in switch_of:
-                    parent[find(srv)] = find(switch_of[v])
-                else:
-                    switch_of[v] = srv
-    by_server: dict = {}
-    for r, g in enumerate(gpus):
-        by_server.setdefault(find(nodes_attr[g].get("server", 0)), []).append(r)
-    nodes = list(by_server.values())
+    nodes = _nvlink_domains(graph, gpus)
     ppns = {len(v) for v in nodes}
     if len(ppns) != 1:
         raise UserInputError(
@@ -199,6 +162,32 @@ def machine_of(graph, gpus) -> Machine:
     return Machine(nranks=len(gpus), nnodes=len(nodes), ppn=ppn, cc=cc, nodes=nodes, gpus=gpus,
                    intra=intra, nvswitch=nvswitch, nvlink_total=nvlink_total, direct=direct,
                    nic_bw=nic_bw, nics=nics, net_latency_us=net_lat)
+
+
+def _nvlink_domains(graph, gpus) -> list:
+    """Per NCCL "node", the ranks on it in rank order. NCCL's node is an NVLink domain:
+    servers sharing an NVSwitch (GB200 NVL72) are one."""
+    nodes_attr = graph.nodes
+    parent: dict = {}
+
+    def find(a):
+        while parent.setdefault(a, a) != a:
+            a = parent[a]
+        return a
+
+    switch_of = {}
+    for g in set(gpus):
+        srv = nodes_attr[g].get("server", 0)
+        for _, v, d in graph.out_edges(g, data=True):
+            if d.get("link_type") in _NVLINK_TYPES and nodes_attr[v].get("kind") == "nvswitch":
+                if v in switch_of:
+                    parent[find(srv)] = find(switch_of[v])
+                else:
+                    switch_of[v] = srv
+    by_server: dict = {}
+    for r, g in enumerate(gpus):
+        by_server.setdefault(find(nodes_attr[g].get("server", 0)), []).append(r)
+    return list(by_server.values())
 
 
 def _nccl_pcie(raw: float) -> float:
@@ -243,86 +232,6 @@ def _nic_figures(graph, gpus) -> tuple:
     return best, len(nics)
 
 
-def _speeds_intra(cc):
-    return SPEED_INTRA_SM100 if cc >= 100 else SPEED_INTRA_SM90 if cc >= 90 else SPEED_INTRA
-
-
-def _speeds_inter(cc):
-    return SPEED_INTER_SM100 if cc >= 100 else SPEED_INTER_SM90 if cc >= 90 else SPEED_INTER
-
-
-def _dup(nch: int, bw: float, cc: int) -> tuple:
-    """ncclTopoDupChannels: x2 channels at half the speed when bw >= 25, except on
-    SM > 80 with bw < 50 and more than 4 channels."""
-    if bw >= 25 and not (cc > 80 and bw < 50 and nch > 4):
-        return min(2 * nch, 32), bw / 2
-    return nch, bw
-
-
-def ring_search(m: Machine):
-    """``(rings, GB/s per ring, local rings)`` of NCCL's ring search on one node.
-
-    Speeds are tried from the fastest that one GPU's links allow, down; the search stops
-    when ``rings x speed`` reaches the GPU's total NVLink rate, or when the next speed is
-    not above 0.49 x the speed of the best solution found (nccl.md 2.8). For meshes of
-    direct NVLinks (no NVSwitch) the rings themselves are searched
-    (:func:`simcollective.nccl.search.direct_rings`); otherwise ``local rings`` is empty.
-    """
-    from .search import direct_rings
-
-    mesh = m.intra == "nvlink" and not m.nvswitch and bool(m.direct)
-    total = m.nvlink_total
-    max_bw = max(m.direct.values()) if mesh else total
-    best = (0, 0.0, [])
-    for speed in _speeds_intra(m.cc):
-        if speed > max_bw + 1e-9:
-            continue
-        if best[0] and speed <= 0.49 * best[1]:
-            break
-        if mesh:
-            rings = direct_rings(m.ppn, m.direct, speed)
-            found = (len(rings), float(speed), rings)
-        else:
-            found = (min(int(total // speed + 1e-9), 32), float(speed), [])
-        if found[0] * found[1] > best[0] * best[1] + 1e-9:
-            best = found
-        if best[0] * best[1] >= total - 1e-9:
-            break
-    return best
-
-
-def graphs_of(m: Machine) -> dict:
-    """algorithm -> :class:`GraphInfo` as NCCL's search would set them up (nccl.md 2.8)."""
-    out = {}
-    if m.nnodes == 1:
-        if m.ppn == 1:
-            g = GraphInfo(1, m.nvlink_total, m.nvlink_total, 1)
-        else:
-            nch, bw, _ = ring_search(m)
-            nch, bw = _dup(max(nch, 1), bw, m.cc)
-            g = GraphInfo(nch, bw, bw, min(2 * nch, MAXCHANNELS))
-    else:
-        speed = next((s for s in _speeds_inter(m.cc) if s <= m.nic_bw + 1e-9), _speeds_inter(m.cc)[-1])
-        nch = max(m.nics, 1)
-        nch, bw = _dup(nch, float(speed), m.cc)
-        comm = min(2 * nch, MAXCHANNELS)
-        if m.cc >= 90 and bw > 45 and comm < 16:
-            comm = min(2 * comm, MAXCHANNELS)
-        g = GraphInfo(nch, bw, bw, comm)
-    out["ring"] = out["tree"] = g
-    if m.nvls:
-        total = m.nvlink_total
-        speeds = _speeds_intra(m.cc)
-        bw_intra = next((s for s in speeds if (m.ppn + 1) * s <= total + 1e-9), speeds[-1])
-        bw_inter = next((s for s in speeds if s < 2 * bw_intra), bw_intra)
-        nvls_channels = 16 if m.cc < 100 else (24 if m.nnodes == 1 else 32)
-        info = GraphInfo(m.ppn, float(bw_intra), float(bw_inter), nvls_channels)
-        out["nvls"] = info
-        if m.nnodes > 1:
-            out["nvlstree"] = info
-    return out
-
-
 def _node_index(nnodes: int) -> int:
     return 0 if nnodes == 1 else 1 if nnodes == 2 else 2
 
@@ -342,7 +251,7 @@ def enabled(m: Machine, algo: str, proto: str) -> bool:
 
 
 def bandwidth(m: Machine, graphs: dict, algo: str, proto: str) -> float:
-    """NCCL's algorithm bandwidth BW (GB/s) for allreduce (nccl.md 4.2); 0 = disabled."""
+    """NCCL's algorithm bandwidth BW (GB/s) for allreduce; 0 = disabled."""
     if not enabled(m, algo, proto) or algo not in graphs:
         return 0.0
     g = graphs[algo]
@@ -374,7 +283,7 @@ def bandwidth(m: Machine, graphs: dict, algo: str, proto: str) -> float:
 
 
 def latency(m: Machine, graphs: dict, algo: str, proto: str, table: dict | None = None) -> float:
-    """NCCL's latency L (us) for allreduce (nccl.md 4.3). ``table`` may replace the constants:
+    """NCCL's latency L (us) for allreduce. ``table`` may replace the constants:
     ``{"base": BASE_LAT-like, "hop": HW_LAT-like}`` (the ``nccl`` profile's figures)."""
     base_t = (table or {}).get("base", BASE_LAT)
     hop_t = (table or {}).get("hop", HW_LAT)
@@ -385,7 +294,7 @@ def latency(m: Machine, graphs: dict, algo: str, proto: str, table: dict | None 
     inter_lat = hop_t["net"]["tree" if ppn == 1 else algo][p]
     # graph.latencyInter: the latency the network plugin advertises (ncclNetProperties.latency;
     # 0 when unknown, as for NCCL's IB transport), once per network hop and again for Simple,
-    # whose receives wait for a GPUDirect flush (nccl.md 4.3)
+    # whose receives wait for a GPUDirect flush
     inter_lat += m.net_latency_us * (2 if proto == "simple" else 1)
     if algo == "ring":
         nsteps = 2 * (n - 1)
@@ -417,7 +326,7 @@ def predict(m: Machine, graphs: dict, algo: str, proto: str, nbytes: int) -> flo
 
 
 def ring_plateau_factor(m: Machine, graphs: dict, algo: str, proto: str, nbytes: int) -> float:
-    """NCCL's "plateau effect of ring" (tuning.cc ncclTopoGetAlgoTime, nccl.md 4.4): the latency
+    """NCCL's "plateau effect of ring" (tuning.cc ncclTopoGetAlgoTime): the latency
     of a multi-node ring allreduce with the Simple protocol counts 1.4 times (1.9 before SM80)
     once every rank of every channel has at least 64 bytes; 1 otherwise. The simulated ring
     spends the same factor on its latency (each Simple step also flushes its network receive)."""

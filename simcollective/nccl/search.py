@@ -1,5 +1,5 @@
-"""Rings and trees per channel, found on the hardware graph as NCCL's search finds them
-(``shared/reference/nccl.md`` 2.3 and 2.8).
+"""NCCL's topology search on the hardware graph: channel counts and per-channel speeds
+(:func:`graphs_of`), and the rings and trees of every channel.
 
 * Inside a node with direct GPU-GPU NVLinks (DGX-1 hybrid cube-mesh) rings are Hamiltonian
   cycles over NVLink found depth-first, every ring taking ``speed`` GB/s from each directed
@@ -9,16 +9,120 @@
   nodes and backward through odd ones, so it leaves node ``i`` and enters node ``i + 1``
   on the same local GPU, hence the same NIC and rail (NCCL alternates rings on odd nodes
   for the same reason).
-* Trees: NCCL's double binary tree over nodes (``ncclGetBtree``; the second tree is the
-  mirror image for an even node count, shifted by one for an odd one), a chain inside
-  each node; channel ``c`` uses tree ``c % 2``.
+* Trees: NCCL's double binary tree over nodes (:func:`~simcollective.patterns.trees.btree`,
+  :func:`~simcollective.patterns.trees.dtree`), a chain inside each node; channel ``c`` uses
+  tree ``c % 2`` (:func:`tree_links`). NVLSTree beyond 2 nodes uses the same trees between
+  the heads of one local index (:func:`nvlstree_links`).
 """
 
 from __future__ import annotations
 
-__all__ = ["direct_rings", "ring_orders", "btree", "dtree", "tree_links"]
+from dataclasses import dataclass
+
+from ..patterns.trees import btree, dtree
+from .protocols import MAXCHANNELS
+
+__all__ = ["GraphInfo", "graphs_of", "ring_search", "direct_rings", "ring_orders", "tree_links", "nvlstree_links",
+           "trees_of"]
+
+# -- the search's speeds (GB/s per channel), fastest first ---------------------------------------
+SPEED_INTRA = (40, 30, 20, 18, 15, 12, 10, 9, 7, 6, 5, 4, 3)
+SPEED_INTRA_SM90 = (60, 50, 40, 30, 24, 20, 15, 12, 11, 6, 3)
+SPEED_INTRA_SM100 = (90, 80, 70, 60, 50, 45, 40, 30, 24, 20, 19, 18)
+SPEED_INTER = (48, 30, 28, 24, 20, 18, 15, 12, 10, 9, 7, 6, 5, 4, 3, 2.4, 1.2, 0.24, 0.12)
+SPEED_INTER_SM90 = (48, 45, 42, 40, 30, 24, 22, 20, 17.5, 15, 12, 6, 3, 2.4, 1.2, 0.24, 0.12)
+SPEED_INTER_SM100 = (96, 86, 80, 48, 45.1, 42, 40, 30, 24, 22, 20, 17.5, 15, 12, 6, 3, 2.4, 1.2, 0.24, 0.12)
 
 _STEP_BUDGET = 1 << 14
+
+
+@dataclass(frozen=True)
+class GraphInfo:
+    """One searched NCCL graph: ``nchannels`` rings/trees at ``bw_intra``/``bw_inter`` GB/s each;
+    ``comm_channels`` is what the communicator runs (ring/tree: twice the searched channels)."""
+
+    nchannels: int
+    bw_intra: float
+    bw_inter: float
+    comm_channels: int
+
+
+def _speeds_intra(cc):
+    return SPEED_INTRA_SM100 if cc >= 100 else SPEED_INTRA_SM90 if cc >= 90 else SPEED_INTRA
+
+
+def _speeds_inter(cc):
+    return SPEED_INTER_SM100 if cc >= 100 else SPEED_INTER_SM90 if cc >= 90 else SPEED_INTER
+
+
+def _dup(nch: int, bw: float, cc: int) -> tuple:
+    """ncclTopoDupChannels: x2 channels at half the speed when bw >= 25, except on
+    SM > 80 with bw < 50 and more than 4 channels."""
+    if bw >= 25 and not (cc > 80 and bw < 50 and nch > 4):
+        return min(2 * nch, 32), bw / 2
+    return nch, bw
+
+
+def ring_search(m):
+    """``(rings, GB/s per ring, local rings)`` of NCCL's ring search on one node.
+
+    Speeds are tried from the fastest that one GPU's links allow, down; the search stops
+    when ``rings x speed`` reaches the GPU's total NVLink rate, or when the next speed is
+    not above 0.49 x the speed of the best solution found. For meshes of
+    direct NVLinks (no NVSwitch) the rings themselves are searched
+    (:func:`direct_rings`); otherwise ``local rings`` is empty.
+    """
+    mesh = m.intra == "nvlink" and not m.nvswitch and bool(m.direct)
+    total = m.nvlink_total
+    max_bw = max(m.direct.values()) if mesh else total
+    best = (0, 0.0, [])
+    for speed in _speeds_intra(m.cc):
+        if speed > max_bw + 1e-9:
+            continue
+        if best[0] and speed <= 0.49 * best[1]:
+            break
+        if mesh:
+            rings = direct_rings(m.ppn, m.direct, speed)
+            found = (len(rings), float(speed), rings)
+        else:
+            found = (min(int(total // speed + 1e-9), 32), float(speed), [])
+        if found[0] * found[1] > best[0] * best[1] + 1e-9:
+            best = found
+        if best[0] * best[1] >= total - 1e-9:
+            break
+    return best
+
+
+def graphs_of(m) -> dict:
+    """algorithm -> :class:`GraphInfo` as NCCL's search would set them up."""
+    out = {}
+    if m.nnodes == 1:
+        if m.ppn == 1:
+            g = GraphInfo(1, m.nvlink_total, m.nvlink_total, 1)
+        else:
+            nch, bw, _ = ring_search(m)
+            nch, bw = _dup(max(nch, 1), bw, m.cc)
+            g = GraphInfo(nch, bw, bw, min(2 * nch, MAXCHANNELS))
+    else:
+        speed = next((s for s in _speeds_inter(m.cc) if s <= m.nic_bw + 1e-9), _speeds_inter(m.cc)[-1])
+        nch = max(m.nics, 1)
+        nch, bw = _dup(nch, float(speed), m.cc)
+        comm = min(2 * nch, MAXCHANNELS)
+        if m.cc >= 90 and bw > 45 and comm < 16:
+            comm = min(2 * comm, MAXCHANNELS)
+        g = GraphInfo(nch, bw, bw, comm)
+    out["ring"] = out["tree"] = g
+    if m.nvls:
+        total = m.nvlink_total
+        speeds = _speeds_intra(m.cc)
+        bw_intra = next((s for s in speeds if (m.ppn + 1) * s <= total + 1e-9), speeds[-1])
+        bw_inter = next((s for s in speeds if s < 2 * bw_intra), bw_intra)
+        nvls_channels = 16 if m.cc < 100 else (24 if m.nnodes == 1 else 32)
+        info = GraphInfo(m.ppn, float(bw_intra), float(bw_inter), nvls_channels)
+        out["nvls"] = info
+        if m.nnodes > 1:
+            out["nvlstree"] = info
+    return out
 
 
 def direct_rings(ppn: int, direct: dict, speed: float, max_rings: int = 32) -> list:
@@ -105,42 +209,6 @@ def ring_orders(machine, channels: int, local_rings: list | None = None) -> list
     return orders
 
 
-def btree(n: int, r: int) -> tuple:
-    """NCCL's binary tree over ``n`` nodes (``ncclGetBtree``): ``(parent or None, children)``."""
-    bit = 1
-    while bit < n and not (bit & r):
-        bit <<= 1
-    if r == 0:
-        return None, ([bit >> 1] if n > 1 else [])
-    up = (r ^ bit) | (bit << 1)
-    if up >= n:
-        up = r ^ bit
-    low = bit >> 1
-    kids = []
-    if low:
-        kids.append(r - low)
-        d1 = r + low
-        while low and d1 >= n:
-            low >>= 1
-            d1 = r + low
-        if low:
-            kids.append(d1)
-    return up, kids
-
-
-def dtree(n: int, r: int) -> tuple:
-    """The second tree (``ncclGetDtree``): the mirror image for even ``n``, shifted by one
-    for odd ``n``."""
-    if n % 2 == 0:
-        m = lambda v: n - 1 - v  # noqa: E731
-        p, kids = btree(n, m(r))
-        return (None if p is None else m(p)), [m(k) for k in kids]
-    s = lambda v: (v - 1) % n  # noqa: E731
-    u = lambda v: (v + 1) % n  # noqa: E731
-    p, kids = btree(n, s(r))
-    return (None if p is None else u(p)), [u(k) for k in kids]
-
-
 def tree_links(machine, channel: int) -> dict:
     """``rank -> (parent or None, [children])`` of channel ``channel``'s tree: tree
     ``channel % 2`` over nodes, a chain inside each node starting at local GPU
@@ -162,3 +230,23 @@ def tree_links(machine, channel: int) -> dict:
                 kids += [chains[k][0] for k in knodes]
             links[r] = (parent, kids)
     return links
+
+
+def nvlstree_links(machine, channel: int) -> dict:
+    """``rank -> (parent rank or None, [children ranks])`` of ``channel``'s NVLSTree: tree
+    ``channel % 2`` over the nodes, between the heads of one local index (one rail)."""
+    make = btree if channel % 2 == 0 else dtree
+    nn = machine.nnodes
+    links = {}
+    for v, ranks in enumerate(machine.nodes):
+        pnode, knodes = make(nn, v)
+        for h, r in enumerate(ranks):
+            parent = None if pnode is None else machine.nodes[pnode][h]
+            links[r] = (parent, [machine.nodes[k][h] for k in knodes])
+    return links
+
+
+def trees_of(channels: int) -> list:
+    """``[(tree, [channels using it])]``: channel ``c`` uses tree ``c % 2`` (NCCL's nvls.cc
+    ``treeUp[c % 2]``); a tree no channel uses is left out."""
+    return [(t, [c for c in range(channels) if c % 2 == t]) for t in (0, 1) if t < channels]

@@ -6,7 +6,7 @@ that the profile's sparse merge time is paid, with the ``densify`` policy of
 :func:`simcollective.data.sparse.merge` passed as the reduction ``op``.
 
 The ring pass, fold/unfold, the recursive-doubling loop and the allgather are those of
-:mod:`._common`, given the sparse merge (with its ``densify`` policy) as ``op``.
+:mod:`.rings` and :mod:`.doubling`, given the sparse merge (with its ``densify`` policy) as ``op``.
 
 Memory: when several ranks compute *the same* reduction of *the same* operand objects
 (both partners of a recursive-doubling exchange, or all ranks summing the gathered
@@ -23,9 +23,10 @@ from ..data.blocks import iter_parts, sub_bounds
 from ..data.dense import positions, scatter_add, sparse_windows
 from ..data.sparse import SparseStream, merge, split_at, turns_dense
 from ..errors import UserInputError
-from .dense import fold as _dense_fold
-from .dense import ALLGATHERS, allgather, pof2_floor, real_rank, unfold
-from .dense import ring_pass as _ring_pass
+from .dense import pof2_floor, real_rank
+from .doubling import ALLGATHERS, allgather, unfold
+from .doubling import fold as _dense_fold
+from .rings import ring_pass as _ring_pass
 
 __all__ = [
     "pof2_floor", "real_rank", "unfold", "fold", "is_pof2",
@@ -76,7 +77,7 @@ def shared_merge_op(comm, densify: str = "exact", users: int = 2):
     return shared
 
 
-#: ``--densify study`` (the study's message sizing, study-quirks.md section 3) exists for these
+#: ``--densify study`` (the study's message sizing) exists for these
 STUDY_SIZING = ("dsar-split-allgather", "ssar-split-allgather", "sparse-ring", "sparse-ring-ring")
 
 
@@ -134,34 +135,7 @@ def sum_streams(streams) -> SparseStream:
         return first
     n = stop - start
     if 8 * entries >= n:
-        # many entries for the range: add them window by window into a dense buffer the
-        # size of a window, in list order, marking the positions present (exact zeros from
-        # cancellation stay entries); no buffer the size of the range unless the sum is dense
-        dt = first.dtype
-        acc = present = None
-        idx_parts, val_parts = [], []
-        for lo, hi, items in sparse_windows(n, [(s.indices, s.values) for s in streams], start):
-            if acc is None or acc.shape[0] < hi - lo:
-                acc, present = np.zeros(hi - lo, dtype=dt), np.zeros(hi - lo, dtype=bool)
-            for pos, vals in items:
-                scatter_add(acc, pos, vals)  # unique positions per stream
-                present[pos] = True
-            w = hi - lo
-            at = np.flatnonzero(present[:w])
-            idx_parts.append(at + (start + lo))
-            val_parts.append(acc[at])
-            acc[:w] = 0     # (a fill of the window: cheaper than resetting the entries)
-            present[:w] = False
-        idx = np.concatenate(idx_parts).astype(first.indices.dtype)
-        vals = np.concatenate(val_parts)
-        if turns_dense(idx.shape[0], n, vals.itemsize, ib):
-            out = np.zeros(n, dtype=dt)
-            out[positions(idx, start)] = vals
-            out.flags.writeable = False
-            return SparseStream(start, stop, None, out, ib)
-        idx.flags.writeable = False
-        vals.flags.writeable = False
-        return SparseStream(start, stop, idx, vals, ib)
+        return _sum_by_windows(streams)
     idx = np.concatenate([s.indices for s in streams])
     vals = np.concatenate([s.values for s in streams])
     order = np.argsort(idx, kind="stable")
@@ -174,6 +148,38 @@ def sum_streams(streams) -> SparseStream:
     if heads.shape[0] != idx.shape[0]:
         idx = idx[heads]
         vals = np.add.reduceat(vals, heads, dtype=vals.dtype)
+    return _summed(start, stop, idx, vals, ib)
+
+
+def _sum_by_windows(streams) -> SparseStream:
+    """:func:`sum_streams` of many entries for the range: add them window by window into a
+    dense buffer the size of a window, in list order, marking the positions present (exact
+    zeros from cancellation stay entries); no buffer the size of the range unless the sum
+    is dense."""
+    first = streams[0]
+    start, stop, ib = first.start, first.stop, first.index_bytes
+    n = stop - start
+    dt = first.dtype
+    acc = present = None
+    idx_parts, val_parts = [], []
+    for lo, hi, items in sparse_windows(n, [(s.indices, s.values) for s in streams], start):
+        if acc is None or acc.shape[0] < hi - lo:
+            acc, present = np.zeros(hi - lo, dtype=dt), np.zeros(hi - lo, dtype=bool)
+        for pos, vals in items:
+            scatter_add(acc, pos, vals)  # unique positions per stream
+            present[pos] = True
+        w = hi - lo
+        at = np.flatnonzero(present[:w])
+        idx_parts.append(at + (start + lo))
+        val_parts.append(acc[at])
+        acc[:w] = 0     # (a fill of the window: cheaper than resetting the entries)
+        present[:w] = False
+    idx = np.concatenate(idx_parts).astype(first.indices.dtype)
+    return _summed(start, stop, idx, np.concatenate(val_parts), ib)
+
+
+def _summed(start, stop, idx, vals, ib) -> SparseStream:
+    """The sum's entries as a read-only stream, dense when the union is not smaller dense."""
     if turns_dense(idx.shape[0], stop - start, vals.itemsize, ib):
         out = np.zeros(stop - start, dtype=vals.dtype)
         out[positions(idx, start)] = vals
@@ -211,7 +217,7 @@ def split_stream(x: SparseStream, q: int) -> list:
 # -- fold to a power of two ------------------------------------------------------------------------
 def fold(comm, x, densify: str = "exact"):
     """Fold ``comm.size`` ranks onto the largest power of two p' (see algorithms.md), the
-    dense :func:`._common.fold` merging streams with the ``densify`` policy. Returns
+    dense :func:`.doubling.fold` merging streams with the ``densify`` policy. Returns
     ``(vrank, x)``; undo with :func:`unfold` (shared with the dense algorithms)."""
     return (yield from _dense_fold(comm, x, op=merge_op(densify)))
 
@@ -219,7 +225,7 @@ def fold(comm, x, densify: str = "exact"):
 # -- ring --------------------------------------------------------------------------------------------
 def ring_pass(comm, parts: list, first: int, reduce: bool, densify: str = "exact"):
     """One ring pass (P - 1 steps) over ``comm`` on part-streams: the dense
-    :func:`._common.ring_pass` (one block per part, one message per step) merging with
+    :func:`.rings.ring_pass` (one block per part, one message per step) merging with
     the ``densify`` policy. At step s send ``parts[(first - s) % P]`` to r + 1, receive
     part ``(first - s - 1) % P`` from r - 1 and merge it into yours (``reduce``) or store
     it. After a reduce pass with ``first`` the rank owns part ``first + 1``. ``parts`` (a

@@ -107,7 +107,7 @@ def settings_pick(m, graphs, algorithm, nbytes, ls, protocol, channels):
     import dataclasses
 
     from ..nccl import model
-    from ..nccl.collectives import MAX_CHANNELS
+    from ..nccl.protocols import MAX_CHANNELS
 
     protos = (protocol,) if protocol is not None else (ls["protos"] or model.PROTOCOLS)
     if algorithm == "nccl":

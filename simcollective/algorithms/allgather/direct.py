@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from ...patterns.dense import allgather, allgather_messages
+from ...patterns.dense import allgather_messages
+
+from ...patterns.doubling import allgather
 from ..registry import register
 
 

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from ...patterns.dense import flatten, nchunks, ring_allgather, split
+from ...patterns.dense import flatten, nchunks, split
+
+from ...patterns.rings import ring_allgather
 from ..registry import register
 
 

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from ...patterns.dense import ring_allgather, two_level_messages
+from ...patterns.dense import two_level_messages
+
+from ...patterns.rings import ring_allgather
 from ..registry import register
 
 

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
-from ...patterns.dense import allgather, allgather_messages
+from ...patterns.dense import allgather_messages
+
+from ...patterns.doubling import allgather
 from ..registry import register
 
 
 def _messages(P, *, allgather="recursive-doubling", **_):
-    """The allgather variant's count (see ``_common.allgather_messages``)."""
+    """The allgather variant's count (see :func:`simcollective.patterns.dense.allgather_messages`)."""
     return allgather_messages(P, allgather)
 
 

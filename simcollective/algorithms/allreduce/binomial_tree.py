@@ -3,23 +3,8 @@
 from __future__ import annotations
 
 from ...patterns.dense import nchunks, split
+from ...patterns.trees import binomial_links
 from ..registry import register
-
-
-def binomial_links(P: int, r: int):
-    """``(parent, children)`` of rank ``r`` in the binomial tree rooted at 0.
-
-    r receives from r | mask for every mask below its lowest set bit (every mask for the
-    root) with r | mask < P, in increasing mask order, and sends to r & ~lowbit(r).
-    """
-    low = r & -r if r else 1 << (P - 1).bit_length()
-    parent = r & ~low if r else None
-    children = []
-    mask = 1
-    while mask < low and (r | mask) < P:
-        children.append(r | mask)
-        mask <<= 1
-    return parent, children
 
 
 def _messages(P, *, n, dtype, chunk_size=None, **_):

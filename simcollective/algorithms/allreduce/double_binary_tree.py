@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 from ...data.blocks import block_bounds
-from ...patterns.dense import TreeJob, flatten, nchunks, pipelined_trees, split
+from ...patterns.dense import flatten, nchunks, split
+from ...patterns.trees import TreeJob, double_tree_parents, node_layout, pipelined_trees, tree_links
 from ..registry import register
 
 #: NCCL's SIMPLE-protocol step: NCCL_BUFFSIZE (4 MiB) / NCCL_STEPS (8)
@@ -11,62 +12,6 @@ DEFAULT_CHUNK = 512 * 1024
 #: the automatic chunk is not halved below this (where NCCL's first tuning rule stops;
 #: much smaller chunks would be eager messages, which do not queue behind each other)
 MIN_AUTO_CHUNK = 128 * 1024
-
-
-def btree_parent(n: int, M: int):
-    """Parent of node ``n`` in NCCL's binary tree over ``M`` nodes (``None`` for node 0).
-
-    bit = lowest set bit of n; parent = (n XOR bit) | (bit << 1), or n XOR bit if that is
-    >= M. (Children are the nodes whose parent is n: n - bit/2 and the first n + l < M for
-    l = bit/2, bit/4, ..., 1; node 0 has the single child bit/2 with bit the smallest
-    power of two >= M.)
-    """
-    if n == 0:
-        return None
-    bit = n & -n
-    up = (n ^ bit) | (bit << 1)
-    return up if up < M else n ^ bit
-
-
-def double_tree_parents(M: int) -> tuple[list, list]:
-    """Parent of every node in the two trees: the second one mirrors the first (node n
-    plays M - 1 - n) if M is even, else shifts it (node n plays (n - 1) mod M)."""
-    first = [btree_parent(n, M) for n in range(M)]
-    if M % 2 == 0:
-        role, unrole = (lambda n: M - 1 - n), (lambda v: M - 1 - v)
-    else:
-        role, unrole = (lambda n: (n - 1) % M), (lambda v: (v + 1) % M)
-    second = []
-    for n in range(M):
-        p = first[role(n)]
-        second.append(None if p is None else unrole(p))
-    return first, second
-
-
-def node_layout(comm) -> list[list[int]]:
-    """Ranks of ``comm`` grouped by server (physical node): nodes in order of their first
-    rank, each node's ranks in rank order (its chain)."""
-    nodes: dict = {}
-    for r in range(comm.size):
-        nodes.setdefault(comm.server(r), []).append(r)
-    return list(nodes.values())
-
-
-def tree_links(nodes: list, parents: list, r: int):
-    """``(parent, children)`` of rank ``r`` for a tree over nodes whose GPUs form chains.
-
-    Inside a node the GPUs are a chain in rank order; its first GPU connects to the first
-    GPUs of the parent and child nodes. Data flows up the chain towards the first GPU.
-    """
-    where = {q: (n, i) for n, chain in enumerate(nodes) for i, q in enumerate(chain)}
-    n, i = where[r]
-    chain = nodes[n]
-    children = [chain[i + 1]] if i + 1 < len(chain) else []
-    if i > 0:
-        return chain[i - 1], children
-    parent = None if parents[n] is None else nodes[parents[n]][0]
-    children += [nodes[c][0] for c in range(len(nodes)) if parents[c] == n]
-    return parent, children
 
 
 def _depth(nodes: list, parents: list) -> int:

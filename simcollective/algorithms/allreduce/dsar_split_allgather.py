@@ -58,7 +58,7 @@ def dsar_split_allgather(comm, x, *, allgather="direct", densify=None):
     folding for P not a power of two). Output: the P dense parts in index order.
 
     ``densify="study"`` (``--densify study``, part of ``--study``): the study's code
-    (study-quirks.md section 3) gathers the dense parts as raw values, (N/P) sv bytes
+    gathers the dense parts as raw values, (N/P) sv bytes
     each, without the 4-byte header.
 
     The dense accumulator is private to the rank until the last part is added (only

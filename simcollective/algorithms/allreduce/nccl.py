@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
-from ...nccl.collectives import check_options, messages_hook, plan_for, report_fields, run_plan
-from ..registry import register
+from ...nccl.hooks import check_options, messages_hook, report_fields
+from ...nccl.plans import plan_for
+from ..registry import REGISTRY, register
 
 
 @register("nccl", kind="dense", options=("protocol", "channels"), check=check_options,
           messages=messages_hook("auto"))
-def nccl(comm, x, *, protocol=None, channels=None):
+def nccl(comm, x, *, protocol=None, channels=None, plan=None):
     """NCCL's allreduce as NCCL picks it: algorithm, protocol and channels by NCCL's cost model.
 
     Evaluates NCCL's cost model (tuning.cc: latency + bytes / bandwidth for every
@@ -17,9 +18,12 @@ def nccl(comm, x, *, protocol=None, channels=None):
     ``protocol`` restricts the choice to one protocol; ``channels`` overrides the count.
     The choice is reported as ``algorithm_chosen``, ``protocol``, ``channels`` (and
     ``nccl_model_choice``: NCCL's pick among all its algorithms, NVLSTree included).
+    ``plan``: the plan to run (default: the one NCCL would make).
     """
-    plan = plan_for(comm, x, "auto", protocol, channels)
-    return (yield from run_plan(comm, x, plan))
+    if plan is None:
+        plan = plan_for(comm, x, "auto", protocol, channels)
+    chosen = REGISTRY[("allreduce", plan.chosen)]   # the body of the algorithm NCCL chose
+    return (yield from chosen.func(comm, x, plan=plan))
 
 
 nccl.report_fields = report_fields("auto")

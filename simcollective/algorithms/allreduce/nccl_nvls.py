@@ -1,28 +1,305 @@
-"""nccl-nvls: NCCL's NVLS allreduce: reduction in the NVSwitch (NVLink SHARP, Hopper or newer); NVLSTree across nodes."""
+"""nccl-nvls: NCCL's NVLS allreduce: reduction in the NVSwitch (NVLink SHARP, Hopper or newer); NVLSTree across nodes.
+
+One node: NVLS (:func:`nvls_allreduce`). Across nodes: NCCL's NVLSTree, NVLS inside every
+node and NCCL's double binary tree across the nodes (two nodes: :func:`nvlstree_two_nodes`;
+three or more: :func:`nvlstree_wide`, the shape of NCCL's ``connectNvls`` in
+``src/transport/nvls.cc`` and ``runNvlsTree`` in ``src/device/all_reduce.h``).
+
+NVLSTree beyond two nodes, how NCCL runs it and what runs here:
+
+* every GPU of a node is an NVLS **head**: each channel's range of the buffer is cut into
+  ``ppn`` blocks, block ``h`` belongs to local GPU ``h`` (NVLS graph: one head per GPU, each
+  with its own NIC, so head ``h`` of every node is on rail ``h``);
+* channel ``c`` uses tree ``c % 2`` of NCCL's double binary tree over the **nodes**
+  (:func:`~simcollective.patterns.trees.btree`, :func:`~simcollective.patterns.trees.dtree`);
+  in that tree head ``h`` of node ``v`` talks to head ``h`` of ``v``'s parent and children
+  nodes (``treeUp = heads[tree0Parent]``, ...);
+* per chunk of its block, a head receives the NVLS reduction of its node's GPUs (the
+  multimem load-reduce in the switch), adds what its children in the tree send up, and sends
+  the sum to its parent (the root keeps it); the fully reduced chunk comes down from the
+  parent, goes on to the children and is multicast to the node's GPUs by the switch
+  (multimem store). Reduce, tree and multicast run at once on successive chunks.
+
+The switch's reduce and multicast are emulated with point-to-point messages between the
+GPUs of a node, sized as in nccl-nvls (every GPU link carries (P + 1)/P x S each way at the
+NVLS efficiency); tree messages carry the data as it is (Simple). Channels of one tree use
+the same links, so inside a node the simulation sends them together: a message carries
+chunk ``k`` of block ``h`` of every channel of that tree. Across nodes every channel's share
+is its own message: NCCL opens one network connection per channel and head (16 NVLS
+channels = 16 connections per NIC, where the ring has 2), and a per-connection goodput
+(``--topology-opt net_conn_bandwidth``) caps each of them. Chunks are NCCL's NVLSTree chunk
+(128 KiB per channel and head, 64 KiB from 4 nodes), merged down to at most
+``MAX_NVLSTREE_PIECES`` per tree.
+Every receive stream (peer, kind, tree) has one receive posted at a time, so the chunks of
+a stream travel one after the other (rendezvous messages start when the receive is posted).
+
+Two nodes keep the exchange of :func:`nvlstree_two_nodes` (the same bytes on the one network
+link: with two nodes each tree's up and down messages cross the same link in opposite
+directions, which the exchange sends as one message each way).
+"""
 
 from __future__ import annotations
 
-from ...nccl.collectives import check_options, messages_hook, plan_for, report_fields, run_plan
+from ...data.parts import concat
+from ...nccl.hooks import check_options, messages_hook, report_fields
+from ...nccl.plans import nvlstree_pieces, plan_for, wide_nvlstree_pieces
+from ...nccl.search import trees_of
+from ...patterns.channels import Wire, run_call
+from ...patterns.dense import split
 from ..registry import register
+
+
+def nvls_allreduce(comm, x, plan):
+    """NVLS emulated with point-to-point messages: per channel, every rank sends block h
+    of its range to head h (rank h), which reduces it ("in the switch"), then every head
+    sends its reduced block to all ranks; message sizes are scaled so that each GPU link
+    carries what NVLS carries (see :func:`~simcollective.nccl.plans.make_plan`). Returns the result parts in order."""
+    P, r, f = comm.size, comm.rank, plan.wire
+    C = plan.channels
+    chans = [split(rng, P) for rng in split(x, C)]
+    others = [h for h in range(P) if h != r]
+
+    def exchange(send_block, tag):
+        """Every channel: ``send_block(blocks, h)`` to each other rank h, one block from each."""
+        sends, recvs = [], []
+        for c, blocks in enumerate(chans):
+            for h in others:
+                sends.append(comm.isend(h, Wire(send_block(blocks, h), f), tag=(c, tag)))
+            for h in others:
+                recvs.append(comm.irecv(h, tag=(c, tag)))
+        return comm.waitall(recvs + sends)
+
+    with comm.phase("nvls-reduce"):
+        got = yield exchange(lambda blocks, h: blocks[h], "rs")     # block h to its head h
+        i = 0
+        for c, blocks in enumerate(chans):
+            acc = blocks[r]
+            for _h in others:
+                acc = yield comm.add(acc, got[i].data)
+                i += 1
+            blocks[r] = acc
+    with comm.phase("nvls-multicast"):
+        got = yield exchange(lambda blocks, h: blocks[r], "ag")     # this head's reduced block to all
+        i = 0
+        for c, blocks in enumerate(chans):
+            for h in others:
+                blocks[h] = got[i].data
+                i += 1
+    return [b for blocks in chans for b in blocks]
+
+
+def nvlstree_two_nodes(comm, x, plan):
+    """NVLSTree on 2 nodes (3 or more: :func:`nvlstree_wide`): NVLS inside each node
+    (local GPU h is the head of block h), the heads of the two nodes (same local index:
+    same rail) exchange and add their reduced blocks over the network, then NVLS
+    multicasts the result inside each node.
+
+    The buffer is cut into pieces run as a three-stage software pipeline: at tick t this
+    rank reduces piece t, exchanges piece t - 1 and multicasts piece t - 2 (all posted at
+    once), as NCCL overlaps the three with its chunks. Inside a node the channels are not
+    simulated separately (the same links, the same shares); the network exchange goes one
+    message per channel, NCCL's connections (each capped by a per-connection goodput,
+    ``--topology-opt net_conn_bandwidth``).
+    """
+    r, f = comm.rank, plan.wire
+    m = plan.machine
+    node = next(i for i, ranks in enumerate(m.nodes) if r in ranks)
+    local = m.nodes[node]
+    me = local.index(r)
+    peer = m.nodes[1 - node][me]
+    ppn = len(local)
+    others = [h for h in range(ppn) if h != me]
+    nbytes = int(x.nbytes)
+    K = nvlstree_pieces(nbytes, ppn)
+    blocks = [split(piece, ppn) for piece in split(x, K)]
+    with comm.phase("nvlstree"):
+        for t in range(K + 2):
+            sends, recvs, kinds = [], [], []
+            if t < K:                      # NVLS reduce of piece t to its heads
+                for h in others:
+                    sends.append(comm.isend(local[h], Wire(blocks[t][h], f), tag=("rs", t)))
+                for h in others:
+                    recvs.append(comm.irecv(local[h], tag=("rs", t)))
+                    kinds.append(("rs", t, h))
+            if 0 <= t - 1 < K:             # network exchange of piece t - 1: one message per channel
+                for j, part in enumerate(split(blocks[t - 1][me], plan.channels)):
+                    sends.append(comm.isend(peer, Wire(part, 1.0), tag=("x", t - 1, j)))
+                    recvs.append(comm.irecv(peer, tag=("x", t - 1, j)))
+                    kinds.append(("xp", t - 1, me))
+            if 0 <= t - 2 < K:             # NVLS multicast of piece t - 2
+                for h in others:
+                    sends.append(comm.isend(local[h], Wire(blocks[t - 2][me], f), tag=("ag", t - 2)))
+                for h in others:
+                    recvs.append(comm.irecv(local[h], tag=("ag", t - 2)))
+                    kinds.append(("ag", t - 2, h))
+            got = yield comm.waitall(recvs + sends)
+            parts = [g.data for (kind, _, _), g in zip(kinds, got) if kind == "xp"]
+            for (kind, i, h), g in zip(kinds, got):
+                if kind == "ag":
+                    blocks[i][h] = g.data
+                elif kind != "xp":
+                    blocks[i][me] = yield comm.add(blocks[i][me], g.data)
+            if parts:
+                blocks[t - 1][me] = yield comm.add(blocks[t - 1][me], concat(parts))
+    return [b for piece in blocks for b in piece]
+
+
+def _add(a, b):
+    return [x + y for x, y in zip(a, b)]
+
+
+class _WideNvlsTree:
+    """One rank's state in an NVLSTree allreduce on 3 or more nodes (see :func:`nvlstree_wide`)."""
+
+    def __init__(self, comm, x, plan):
+        r = comm.rank
+        m = plan.machine
+        node = next(i for i, ranks in enumerate(m.nodes) if r in ranks)
+        self.comm, self.f = comm, plan.wire
+        self.local = m.nodes[node]
+        self.me = self.local.index(r)
+        self.P = P = len(self.local)
+        self.C = C = plan.channels
+        self.K = K = wide_nvlstree_pieces(int(x.nbytes), C, P, m.nnodes)
+        # parts[c][h][k]: chunk k of head h's block of channel c
+        self.parts = [[split(b, K) for b in split(rng, P)] for rng in split(x, C)]
+        self.trees = trees_of(C)
+        self.peers = [h for h in range(P) if h != self.me]
+        self.acc = {}        # (t, k) -> my block's partial sum (list over the tree's channels)
+        self.missing = {}    # (t, k) -> contributions still to add
+        self.final = {}      # (t, k) -> my block, fully reduced
+        self.got_ag = {}     # (t, k, h) -> head h's block, fully reduced
+        self.waiting: list = []
+        self.actions: list = []
+        self.sends: list = []
+        self.width = {t: len(chans) for t, chans in self.trees}
+        self.parent, self.kids = {}, {}
+        for t, chans in self.trees:
+            self.parent[t], self.kids[t] = plan.trees[chans[0]][r]
+
+    def piece(self, chans, h, k):
+        return [self.parts[c][h][k] for c in chans]
+
+    def post(self, src, kind, t, k):
+        if k < self.K:
+            comm = self.comm
+            if kind in ("up", "down"):   # one message per channel (NCCL connection)
+                self.waiting.append(comm.waitall([comm.irecv(src, tag=(kind, t, k, i)) for i in range(self.width[t])]))
+            else:
+                self.waiting.append(comm.irecv(src, tag=(kind, t, k)))
+            self.actions.append((src, kind, t, k))
+
+    def send(self, dst, kind, t, k, data, factor):
+        comm = self.comm
+        if kind in ("up", "down"):
+            self.sends.extend(comm.isend(dst, [Wire(a, factor)], tag=(kind, t, k, i)) for i, a in enumerate(data))
+        else:
+            self.sends.append(comm.isend(dst, [Wire(a, factor) for a in data], tag=(kind, t, k)))
+
+    def deliver(self, t, k, data):
+        self.final[(t, k)] = data
+        for child in self.kids[t]:
+            self.send(child, "down", t, k, data, 1.0)
+        for h in self.peers:
+            self.send(self.local[h], "ag", t, k, data, self.f)
+
+    def reduced(self, t, k):
+        if self.parent[t] is None:
+            self.deliver(t, k, self.acc[(t, k)])
+        else:
+            self.send(self.parent[t], "up", t, k, self.acc[(t, k)], 1.0)
+
+    def start(self):
+        """Send this rank's data of every chunk to its heads; post the first receive of every stream."""
+        for t, chans in self.trees:
+            kids, parent = self.kids[t], self.parent[t]
+            for k in range(self.K):
+                self.acc[(t, k)] = self.piece(chans, self.me, k)
+                self.missing[(t, k)] = len(self.peers) + len(kids)
+                for h in self.peers:            # NVLS scatter: my data of head h's block
+                    self.send(self.local[h], "rs", t, k, self.piece(chans, h, k), self.f)
+            for h in self.peers:
+                self.post(self.local[h], "rs", t, 0)
+                self.post(self.local[h], "ag", t, 0)
+            for child in kids:
+                self.post(child, "up", t, 0)
+            if parent is not None:
+                self.post(parent, "down", t, 0)
+            if self.missing[(t, 0)] == 0:       # one GPU per node and a leaf: nothing to wait for
+                for k in range(self.K):
+                    self.reduced(t, k)
+
+    def serve(self):
+        """React to every message as it arrives until every stream is done."""
+        comm, waiting, actions = self.comm, self.waiting, self.actions
+        while waiting:
+            i, payload = yield comm.waitany(waiting)
+            del waiting[i]
+            src, kind, t, k = actions.pop(i)
+            self.post(src, kind, t, k + 1)   # keep the stream busy while we work on this chunk
+            if kind in ("up", "down"):
+                payload = [w for one in payload for w in one]
+            data = [w.data for w in payload]
+            if kind == "down":
+                self.deliver(t, k, data)
+            elif kind == "ag":
+                self.got_ag[(t, k, self.local.index(src))] = data
+            else:                       # "rs" (the switch's reduction) or "up" (a child's sum)
+                self.acc[(t, k)] = yield comm.add(self.acc[(t, k)], data, op=_add)
+                self.missing[(t, k)] -= 1
+                if self.missing[(t, k)] == 0:
+                    self.reduced(t, k)
+        if self.sends:
+            yield comm.waitall(self.sends)
+
+    def result(self) -> list:
+        where = {c: (t, i) for t, chans in self.trees for i, c in enumerate(chans)}
+        out = []
+        for c in range(self.C):
+            t, i = where[c]
+            for h in range(self.P):
+                for k in range(self.K):
+                    out.append(self.final[(t, k)][i] if h == self.me else self.got_ag[(t, k, h)][i])
+        return out
+
+
+def nvlstree_wide(comm, x, plan):
+    """This rank's part of one NVLSTree allreduce on 3 or more nodes (``plan``: a
+    :class:`~simcollective.nccl.plans.Plan` with ``trees`` from
+    :func:`~simcollective.nccl.search.nvlstree_links`); returns the result parts in order."""
+    rank = _WideNvlsTree(comm, x, plan)
+    rank.start()
+    with comm.phase("nvlstree"):
+        yield from rank.serve()
+    return rank.result()
+
+
+def nvls_body(comm, x, plan):
+    """NVLS on one node, NVLSTree across nodes (two, or three and more)."""
+    if plan.algorithm == "nvls":
+        return nvls_allreduce(comm, x, plan)
+    return nvlstree_wide(comm, x, plan) if plan.machine.nnodes > 2 else nvlstree_two_nodes(comm, x, plan)
 
 
 @register("nccl-nvls", kind="dense", options=("protocol", "channels"), check=check_options,
           messages=messages_hook("nvls"))
-def nccl_nvls(comm, x, *, protocol=None, channels=None):
+def nccl_nvls(comm, x, *, protocol=None, channels=None, plan=None):
     """NCCL's NVLS allreduce: reduction in the NVSwitch (NVLink SHARP, Hopper or newer); NVLSTree across nodes.
 
     On one node the switch reduces and multicasts; across nodes it is NCCL's NVLSTree: NVLS
     inside every node, and between the nodes, per channel, NCCL's double binary tree over the
     nodes (channel c uses tree c % 2), head GPU h of a node talking to head h of the others
-    (same rail); see :mod:`simcollective.nccl.nvls_tree`.
+    (same rail); see the module docstring.
     The buffer is cut into ``channels`` contiguous ranges (default: what NCCL would run
     for this size on this machine), one per channel, all channels at once. ``protocol``:
     simple, ll or ll128 (default: what NCCL's model picks for this algorithm and size; NVLS
     runs simple only), modelled as wire-size inflation; NCCL's latency of the call
-    (profile ``[nccl]`` figures) is spent once at the start.
+    (profile ``[nccl]`` figures) is spent once at the start. ``plan``: the plan to run
+    (default: the one NCCL would make).
     """
-    plan = plan_for(comm, x, "nvls", protocol, channels)
-    return (yield from run_plan(comm, x, plan))
+    if plan is None:
+        plan = plan_for(comm, x, "nvls", protocol, channels)
+    return (yield from run_call(comm, x, plan, nvls_body))
 
 
 nccl_nvls.report_fields = report_fields("nvls")

@@ -2,13 +2,56 @@
 
 from __future__ import annotations
 
-from ...nccl.collectives import check_options, messages_hook, plan_for, report_fields, run_plan
+from ...nccl.hooks import check_options, messages_hook, report_fields
+from ...nccl.plans import plan_for, ring_loops
+from ...nccl.protocols import ring_chunk_bytes
+from ...patterns.channels import Wire, ring_links, run_call
+from ...patterns.dense import split
 from ..registry import register
+
+
+def ring_allreduce(comm, x, plan):
+    """C rings at once, each on its channel range: reduce-scatter then allgather, P - 1
+    steps each, in up to MAX_LOOPS loops of P chunks (NCCL's chunk: the protocol's).
+    Returns the result parts in order."""
+    P, f = comm.size, plan.wire
+    C = plan.channels
+    chunk = ring_chunk_bytes(plan.protocol)
+    item = x.dtype.itemsize
+    pieces = [split(rng, ring_loops(len(rng) * item, P * chunk)) for rng in split(x, C)]
+    links = ring_links(comm, plan.orders, plan.positions, C)
+    results = [[None] * len(p) for p in pieces]
+    for loop in range(max(len(p) for p in pieces)):
+        jobs = [(c, split(pieces[c][loop], P)) for c in range(C) if loop < len(pieces[c])]
+        with comm.phase("reduce-scatter"):
+            for s in range(P - 1):
+                sends, recvs = [], []
+                for c, blocks in jobs:
+                    pos, _, nxt, prv = links[c]
+                    sends.append(comm.isend(nxt, Wire(blocks[(pos - s) % P], f), tag=(c, loop, s)))
+                    recvs.append(comm.irecv(prv, tag=(c, loop, s)))
+                got = yield comm.waitall(recvs + sends)
+                for (c, blocks), g in zip(jobs, got):
+                    b = (links[c][0] - s - 1) % P
+                    blocks[b] = yield comm.add(blocks[b], g.data)
+        with comm.phase("allgather"):
+            for s in range(P - 1):
+                sends, recvs = [], []
+                for c, blocks in jobs:
+                    pos, _, nxt, prv = links[c]
+                    sends.append(comm.isend(nxt, Wire(blocks[(pos + 1 - s) % P], f), tag=(c, loop, "ag", s)))
+                    recvs.append(comm.irecv(prv, tag=(c, loop, "ag", s)))
+                got = yield comm.waitall(recvs + sends)
+                for (c, blocks), g in zip(jobs, got):
+                    blocks[(links[c][0] - s) % P] = g.data
+        for c, blocks in jobs:
+            results[c][loop] = blocks
+    return [b for per_channel in results for blocks in per_channel for b in blocks]
 
 
 @register("nccl-ring", kind="dense", options=("protocol", "channels"), check=check_options,
           messages=messages_hook("ring"))
-def nccl_ring(comm, x, *, protocol=None, channels=None):
+def nccl_ring(comm, x, *, protocol=None, channels=None, plan=None):
     """NCCL's ring allreduce: C channels, each a ring found as NCCL's search does (NVLink first, rail-aligned across nodes).
 
     The buffer is cut into ``channels`` contiguous ranges (default: what NCCL would run
@@ -17,11 +60,14 @@ def nccl_ring(comm, x, *, protocol=None, channels=None):
     runs simple only), modelled as wire-size inflation; NCCL's latency of the call
     (profile ``[nccl]`` figures) is spent once at the start. The ring's pipeline fill
     (4 more ring steps of at most one FIFO step per channel, Simple and LL128;
-    ``simcollective.nccl.collectives.ring_fill``) is spent after the flows, but for Simple
+    ``simcollective.nccl.fill.ring_fill``) is spent after the flows, but for Simple
     across nodes, whose latency carries NCCL's own x1.4 plateau factor instead.
+    ``plan``: the :class:`~simcollective.nccl.plans.Plan` to run (default: the one NCCL
+    would make; ``make_plan(..., fill=...)`` makes one with other fill rules).
     """
-    plan = plan_for(comm, x, "ring", protocol, channels)
-    return (yield from run_plan(comm, x, plan))
+    if plan is None:
+        plan = plan_for(comm, x, "ring", protocol, channels)
+    return (yield from run_call(comm, x, plan, ring_allreduce))
 
 
 nccl_ring.report_fields = report_fields("ring")

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 from ...data.blocks import block_bounds
-from ...patterns.dense import fold, pof2_floor, real_rank, unfold
+from ...patterns.dense import pof2_floor, real_rank
+from ...patterns.doubling import fold, unfold
 from ..registry import register
 
 

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 from ...data.parts import Parts
-from ...patterns.dense import flatten, ring_allgather, ring_reduce_scatter, two_level_messages
+from ...patterns.dense import flatten, two_level_messages
+from ...patterns.rings import ring_allgather, ring_reduce_scatter
 from ..registry import register
 
 
@@ -29,7 +30,7 @@ def ring_ring(comm, x, *, group_size=None):
     l, g = intra.rank, inter.rank
     M = inter.size
     # one payload per block (flat lists), each cut from its source when a reduce-scatter
-    # reaches it (see _common.ring_pass)
+    # reaches it (see patterns.rings.ring_pass)
     blocks = [None] * L
     with comm.phase("intra-reduce-scatter"):
         yield from ring_reduce_scatter(intra, blocks, owns=l, source=x, flat=True)

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from ...patterns.dense import recursive_doubling, recursive_doubling_messages
+from ...patterns.dense import recursive_doubling_messages
+
+from ...patterns.doubling import recursive_doubling
 from ...patterns.sparse import merge_op, no_study_sizing, shared_merge_op
 from ..registry import register
 

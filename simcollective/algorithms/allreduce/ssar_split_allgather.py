@@ -15,7 +15,7 @@ from ..registry import register
 class StudyPairs(Parts):
     """An allgather message sized as the study's SSAR code sizes it: 4 + 8 nnz bytes of
     (index, value) pairs, or the full ``full``-element vector (4 + 4 full bytes) once
-    8 nnz >= 4 full (study-quirks.md section 3)."""
+    8 nnz >= 4 full (the study's message sizing)."""
 
     def __new__(cls, items=(), full=0):
         obj = super().__new__(cls, items)
@@ -55,8 +55,8 @@ def ssar_split_allgather(comm, x, *, densify="exact"):
     one stream, dense when the total is not smaller dense (a lazy ``Parts``). "unfold"
     hands the result to the ranks that sat out. Output: the p' parts in index order.
 
-    ``densify="study"`` (``--densify study``, part of ``--study``): the study's code
-    (study-quirks.md section 3). Every allgather message is the current stream of
+    ``densify="study"`` (``--densify study``, part of ``--study``): the message sizing
+    of the study's code. Every allgather message is the current stream of
     (global index, value) pairs, 4 + 8 nnz bytes, and turns dense only when
     8 nnz >= 4 N with N the *full* vector length, its dense form then being the full
     N-vector (4 + 4 N bytes), never "dense over the range gathered so far". Merges

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from ...patterns.dense import relative
-from ..allreduce.binomial_tree import binomial_links
+from ...patterns.trees import binomial_links
 from ..registry import register
 
 

@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 from ...patterns.dense import nchunks, relative, split
-from .pipelined_chain import chain
+from ...patterns.rings import chain
 from ..registry import register
 
-#: NCCL's SIMPLE-protocol step: NCCL_BUFFSIZE (4 MiB) / NCCL_STEPS (8) (nccl.md 2.x)
+#: NCCL's SIMPLE-protocol step: NCCL_BUFFSIZE (4 MiB) / NCCL_STEPS (8)
 NCCL_STEP = 512 * 1024
 
 

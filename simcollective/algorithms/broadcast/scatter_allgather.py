@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
-from ...patterns.dense import relative, ring_allgather, split
-from ..allreduce.binomial_tree import binomial_links
+from ...patterns.dense import relative, split
+
+from ...patterns.rings import ring_allgather
+from ...patterns.trees import binomial_links
 from ..registry import register
 
 

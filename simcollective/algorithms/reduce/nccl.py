@@ -1,43 +1,27 @@
-"""NCCL's reduce algorithms: nccl-ring and nccl (NCCL's automatic choice).
+"""nccl for reduce: NCCL's automatic choice of algorithm, protocol and channels per call.
 
-Every algorithm here cuts the buffer into ``channels`` contiguous ranges (default: what NCCL
-would run for this size on this machine), one per channel, all channels at once.
-``protocol``: simple, ll or ll128 (default: what NCCL's cost model picks for this collective,
-algorithm and size; NVLS runs simple only), modelled as wire-size inflation; NCCL's latency
-of the call (profile ``[nccl]`` figures) is spent once at the start. See
-:mod:`simcollective.nccl.other_collectives`.
+Channels, protocol and NCCL's latency as for every ``nccl-*`` algorithm (:mod:`simcollective.nccl.plans`).
 """
 
 from __future__ import annotations
 
-from ...nccl.collectives import check_options
-from ...nccl.other_collectives import messages_for, plan_for_coll, report_fields_for, run_coll_plan
-from ..registry import register
-
-
-@register("nccl-ring", kind="dense", collective="reduce", options=("protocol", "channels"), check=check_options,
-          messages=messages_for("reduce", "ring"))
-def reduce_nccl_ring(comm, x, *, root=0, protocol=None, channels=None):
-    """NCCL's ring reduce: per channel a pipelined chain along the ring ending at the root, in the protocol's steps.
-
-    Channels and protocol as the module docstring says.
-    """
-    plan = plan_for_coll(comm, x, "reduce", "ring", protocol, channels)
-    return (yield from run_coll_plan(comm, x, "reduce", plan, root=root))
-
-
-reduce_nccl_ring.report_fields = report_fields_for("reduce", "ring")
+from ...nccl.hooks import check_options, messages_for, report_fields_for
+from ...nccl.plans import plan_for_coll
+from ..registry import REGISTRY, register
 
 
 @register("nccl", kind="dense", collective="reduce", options=("protocol", "channels"), check=check_options,
           messages=messages_for("reduce", "auto"))
-def reduce_nccl(comm, x, *, root=0, protocol=None, channels=None):
+def reduce_nccl(comm, x, *, root=0, protocol=None, channels=None, plan=None):
     """NCCL's reduce as NCCL picks it: algorithm (nccl-ring), protocol and channels by NCCL's cost model.
 
-    Channels and protocol as the module docstring says.
+    Channels and protocol as the module docstring says. ``plan``: the plan to run (default:
+    the one NCCL would make for this call).
     """
-    plan = plan_for_coll(comm, x, "reduce", "auto", protocol, channels)
-    return (yield from run_coll_plan(comm, x, "reduce", plan, root=root))
+    if plan is None:
+        plan = plan_for_coll(comm, x, "reduce", "auto", protocol, channels)
+    chosen = REGISTRY[("reduce", plan.chosen)]   # the body of the algorithm NCCL chose
+    return (yield from chosen.func(comm, x, root=root, plan=plan))
 
 
 reduce_nccl.report_fields = report_fields_for("reduce", "auto")

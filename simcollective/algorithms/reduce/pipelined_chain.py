@@ -3,17 +3,17 @@
 from __future__ import annotations
 
 from ...patterns.dense import nchunks, relative, split
-from ..broadcast.pipelined_chain import DEFAULT_CHUNK
+from ...patterns.rings import CHAIN_CHUNK
 from ..registry import register
 
 
-def _messages(P, *, n, dtype, chunk_size=DEFAULT_CHUNK, **_):
+def _messages(P, *, n, dtype, chunk_size=CHAIN_CHUNK, **_):
     """(P - 1) k."""
     return (P - 1) * nchunks(n * dtype.itemsize, chunk_size)
 
 
 @register("pipelined-chain", kind="dense", collective="reduce", options=("chunk_size",), messages=_messages)
-def reduce_chain(comm, x, *, root=0, chunk_size=DEFAULT_CHUNK):
+def reduce_chain(comm, x, *, root=0, chunk_size=CHAIN_CHUNK):
     """Pipelined chain: P-1 -> P-2 -> ... -> root (numbered from the root), chunk by chunk.
 
     The vector is cut into k = ceil(bytes / ``chunk_size``) chunks (default 128 KiB). The

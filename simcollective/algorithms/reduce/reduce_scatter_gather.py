@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 from ...data.blocks import block_bounds
-from ...patterns.dense import recursive_doubling_messages, recursive_halving, relative
-from ..allreduce.binomial_tree import binomial_links
+from ...patterns.dense import recursive_doubling_messages, relative
+from ...patterns.doubling import recursive_halving
+from ...patterns.trees import binomial_links
 from ..registry import register
 
 

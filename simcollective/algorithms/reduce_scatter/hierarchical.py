@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from ...patterns.dense import add_parts, ring_reduce_scatter, split, two_level_messages
+from ...patterns.dense import add_parts, split, two_level_messages
+
+from ...patterns.rings import ring_reduce_scatter
 from ..registry import register
 
 

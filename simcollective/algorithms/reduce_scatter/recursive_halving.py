@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 from ...data.blocks import block_bounds
-from ...patterns.dense import recursive_doubling_messages, recursive_halving
+from ...patterns.dense import recursive_doubling_messages
+from ...patterns.doubling import recursive_halving
 from ..registry import register
 
 

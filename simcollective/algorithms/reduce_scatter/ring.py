@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 from ...data.blocks import block_bounds
-from ...patterns.dense import flatten, nchunks, ring_reduce_scatter, split
+from ...patterns.dense import flatten, nchunks, split
+from ...patterns.rings import ring_reduce_scatter
 from ..registry import register
 
 

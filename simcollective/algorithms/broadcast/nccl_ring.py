@@ -1,0 +1,35 @@
+"""nccl-ring for broadcast: NCCL's ring broadcast.
+
+Channels, protocol and NCCL's latency as for every ``nccl-*`` algorithm (:mod:`simcollective.nccl.plans`).
+"""
+
+from __future__ import annotations
+
+from ...nccl.hooks import check_options, messages_for, report_fields_for
+from ...nccl.plans import chain_chunks, channel_count, plan_for_coll
+from ...patterns.channels import ring_chains, run_call
+from ..registry import register
+
+
+def ring_broadcast(comm, x, plan, root: int):
+    """Per channel, a pipelined chain along the channel's ring from the root, in chunks of one FIFO
+    step of the protocol (at most MAX_CHAIN_CHUNKS per channel), all channels at once
+    (:func:`~simcollective.patterns.channels.ring_chains`). Returns the result parts in order."""
+    return ring_chains(comm, x, plan, channel_count(plan, len(x)), root,
+                       lambda nbytes: chain_chunks(nbytes, plan.protocol), reduce=False)
+
+
+@register("nccl-ring", kind="dense", collective="broadcast", options=("protocol", "channels"), check=check_options,
+          messages=messages_for("broadcast", "ring"))
+def broadcast_nccl_ring(comm, x, *, root=0, protocol=None, channels=None, plan=None):
+    """NCCL's ring broadcast: per channel a pipelined chain along the ring from the root, in the protocol's steps.
+
+    Channels and protocol as the module docstring says.
+    ``plan``: the plan to run (default: the one NCCL would make for this call).
+    """
+    if plan is None:
+        plan = plan_for_coll(comm, x, "broadcast", "ring", protocol, channels)
+    return (yield from run_call(comm, x, plan, ring_broadcast, root))
+
+
+broadcast_nccl_ring.report_fields = report_fields_for("broadcast", "ring")
