@@ -39,6 +39,11 @@ MODULES = [
     "topologies.builders",
     "topologies.io",
     "topologies.registry",
+    "topologies.hardware",
+    "topologies.hardware.common",
+    "topologies.hardware.v100",
+    "topologies.hardware.hgx",
+    "topologies.hardware.nvl72",
 ]
 
 
