@@ -34,6 +34,7 @@ from topologies.nodes import DGX1_NVLINK
 MODULES = [
     "topologies",
     "topologies.schema",
+    "topologies.summary",
     "topologies.nodes",
     "topologies.fabrics",
     "topologies.builders",
