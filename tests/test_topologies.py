@@ -41,6 +41,8 @@ MODULES = [
     "topologies.fabrics.study",
     "topologies.fabrics.trees",
     "topologies.builders",
+    "topologies.builders.study",
+    "topologies.builders.parametric",
     "topologies.io",
     "topologies.registry",
     "topologies.hardware",
