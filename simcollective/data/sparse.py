@@ -32,7 +32,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from .blocks import iter_parts, sub_bounds
-from .dense import check_dtype, freeze, positions, scatter_add
+from .arrays import check_dtype, freeze, positions, scatter_add
 
 __all__ = [
     "HEADER_BYTES",
@@ -354,8 +354,8 @@ def merge(a: SparseStream, b: SparseStream, densify: str = "exact") -> SparseStr
     (:func:`~simcollective.data.merge_kernel.union`, linear in both, for every dtype: it
     moves the values' bits), and one NumPy addition at the indices common to both. It
     replaced a NumPy union (a stable argsort of the concatenated runs, or ``searchsorted``
-    of a run more than 16 times shorter than the other), which cost about half of S2's
-    sparse-ring (issue 17 follow-up).
+    of a run more than 16 times shorter than the other), which cost about half of the
+    sparse-ring allreduce's time in benchmark S2 (``benchmarks/``).
     """
     if densify not in DENSIFY_POLICIES:
         raise ValueError(f"densify policy {densify!r} is not one of {', '.join(DENSIFY_POLICIES)}")
@@ -380,24 +380,31 @@ def merge(a: SparseStream, b: SparseStream, densify: str = "exact") -> SparseStr
         out[positions(ai, start)] = a._values
         scatter_add(out, positions(bi, start), b._values)
         return SparseStream(start, stop, None, freeze(out), ib)
-    from .merge_kernel import union  # (numba loads on the first sparse + sparse merge)
-
-    bits = np.dtype(f"u{itemsize}")
-    idx = np.empty(n1 + n2, dtype=np.uint32)
-    vals = np.empty(n1 + n2, dtype=a.dtype)
-    at = np.empty(min(n1, n2), dtype=np.intp)
-    src = np.empty(min(n1, n2), dtype=np.intp)
-    u, h = union(ai, a._values.view(bits), bi, b._values.view(bits), idx, vals.view(bits), at, src)
-    idx, vals = idx[:u], vals[:u]
-    if h:
-        # at an index in both runs: a's value + b's (two operands: a + b == b + a,
-        # also in floating point)
-        vals[at[:h]] += b._values[src[:h]]
+    idx, vals = _sum_union(ai, a._values, bi, b._values)
     if turns_dense(idx.shape[0], n, itemsize, ib):
         out = np.zeros(n, dtype=a.dtype)
         out[positions(idx, start)] = vals
         return SparseStream(start, stop, None, freeze(out), ib)
     return SparseStream(start, stop, freeze(idx), freeze(vals), ib)
+
+
+def _sum_union(ai, av, bi, bv):
+    """The sorted union of two non-empty sparse runs, values summed where both have one."""
+    from .merge_kernel import union  # (numba loads on the first sparse + sparse merge)
+
+    n1, n2 = ai.shape[0], bi.shape[0]
+    bits = np.dtype(f"u{av.itemsize}")
+    idx = np.empty(n1 + n2, dtype=np.uint32)
+    vals = np.empty(n1 + n2, dtype=av.dtype)
+    at = np.empty(min(n1, n2), dtype=np.intp)
+    src = np.empty(min(n1, n2), dtype=np.intp)
+    u, h = union(ai, av.view(bits), bi, bv.view(bits), idx, vals.view(bits), at, src)
+    idx, vals = idx[:u], vals[:u]
+    if h:
+        # at an index in both runs: a's value + b's (two operands: a + b == b + a,
+        # also in floating point)
+        vals[at[:h]] += bv[src[:h]]
+    return idx, vals
 
 
 def split(stream: SparseStream, q: int) -> list[SparseStream]:
