@@ -1,4 +1,4 @@
-"""The hardware presets as built (issue 15 part 1): counts, datasheet bandwidths measured
+"""The hardware presets as built: counts, datasheet bandwidths measured
 with the flow model, latencies, rails, nearest NICs, NVLS marks, options and their errors,
 and that the study's presets (and the old dgx-h100 figures) give exactly today's graphs."""
 
@@ -84,7 +84,7 @@ def test_counts(name, nodes, expect):
 
 
 def test_dgx1_v100_cube_mesh_is_the_published_one():
-    """nccl.md s5 (nvidia-smi topo -m of a DGX-1): double and single pairs, 6 links per GPU."""
+    """nvidia-smi topo -m of a DGX-1: double and single pairs, 6 links per GPU."""
     G = dgx1_v100(1)
     double = {(0, 3), (0, 4), (1, 2), (1, 5), (2, 3), (4, 7), (5, 6), (6, 7)}
     single = {(0, 1), (0, 2), (1, 3), (2, 6), (3, 7), (4, 5), (4, 6), (5, 7)}
@@ -380,7 +380,7 @@ def fingerprint(G):
 
 
 @pytest.mark.parametrize("make,digest", [
-    # computed with the code of main at ebd96da, before the hardware presets
+    # computed with the code from before the hardware presets were added
     (lambda: topologies.abci(3), "36ccd837701de334"),
     (lambda: topologies.dgx1_cluster(7), "17ed8b26a62017dd"),
     (lambda: topologies.dgx2_cluster(4), "c5be261bade2c06b"),

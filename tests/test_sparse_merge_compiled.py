@@ -1,5 +1,5 @@
 """The compiled sparse union (data/merge_kernel.py): every dtype, values moved bit for bit,
-sums at common indices a + b in the dtype (issue 17 follow-up)."""
+sums at common indices a + b in the dtype."""
 
 import numpy as np
 import pytest

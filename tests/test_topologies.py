@@ -34,11 +34,22 @@ from topologies.nodes import DGX1_NVLINK
 MODULES = [
     "topologies",
     "topologies.schema",
+    "topologies.summary",
     "topologies.nodes",
     "topologies.fabrics",
+    "topologies.fabrics.parts",
+    "topologies.fabrics.study",
+    "topologies.fabrics.trees",
     "topologies.builders",
+    "topologies.builders.study",
+    "topologies.builders.parametric",
     "topologies.io",
     "topologies.registry",
+    "topologies.hardware",
+    "topologies.hardware.common",
+    "topologies.hardware.v100",
+    "topologies.hardware.hgx",
+    "topologies.hardware.nvl72",
 ]
 
 

@@ -21,7 +21,8 @@ from .builders import abci, dgx1_cluster, dgx2_cluster, dgx_h100_cluster, fat_tr
 from .hardware import dgx1_v100, dgx2_v100, dgx_a100, dgx_b200, dgx_h100, gb200_nvl72
 from .io import load, save
 from .registry import PRESETS, build, preset_label, preset_options
-from .schema import DUPLEX, KINDS, LINK_TYPES, TopologyError, describe, gpus, validate
+from .schema import DUPLEX, KINDS, LINK_TYPES, TopologyError, gpus, validate
+from .summary import describe
 
 __all__ = [
     "TopologyError",

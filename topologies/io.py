@@ -130,21 +130,24 @@ def load(path: str | os.PathLike) -> nx.DiGraph:
     """
     path = Path(path)
     ext = _ext(path)
+    G = _to_digraph(_read(path, ext), path)
+    try:
+        return validate(G)
+    except TopologyError as exc:
+        raise TopologyError(f"{str(path)!r}: {exc}") from None
+
+
+def _read(path: Path, ext: str) -> nx.Graph:
+    """The graph stored in `path` as NetworkX reads it; every failure a TopologyError naming
+    the path."""
     try:
         if ext == ".graphml":
             H = nx.read_graphml(path)
             # networkx adds these (dict-valued) defaults; they are not topology data
             H.graph.pop("node_default", None)
             H.graph.pop("edge_default", None)
-        else:
-            with open(path, encoding="utf-8") as fh:
-                data = json.load(fh)
-            if not isinstance(data, dict) or "nodes" not in data:
-                raise TopologyError(f"{str(path)!r}: not a node-link JSON graph (no 'nodes' list)")
-            edges = "links" if "links" in data and "edges" not in data else "edges"
-            data.setdefault(edges, [])
-            H = nx.node_link_graph(data, directed=data.get("directed", True),
-                                   multigraph=data.get("multigraph", False), edges=edges)
+            return H
+        return _read_node_link(path)
     except TopologyError:
         raise
     except FileNotFoundError:
@@ -156,11 +159,18 @@ def load(path: str | os.PathLike) -> nx.DiGraph:
     except (nx.NetworkXError, KeyError, TypeError, ValueError, AttributeError) as exc:
         msg = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
         raise TopologyError(f"{str(path)!r}: malformed {ext[1:]} file ({msg})") from None
-    G = _to_digraph(H, path)
-    try:
-        return validate(G)
-    except TopologyError as exc:
-        raise TopologyError(f"{str(path)!r}: {exc}") from None
+
+
+def _read_node_link(path: Path) -> nx.Graph:
+    """A node-link JSON graph (its edges under ``"edges"`` or, older, ``"links"``)."""
+    with open(path, encoding="utf-8") as fh:
+        data = json.load(fh)
+    if not isinstance(data, dict) or "nodes" not in data:
+        raise TopologyError(f"{str(path)!r}: not a node-link JSON graph (no 'nodes' list)")
+    edges = "links" if "links" in data and "edges" not in data else "edges"
+    data.setdefault(edges, [])
+    return nx.node_link_graph(data, directed=data.get("directed", True),
+                              multigraph=data.get("multigraph", False), edges=edges)
 
 
 def _check_scalars(G: nx.DiGraph, path: Path) -> None:

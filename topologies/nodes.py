@@ -7,8 +7,9 @@ study's machines, NICs for the others). Fabric builders
 (:mod:`topologies.fabrics`) connect those port lists; presets
 (:mod:`topologies.builders`) compose both.
 
-All node ids of server ``s`` start with ``"n{s}/"``. Figures default to
-``platforms.md`` and can be overridden by keyword.
+All node ids of server ``s`` start with ``"n{s}/"``. Figures default to the
+study's platform models (:mod:`topologies.builders.study`) and can be
+overridden by keyword.
 """
 
 from __future__ import annotations

@@ -101,7 +101,6 @@ DGX-1), through PCIe switches and network adapters.
 from __future__ import annotations
 
 import math
-from collections import Counter
 from numbers import Real
 from typing import Any
 
@@ -114,7 +113,6 @@ __all__ = [
     "TopologyError",
     "validate",
     "gpus",
-    "describe",
 ]
 
 #: Allowed values of the node attribute ``kind``.
@@ -234,7 +232,16 @@ def validate(G: nx.DiGraph) -> nx.DiGraph:
             f"a topology must be a networkx.DiGraph, got {type(G).__name__}"
         )
     _check_graph_attrs(G)
+    gpu_ids = _check_nodes(G)
+    _check_edges(G)
+    _check_shared_cables(G)
+    _check_reachable(G, gpu_ids)
+    return G
 
+
+def _check_nodes(G: nx.DiGraph) -> list[str]:
+    """Check every node in turn (id, ``kind``, GPU place, crossing attributes); return the
+    GPUs."""
     allowed = ", ".join(KINDS)
     seen: dict[tuple[int, int], str] = {}
     gpu_ids: list[str] = []
@@ -247,32 +254,41 @@ def validate(G: nx.DiGraph) -> nx.DiGraph:
         if kind not in KINDS:
             raise TopologyError(f"node {n!r} has unknown kind {kind!r} (allowed: {allowed})")
         if kind == "gpu":
-            server, local = data.get("server"), data.get("local")
-            if not _is_int(server) or server < 0 or not _is_int(local) or local < 0:
-                raise TopologyError(
-                    f"GPU {n!r} needs int attributes server >= 0 and local >= 0, "
-                    f"got server={server!r}, local={local!r}"
-                )
-            other = seen.get((server, local))
-            if other is not None:
-                raise TopologyError(
-                    f"GPUs {other!r} and {n!r} both have server={server}, local={local}"
-                )
-            seen[(server, local)] = n
+            _check_gpu(n, data, seen)
             gpu_ids.append(n)
-            if "bandwidth" in data or "latency" in data:
-                raise TopologyError(
-                    f"GPU {n!r} carries switch-crossing attributes (bandwidth/latency); "
-                    "only non-GPU nodes may"
-                )
         else:
             if "bandwidth" in data:
                 _check_bandwidth(data["bandwidth"], f"node {n!r}")
             if "latency" in data:
                 _check_latency(data["latency"], f"node {n!r}")
+    return gpu_ids
 
+
+def _check_gpu(n: str, data: dict, seen: dict[tuple[int, int], str]) -> None:
+    """A GPU has a unique int place ``(server, local)`` (recorded in `seen`) and no
+    crossing attributes."""
+    server, local = data.get("server"), data.get("local")
+    if not _is_int(server) or server < 0 or not _is_int(local) or local < 0:
+        raise TopologyError(
+            f"GPU {n!r} needs int attributes server >= 0 and local >= 0, "
+            f"got server={server!r}, local={local!r}"
+        )
+    other = seen.get((server, local))
+    if other is not None:
+        raise TopologyError(
+            f"GPUs {other!r} and {n!r} both have server={server}, local={local}"
+        )
+    seen[(server, local)] = n
+    if "bandwidth" in data or "latency" in data:
+        raise TopologyError(
+            f"GPU {n!r} carries switch-crossing attributes (bandwidth/latency); "
+            "only non-GPU nodes may"
+        )
+
+
+def _check_edges(G: nx.DiGraph) -> None:
+    """Every edge: no self-loop, bandwidth, latency, link type, flow cap, duplex."""
     kinds = ", ".join(LINK_TYPES)
-    pred = G._pred  # fast reverse-edge lookups
     for u, v, data in G.edges(data=True):
         where = f"edge {u!r} -> {v!r}"
         if u == v:
@@ -294,6 +310,10 @@ def validate(G: nx.DiGraph) -> nx.DiGraph:
                 f"{where} has duplex {duplex!r} (allowed: {', '.join(DUPLEX)})"
             )
 
+
+def _check_shared_cables(G: nx.DiGraph) -> None:
+    """A shared edge has a reverse edge, shared too, of the same bandwidth."""
+    pred = G._pred  # fast reverse-edge lookups
     for u, v, data in G.edges(data=True):
         if data["duplex"] == "shared":
             where = f"edge {u!r} -> {v!r}"
@@ -309,6 +329,9 @@ def validate(G: nx.DiGraph) -> nx.DiGraph:
                     f"duplex {back.get('duplex')!r})"
                 )
 
+
+def _check_reachable(G: nx.DiGraph, gpu_ids: list[str]) -> None:
+    """All GPUs lie in one strongly connected component (two searches from the first GPU)."""
     if not gpu_ids:
         raise TopologyError("topology has no GPU node")
     gpu_ids.sort(key=lambda g: (G.nodes[g]["server"], G.nodes[g]["local"]))
@@ -320,7 +343,6 @@ def validate(G: nx.DiGraph) -> nx.DiGraph:
             raise TopologyError(f"GPU {first!r} cannot reach GPU {g!r}")
         if g not in backward:
             raise TopologyError(f"GPU {g!r} cannot reach GPU {first!r}")
-    return G
 
 
 def gpus(G: nx.DiGraph) -> list[str]:
@@ -349,65 +371,3 @@ def gpus(G: nx.DiGraph) -> list[str]:
              for n, d in G.nodes(data=True) if d.get("kind") == "gpu"]
     found.sort()
     return [n for _, _, n in found]
-
-
-def describe(G: nx.DiGraph) -> dict[str, Any]:
-    """Summarise a topology as a JSON-serialisable dict (for a CLI summary).
-
-    Parameters
-    ----------
-    G : networkx.DiGraph
-        A topology.
-
-    Returns
-    -------
-    dict
-        Keys: ``name``, ``description``, ``nodes``, ``directed_edges``,
-        ``cables`` (unordered node pairs joined by at least one edge),
-        ``gpus``, ``servers``, ``gpus_per_node``, ``default_group_size``,
-        ``rank_order`` (or None), ``kinds`` (node count per kind, all of
-        :data:`KINDS`), ``switch_levels`` (switch count per ``level``),
-        ``links`` (cable count per link type), ``duplex`` (cable count per
-        duplex mode), ``crossing_nodes`` (nodes with crossing attributes).
-
-    Examples
-    --------
-    >>> from topologies import abci
-    >>> d = describe(abci(2))
-    >>> d["gpus"], d["servers"], d["kinds"]["pcie_switch"], d["links"]["nvlink"]
-    (8, 2, 4, 12)
-    >>> d["switch_levels"]
-    {'fbb': 3, 'leaf': 4, 'spine': 2}
-    """
-    kinds = Counter(d.get("kind") for _, d in G.nodes(data=True))
-    levels = Counter(
-        d["level"] for _, d in G.nodes(data=True)
-        if d.get("kind") == "switch" and "level" in d
-    )
-    links: Counter[str] = Counter()
-    duplex: Counter[str] = Counter()
-    for u, v, d in G.edges(data=True):
-        if G.has_edge(v, u) and str(v) < str(u):
-            continue  # count each cable once
-        links[d.get("link_type")] += 1
-        duplex[d.get("duplex")] += 1
-    gpu_list = gpus(G)
-    return {
-        "name": G.graph.get("name"),
-        "description": G.graph.get("description"),
-        "nodes": G.number_of_nodes(),
-        "directed_edges": G.number_of_edges(),
-        "cables": sum(links.values()),
-        "gpus": len(gpu_list),
-        "servers": len({G.nodes[g]["server"] for g in gpu_list}),
-        "gpus_per_node": G.graph.get("gpus_per_node"),
-        "default_group_size": G.graph.get("default_group_size"),
-        "rank_order": G.graph.get("rank_order"),
-        "kinds": {k: kinds.get(k, 0) for k in KINDS},
-        "switch_levels": dict(sorted(levels.items(), key=lambda kv: str(kv[0]))),
-        "links": dict(sorted(links.items(), key=lambda kv: str(kv[0]))),
-        "duplex": dict(sorted(duplex.items(), key=lambda kv: str(kv[0]))),
-        "crossing_nodes": sum(
-            1 for _, d in G.nodes(data=True) if "bandwidth" in d or "latency" in d
-        ),
-    }

@@ -21,7 +21,7 @@ reduce          count             (0, count, all) on the root only        1
 
 The size nccl-tests prints (and algbw divides by) is ``count x itemsize`` for allreduce,
 broadcast and reduce and ``P x count x itemsize`` for the others
-(``../shared/reference/nccl.md`` section 1.2).
+(nccl-tests ``doc/PERFORMANCE.md`` and the ``GetBw`` functions of its ``src/*.cu``).
 
 >>> COLLECTIVES["allgather"].pieces(1, 3, 4, None)
 [Piece(lo=0, hi=4, source=1), Piece(lo=0, hi=4, source=2), Piece(lo=0, hi=4, source=4)]
@@ -81,7 +81,7 @@ class Collective:
         return count * itemsize * (nranks if self.per_rank else 1)
 
     def busbw_factor(self, nranks: int) -> float:
-        """nccl-tests' bus-bandwidth factor (nccl.md 1.2); 0 for a single rank where the
+        """nccl-tests' bus-bandwidth factor (its ``doc/PERFORMANCE.md``); 0 for a single rank where the
         factor has P - 1 in it (as nccl-tests prints)."""
         P = nranks
         if self.name == "allreduce":
@@ -180,27 +180,35 @@ def walk(output, pieces, extent, seen: set | None = None, positions=None):
         end = pos + size
         if end > total:
             raise VerificationError(f"result is longer than {total} elements (part {i} ends at {end})")
-        a = 0
-        while a < size:
-            while starts[k] + pieces[k].hi - pieces[k].lo <= pos + a:
-                k += 1
-            piece = pieces[k]
-            lo = piece.lo + (pos + a - starts[k])
-            b = min(size, starts[k] + piece.hi - piece.lo - pos)
-            if positions is not None:
-                start = positions(part)
-                if start is not None and start + a != lo:
-                    raise VerificationError(
-                        f"part {i} covers elements [{start + a}, {start + b}) but element {lo} comes next")
-            key = (id(part), piece.source, lo)
-            if seen is None or key not in seen:
-                yield i, part, a, b, piece, lo
-                if seen is not None:
-                    seen.add(key)
-            a = b
+        k = yield from _cut_part(i, part, size, pos, pieces, starts, k, seen, positions)
         pos = end
     if pos != total:
         raise VerificationError(f"result covers elements [0, {pos}) of [0, {total})")
+
+
+def _cut_part(i, part, size, pos, pieces, starts, k, seen, positions):
+    """:func:`walk`'s stretches of part `i` (at result position `pos`, `size` long) over
+    pieces ``k, k+1, ...`` (piece ``j`` starting at ``starts[j]`` in the result); return the
+    piece its last stretch falls in."""
+    a = 0
+    while a < size:
+        while starts[k] + pieces[k].hi - pieces[k].lo <= pos + a:
+            k += 1
+        piece = pieces[k]
+        lo = piece.lo + (pos + a - starts[k])
+        b = min(size, starts[k] + piece.hi - piece.lo - pos)
+        if positions is not None:
+            start = positions(part)
+            if start is not None and start + a != lo:
+                raise VerificationError(
+                    f"part {i} covers elements [{start + a}, {start + b}) but element {lo} comes next")
+        key = (id(part), piece.source, lo)
+        if seen is None or key not in seen:
+            yield i, part, a, b, piece, lo
+            if seen is not None:
+                seen.add(key)
+        a = b
+    return k
 
 
 def _walk_one(output, piece, extent, seen, positions):

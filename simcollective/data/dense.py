@@ -24,26 +24,8 @@ from collections.abc import Iterable
 import numpy as np
 
 from ..errors import UserInputError, VerificationError
-
-
-def positions(indices: np.ndarray, start: int = 0) -> np.ndarray:
-    """``indices - start`` as ``intp``: NumPy scatters (``a[i] = v``, ``a[i] += v``) run
-    several times faster with native-width indices than with the streams' ``uint32``
-    (11.6 ms vs 1.5 ms for 262,144 sorted positions into 32M int32 on this machine)."""
-    out = indices.astype(np.intp)
-    if start:
-        out -= start
-    return out
-
-
-def scatter_add(out: np.ndarray, pos: np.ndarray, values: np.ndarray) -> None:
-    """``out[pos] += values`` for unique ``pos``, in place: ``np.add.at`` for integers
-    (0.20 s vs 0.69 s for 64 x 262,144 positions into 32M int32 here), fancy ``+=``
-    otherwise (``np.add.at`` is the slow one for floats)."""
-    if out.dtype.kind in "iu":
-        np.add.at(out, pos, values)
-    else:
-        out[pos] += values
+from .arrays import CHUNK, DTYPES, check_dtype, freeze, positions, scatter_add
+from .exact_sum import float_sum, int_sum, sparse_windows
 
 __all__ = [
     "positions",
@@ -58,46 +40,6 @@ __all__ = [
     "as_reference",
     "verify_dense",
 ]
-
-#: Element types the simulator accepts for data (names as NumPy spells them).
-DTYPES = frozenset({"float32", "float16", "float64", "int32"})
-
-#: Elements handled per step when accumulating or verifying (bounds the temporaries).
-_CHUNK = 1 << 20
-
-
-def check_dtype(name) -> np.dtype:
-    """Return the NumPy dtype for an allowed element type name.
-
-    Parameters
-    ----------
-    name : str or numpy.dtype
-        One of :data:`DTYPES` (``"float32"``, ``"float16"``, ``"float64"``, ``"int32"``).
-
-    Returns
-    -------
-    numpy.dtype
-
-    Raises
-    ------
-    UserInputError
-        If the name is not one of the allowed values (the message lists them).
-    """
-    try:
-        dt = np.dtype(name)
-    except TypeError:
-        dt = None
-    if dt is None or dt.name not in DTYPES:
-        raise UserInputError(
-            f"dtype {str(name)!r} is not supported; use one of {', '.join(sorted(DTYPES))}"
-        )
-    return dt
-
-
-def freeze(arr: np.ndarray) -> np.ndarray:
-    """Make ``arr`` read-only in place and return it (payloads are immutable)."""
-    arr.flags.writeable = False
-    return arr
 
 
 def dense_input(rank: int, n: int, dtype, seed: int) -> np.ndarray:
@@ -207,48 +149,8 @@ class Reference:
         """
         dt = check_dtype(dtype)
         if dt.kind == "i":
-            # accumulate in the data's own dtype while a running bound on |partial sums|
-            # proves no overflow (half the memory and time of int64); widen only if needed
-            info = np.iinfo(dt)
-            total = np.zeros(n, dtype=dt)
-            bound = 0
-            for idx, batch in _batches(contributions):
-                for _, vals in batch:
-                    if vals.size:
-                        bound += max(abs(int(vals.max())), abs(int(vals.min())))
-                if bound > info.max and total.dtype != np.int64:
-                    total = total.astype(np.int64)
-                if idx is None:
-                    total += batch[0][1]
-                else:
-                    for lo, hi, items in sparse_windows(n, batch):
-                        for pos, vals in items:
-                            scatter_add(total[lo:hi], pos, vals)
-            if total.dtype == np.int64:
-                if total.size and (total.min() < info.min or total.max() > info.max):
-                    raise UserInputError(f"the exact sum overflows {dt.name}; use fewer ranks")
-                total = total.astype(dt)
-            return cls(total, dt, nranks)
-        total = np.zeros(n, dtype=np.float64)
-        abs_sum = np.zeros(n, dtype=np.float64)
-        comp = np.zeros(n, dtype=np.float64) if dt == np.float64 else None
-        for idx, batch in _batches(contributions):
-            if idx is not None:
-                for lo, hi, items in sparse_windows(n, batch):
-                    for pos, vals in items:
-                        _accumulate_float(total[lo:hi], abs_sum[lo:hi], None if comp is None else comp[lo:hi], pos, vals)
-                continue
-            vals = batch[0][1]
-            for lo in range(0, n, _CHUNK):  # chunks keep the temporaries small
-                sel = slice(lo, min(lo + _CHUNK, n))
-                _accumulate_float(total, abs_sum, comp, sel, vals[sel])
-        if comp is not None:
-            total += comp
-        if abs_sum.size and abs_sum.max() > float(np.finfo(dt).max):
-            raise UserInputError(
-                f"partial sums can overflow {dt.name} (sum of |x| reaches {abs_sum.max():.4g}); "
-                "use fewer ranks or a wider dtype"
-            )
+            return cls(int_sum(n, dt, contributions), dt, nranks)
+        total, abs_sum = float_sum(n, dt, contributions)
         return cls(total, dt, nranks, abs_sum)
 
     @property
@@ -290,8 +192,8 @@ class Reference:
             Naming the first bad index, the value found, the expected one and the tolerance.
         """
         self._check_dtype(values, where)
-        for lo in range(0, values.shape[0], _CHUNK):
-            hi = min(lo + _CHUNK, values.shape[0])
+        for lo in range(0, values.shape[0], CHUNK):
+            hi = min(lo + CHUNK, values.shape[0])
             sel = slice(offset + lo, offset + hi)
             j = self._first_bad(values[lo:hi], sel)
             if j is not None:
@@ -391,79 +293,6 @@ class Reference:
             f"{prefix}element {i}: got {got.item()!r}, expected {self.expected[i].item()!r} "
             f"({rule}){extra}"
         )
-
-
-#: Sparse contributions are added window by window (each window of the sum taking every
-#: contribution's entries in it, in rank order), about this many entries per contribution
-#: and window: one scatter per contribution over the whole vector misses the cache on
-#: nearly every entry (64 x 262,144 entries into 32M int32: about 50 ns per entry).
-_WINDOW_ENTRIES = 4096
-
-
-def _batches(contributions):
-    """``(None, [(None, values)])`` for each dense contribution, and ``(True, [(indices,
-    values), ...])`` for each run of consecutive sparse ones (dense vectors are handled
-    one at a time; sparse ones, small, are added together window by window)."""
-    batch = []
-    for idx, vals in contributions:
-        if idx is not None:
-            batch.append((idx, vals))
-            continue
-        if batch:
-            yield True, batch
-            batch = []
-        yield None, [(None, vals)]
-    if batch:
-        yield True, batch
-
-
-def sparse_windows(n: int, pairs, start: int = 0):
-    """Cut sparse contributions by windows of the vector: ``(lo, hi, [(positions, values),
-    ...])`` for each window ``[lo, hi)`` of ``[0, n)`` holding entries, windows in order,
-    and in each the entries of every pair ``(indices, values)`` of ``pairs`` in it, in
-    list order (``positions = indices - start - lo``, native-width; indices unique per
-    pair, in ``[start, start + n)``, sorted here if they are not).
-
-    Adding window by window keeps the part of the vector being written in cache (about
-    :data:`_WINDOW_ENTRIES` entries per pair and window, windows of 2**16 to 2**24
-    elements) while every element still takes its terms in list order.
-    """
-    pairs = [(idx, vals) if np.all(idx[1:] > idx[:-1]) else _sorted_pairs(idx, vals) for idx, vals in pairs]
-    if not pairs:
-        return
-    per = max(1, sum(v.shape[0] for _, v in pairs) // len(pairs))
-    width = 1 << max(16, min(24, (n * _WINDOW_ENTRIES // per).bit_length()))
-    bounds = np.minimum(np.arange(0, n + width, width, dtype=np.int64), n)
-    cuts = [np.searchsorted(idx, (bounds + start).astype(idx.dtype)).tolist() for idx, _ in pairs]
-    for w in range(bounds.shape[0] - 1):
-        lo, hi = int(bounds[w]), int(bounds[w + 1])
-        if lo == hi:
-            break
-        items = [(positions(idx[c[w]:c[w + 1]], start + lo), vals[c[w]:c[w + 1]])
-                 for (idx, vals), c in zip(pairs, cuts) if c[w] < c[w + 1]]
-        if items:
-            yield lo, hi, items
-
-
-def _sorted_pairs(idx, vals):
-    """``(idx, vals)`` in increasing index order (contributions need not come sorted)."""
-    order = np.argsort(idx, kind="stable")
-    return idx[order], vals[order]
-
-
-def _accumulate_float(total, abs_sum, comp, sel, vals) -> None:
-    """Add ``vals`` into ``total[sel]`` (compensated when ``comp`` is given) and |vals| into
-    ``abs_sum[sel]``."""
-    x = vals.astype(np.float64)
-    abs_sum[sel] += np.abs(x)
-    if comp is None:
-        total[sel] += x
-        return
-    s = total[sel]
-    t = s + x  # TwoSum: t + err == s + x exactly
-    bp = t - s
-    comp[sel] += (s - (t - bp)) + (x - bp)
-    total[sel] = t
 
 
 class DenseReference(Reference):

@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from .arrays import freeze
 from .blocks import iter_parts
-from .dense import freeze
 from .sparse import HEADER_BYTES, SparseStream, concat_is_dense
 from .sparse import concat as _concat_streams
 from .sparse import merge

@@ -18,8 +18,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from .arrays import check_dtype, freeze
 from .blocks import iter_parts
-from .dense import check_dtype, freeze
 
 __all__ = ["SymbolicArray", "symbolic_input", "concat", "verify_symbolic", "format_ranks"]
 

@@ -1,0 +1,319 @@
+"""What every hardware preset shares: option checks, the PCIe tree, the rail fabric.
+
+A preset (:mod:`topologies.hardware.v100`, :mod:`~topologies.hardware.hgx`,
+:mod:`~topologies.hardware.nvl72`) builds a graph in five steps: check its
+options (:func:`common_checks`), start the graph (:func:`hardware_graph`), add
+one server at a time (each ends in :func:`pcie_tree`), plug the servers'
+NICs into the rail fabric (:func:`rails`) and validate.
+
+Options of every hardware preset
+--------------------------------
+Each preset documents its machine's figures; these options mean the same on
+all of them (the defaults that differ per machine are in its docstring):
+
+oversubscription : float
+    Rail leaf down : up bandwidth, 1 to 64 (1 = full bisection).
+spines : int
+    0 = as many spines as uplinks of a full leaf.
+nvlink_latency, nvswitch_latency : float
+    0.6e-6 per direct GPU - GPU NVLink cable (DGX-1), 0.3e-6 per GPU - NVSwitch
+    cable and per DGX-2 board - board cable (GPU -> switch -> GPU = 0.6 us):
+    NCCL's NVLink LL hop [NCCL ``tuning.cc``].
+pcie_latency : float
+    0.5e-6 per PCIe cable: NCCL's PCI LL hop (1.0 us, GPU -> switch -> GPU)
+    split over two cables [NCCL ``tuning.cc``].
+nic_latency, switch_latency : float
+    NIC - leaf cable (adapter included) 0.3e-6 and switch crossing 0.1e-6:
+    with the PCIe cables a cross-node hop is 2.7 us, NCCL's NET ring LL hop
+    [NCCL ``tuning.cc``].
+uplink_latency : float
+    Leaf - spine cable, 5e-8 (about 10 m of fibre) [recalled].
+net_latency : float
+    The latency the network transport advertises to NCCL (its plugin's
+    ``ncclNetProperties.latency``, NCCL's ``graph.latencyInter``), seconds per
+    network hop; NCCL adds it to every network hop of its latency model, twice
+    for Simple (the receive's GPUDirect flush) [NCCL ``tuning.cc``]. 0
+    (default): NCCL's own IB/RoCE transport advertises none. The ``nccl-*``
+    algorithms and ``nccl`` spend it as NCCL's model does. AWS EFA through
+    aws-ofi-nccl (p4d, 2020): ``net_latency=70e-6``, FITTED to the p4d log of
+    ``experiments/nccl-tests`` (its 158-270 us small-message floor), not a
+    published figure. 0 to 1e-3.
+net_conn_bandwidth : float
+    The most one NCCL network connection carries, bytes/s (default ``inf``:
+    no limit, the NIC alone bounds the flows). NCCL opens one connection per
+    channel and peer over one NIC (a ring channel: one send and one receive
+    per node; NVLSTree: one per channel and head, so 16-24 per NIC), and a
+    connection's goodput can be below the NIC's: with
+    ``NCCL_IB_QPS_PER_CONNECTION`` QPs the connection's data is spread over
+    its QPs, which share this figure (it is per connection, not per QP).
+    Every flow crossing a NIC cable is capped at it (edge attribute
+    ``flow_bandwidth``, graph attribute ``net_conn_bandwidth``), so 16 ring
+    channels (2 per NIC) leave the NIC partly idle where 24 (3 per NIC,
+    ``NCCL_MIN_CTAS=24``) fill it. On ``dgx_h100``,
+    ``net_conn_bandwidth=20.44e9`` is FITTED to the plateau of one cluster's
+    log (section E of
+    ``experiments/nccl-tests/h100x8-2to8node-ib400_allreduce_ncclt309.txt``,
+    4 x 8 H100, 8 GiB ring busbw 324.5 GB/s = 16 x 20.28) and validated on
+    that cluster's other runs (C, D, F, G); not a published figure, and not
+    the same on every cluster (section B's VMs reach 366 GB/s with 16
+    channels). 1e8 to 1e12, or inf.
+duplex : {"full", "shared"}
+    ``"full"`` as built (every figure per direction); ``"shared"`` applies the
+    study's convention (one capacity for both directions) to every cable, for
+    comparisons only.
+"""
+
+from __future__ import annotations
+
+import math
+
+import networkx as nx
+
+from .. import fabrics
+from ..fabrics import check_count
+from ..nodes import add_cable
+from ..schema import DUPLEX, TopologyError
+
+__all__ = [
+    "FULL",
+    "OPTION_RANGES",
+    "FABRIC_OPTIONS",
+    "fabric_options",
+    "check_range",
+    "common_checks",
+    "nearest_nic",
+    "pcie_tree",
+    "switch_node",
+    "hardware_graph",
+    "fabric_text",
+    "rails",
+]
+
+FULL = "full"
+
+#: The range-checked real options of every hardware preset: key -> (low, high as written,
+#: what the value is, whether ``inf`` is also allowed). One table serves the presets' checks
+#: and ``simcollective compare --fit`` (its default search range).
+OPTION_RANGES = {
+    "nic_bandwidth": ("1e8", "1e12", "bytes/s per direction (400 Gb/s = 5e10)", False),
+    "net_latency": ("0", "1e-3", "seconds (the network transport's advertised latency per network hop, "
+                    "0 = none)", False),
+    "net_conn_bandwidth": ("1e8", "1e12", "bytes/s (the most one NCCL network connection carries)", True),
+    "oversubscription": ("1", "64", "(leaf down:up bandwidth, 1 = full bisection)", False),
+}
+
+#: The options of the NICs, the rail fabric and the network transport that every preset has.
+FABRIC_OPTIONS = ("nics_per_node", "nic_bandwidth", "oversubscription", "nodes_per_su", "spines",
+                  "nic_latency", "uplink_latency", "switch_bandwidth", "switch_latency", "duplex",
+                  "net_latency", "net_conn_bandwidth")
+
+
+def fabric_options(options) -> dict:
+    """The :data:`FABRIC_OPTIONS` of a preset's `options` (its ``locals()`` on entry), the
+    keywords of :func:`common_checks`, :func:`fabric_text` and :func:`rails`.
+
+    Examples
+    --------
+    >>> import inspect
+    >>> from topologies.hardware import dgx_h100
+    >>> params = inspect.signature(dgx_h100).parameters
+    >>> sorted(fabric_options({k: p.default for k, p in params.items()})) == sorted(FABRIC_OPTIONS)
+    True
+    """
+    return {key: options[key] for key in FABRIC_OPTIONS}
+
+
+# --------------------------------------------------------------- validation
+
+
+def check_range(key: str, value: object) -> float:
+    """``value`` as a float if it is a number within ``OPTION_RANGES[key]``, else a one-line
+    TopologyError naming it and the range.
+
+    Examples
+    --------
+    >>> check_range("oversubscription", 2)
+    2.0
+    >>> check_range("net_latency", -1)
+    Traceback (most recent call last):
+    ...
+    topologies.schema.TopologyError: net_latency must be a number from 0 to 1e-3 seconds (the network transport's advertised latency per network hop, 0 = none), got -1
+    """
+    lo, hi, what, inf_ok = OPTION_RANGES[key]
+    ok = (not isinstance(value, bool) and isinstance(value, (int, float)) and not math.isnan(value)
+          and ((inf_ok and value == math.inf) or (math.isfinite(value) and float(lo) <= value <= float(hi))))
+    if not ok:
+        raise TopologyError(f"{key} must be a number from {lo} to {hi} {what}"
+                            + (", or inf for no limit (the default)" if inf_ok else "") + f", got {value!r}")
+    return float(value)
+
+
+def _check_nics(nics: object, gpus: int) -> int:
+    top = 2 * gpus
+    if isinstance(nics, bool) or not isinstance(nics, int) or not 1 <= nics <= top:
+        raise TopologyError(
+            f"nics_per_node must be an int from 1 to {top} (NICs per node), got {nics!r}"
+        )
+    return nics
+
+
+def common_checks(nodes, gpus, *, nics_per_node, nic_bandwidth, oversubscription, nodes_per_su,
+                  spines, duplex, net_latency, net_conn_bandwidth, **_fabric) -> None:
+    """Check the options every preset has, in a fixed order (the first bad one is reported);
+    `gpus` per node bounds ``nics_per_node``. Other keywords (the rest of the fabric's
+    figures, checked by :func:`topologies.schema.validate`) are ignored."""
+    if duplex not in DUPLEX:
+        raise TopologyError(f"duplex must be one of {', '.join(DUPLEX)}, got {duplex!r}")
+    check_count("nodes", nodes)
+    _check_nics(nics_per_node, gpus)
+    check_range("nic_bandwidth", nic_bandwidth)
+    check_range("oversubscription", oversubscription)
+    check_count("nodes_per_su", nodes_per_su)
+    check_count("spines", spines, 0)
+    check_range("net_latency", net_latency)
+    check_range("net_conn_bandwidth", net_conn_bandwidth)
+
+
+# -------------------------------------------------------------- node parts
+
+
+def nearest_nic(local: int, gpus: int, nics: int) -> int:
+    """Index of the NIC nearest to GPU `local` of a node with `gpus` GPUs and `nics` NICs.
+
+    NIC ``floor(local * nics / gpus)``: with as many NICs as GPUs, GPU i uses
+    NIC i (rail i); with half as many, GPUs 2k and 2k+1 share NIC k; with
+    twice as many, GPU i uses NIC 2i.
+
+    Examples
+    --------
+    >>> [nearest_nic(i, 8, 4) for i in range(8)]
+    [0, 0, 1, 1, 2, 2, 3, 3]
+    >>> nearest_nic(3, 8, 16), nearest_nic(7, 8, 8)
+    (6, 7)
+    """
+    return local * nics // gpus
+
+
+def _complex_groups(gpu_ids, nic_ids, k, switches):
+    """The (GPUs, NICs) of each PCIe switch of complex `k` (one switch, or one per GPU when
+    the complex holds several GPUs and at least as many NICs)."""
+    g, nics = len(gpu_ids), len(nic_ids)
+    c_gpus = [gid for i, gid in enumerate(gpu_ids) if i * switches // g == k]
+    c_nics = [nid for j, nid in enumerate(nic_ids) if j * switches // nics == k]
+    if len(c_gpus) > 1 and len(c_nics) >= len(c_gpus):
+        n, m = len(c_nics), len(c_gpus)
+        return [([gid], c_nics[i * n // m:(i + 1) * n // m]) for i, gid in enumerate(c_gpus)]
+    return [(c_gpus, c_nics)]
+
+
+def pcie_tree(G, server, gpu_ids, *, switches, nics, pcie_bandwidth, pcie_latency, nic_model,
+              direct=False, duplex=FULL) -> list[str]:
+    """PCIe switches with their GPUs and NICs; return the NIC ids (NIC j is rail j).
+
+    The server has `switches` PCIe switch complexes: GPU ``i`` sits in complex
+    ``floor(i * P / G)`` and NIC ``j`` in complex ``floor(j * P / n)``. A
+    complex is one switch ``plx{k}``, except when it holds several GPUs and
+    at least as many NICs (DGX A100: 2 GPUs + 2 NICs): then each GPU gets
+    its own switch with its share of the NICs, and the switches of the
+    complex are cabled to its first one, so that a GPU's nearest NIC is its
+    unique shortest route (rail alignment, as NCCL's NIC selection). Every
+    GPU records its nearest NIC (:func:`nearest_nic`). With `direct` each
+    GPU is cabled to its NICs without a switch.
+
+    Examples
+    --------
+    >>> G = nx.DiGraph()
+    >>> ids = [G.add_node(f"n0/gpu{i}", kind="gpu") or f"n0/gpu{i}" for i in range(4)]
+    >>> pcie_tree(G, 0, ids, switches=2, nics=2, pcie_bandwidth=1e9, pcie_latency=1e-6,
+    ...           nic_model="")
+    ['n0/nic0', 'n0/nic1']
+    >>> sorted(G.successors("n0/plx1")), G.nodes["n0/gpu3"]["nic"]
+    (['n0/gpu2', 'n0/gpu3', 'n0/nic1'], 'n0/nic1')
+    """
+    g = len(gpu_ids)
+    nic_ids = [f"n{server}/nic{j}" for j in range(nics)]
+
+    def add_nic(nid, where):
+        G.add_node(nid, kind="nic", model=nic_model)
+        add_cable(G, where, nid, pcie_bandwidth, pcie_latency, "pcie", duplex)
+
+    def add_pcie(u, v):
+        add_cable(G, u, v, pcie_bandwidth, pcie_latency, "pcie", duplex)
+
+    if direct:
+        for j, nid in enumerate(nic_ids):
+            add_nic(nid, gpu_ids[j * g // nics])
+    else:
+        count = 0
+        for k in range(switches):
+            first = None
+            for members, their_nics in _complex_groups(gpu_ids, nic_ids, k, switches):
+                pid = f"n{server}/plx{count}"
+                count += 1
+                G.add_node(pid, kind="pcie_switch")
+                if first is None:
+                    first = pid
+                else:
+                    add_pcie(first, pid)
+                for gid in members:
+                    add_pcie(gid, pid)
+                for nid in their_nics:
+                    add_nic(nid, pid)
+    for i, gid in enumerate(gpu_ids):
+        G.nodes[gid]["nic"] = nic_ids[nearest_nic(i, g, nics)]
+    return nic_ids
+
+
+def switch_node(G, sid, *, chips, links_per_gpu, nvls) -> str:
+    """Add the folded NVSwitch `sid` (``chips`` physical chips, NVLS when `nvls`); return it."""
+    G.add_node(sid, kind="nvswitch", chips=int(chips), links_per_gpu=int(links_per_gpu),
+               nvls=bool(nvls))
+    return sid
+
+
+# -------------------------------------------------------------- the fabric
+
+
+def hardware_graph(name, description, gpus_per_node, *, nvls, rank_order=None) -> nx.DiGraph:
+    """An empty graph with the graph attributes of a hardware preset."""
+    G = nx.DiGraph(name=name, description=description, gpus_per_node=gpus_per_node,
+                   default_group_size=gpus_per_node, platform="hardware", nvls=bool(nvls))
+    if rank_order:
+        G.graph["rank_order"] = rank_order
+    return G
+
+
+def fabric_text(*, nics_per_node, nic_bandwidth, oversubscription, **_fabric) -> str:
+    """The fabric's part of a preset's description."""
+    return (f"{nics_per_node} x {nic_bandwidth * 8 / 1e9:g} Gb/s NICs per node on rails, "
+            f"oversubscription {oversubscription:g}")
+
+
+def _cap_connections(G, net_conn_bandwidth: float) -> None:
+    """Give every NIC - fabric cable a per-flow cap (edge attribute ``flow_bandwidth``: the
+    most one flow crossing it may carry, see :class:`simcollective.network.routing.Router`);
+    nothing when unlimited."""
+    if net_conn_bandwidth == math.inf:
+        return
+    G.graph["net_conn_bandwidth"] = float(net_conn_bandwidth)
+    for u, v, d in G.edges(data=True):
+        if d.get("link_type") in ("infiniband", "ethernet") and "nic" in (
+                G.nodes[u].get("kind"), G.nodes[v].get("kind")):
+            d["flow_bandwidth"] = float(net_conn_bandwidth)
+
+
+def rails(G, ports, *, nodes_per_su, spines, oversubscription, nic_bandwidth, nic_latency,
+          uplink_latency, switch_bandwidth, switch_latency, duplex, net_latency,
+          net_conn_bandwidth, **_fabric) -> None:
+    """The rail-optimized fabric over the servers' NIC lists `ports`, and the network
+    transport's figures NCCL sees on it (``net_latency`` as a graph attribute when not 0,
+    ``net_conn_bandwidth`` on the NIC cables); both checked by :func:`common_checks`."""
+    fabrics.rail_optimized(
+        G, ports, nodes_per_su=nodes_per_su, spines=spines, oversubscription=oversubscription,
+        link_bandwidth=nic_bandwidth, link_latency=nic_latency, uplink_latency=uplink_latency,
+        leaf_bandwidth=switch_bandwidth, leaf_latency=switch_latency,
+        spine_bandwidth=switch_bandwidth, spine_latency=switch_latency, duplex=duplex,
+    )
+    if net_latency:
+        G.graph["net_latency"] = float(net_latency)
+    _cap_connections(G, float(net_conn_bandwidth))
