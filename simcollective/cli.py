@@ -328,7 +328,7 @@ def format_report(report) -> str:
 def cmd_p2p(args) -> int:
     from .network.engine import Network, SimEnvironment
     from .placement import resolve_placement
-    from .profile import load_profile
+    from .profiles import load_profile
     from .runtime import run_ranks
     from .simulate import RunConfig, build_graph
 
@@ -357,7 +357,7 @@ def cmd_p2p(args) -> int:
             yield comm.recv(0)
 
     env = SimEnvironment()
-    net = Network(env, profile.effective_graph(graph), profile, args.routing)
+    net = Network(env, profile.network.effective_graph(graph), profile.network, args.routing)
     result = run_ranks(graph, [order[src], order[dst]], main, lambda r: (), profile, network=net)
     route = net.route(order[src], order[dst])
     hops = net.router.describe(route)

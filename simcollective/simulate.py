@@ -38,7 +38,7 @@ from .algorithms.registry import CONTEXT, check_options
 from .data.collectives import EMPTY_RESULT, Sources, get_collective, verify_pieces
 from .errors import UserInputError, VerificationError
 from .placement import describe_placement, resolve_placement
-from .profile import load_profile
+from .profiles import load_profile
 from .memory import check_run_memory
 from .runtime import run_ranks
 

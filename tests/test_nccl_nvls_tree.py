@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 import topologies
 from simcollective.cli import main
 from simcollective.nccl import collectives, model, nvls_tree
-from simcollective.profile import load_profile
+from simcollective.profiles import load_profile
 from simcollective.simulate import RunConfig, expected_messages, resolve, run_allreduce
 
 MiB = 1 << 20

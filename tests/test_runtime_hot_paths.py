@@ -12,7 +12,7 @@ from conftest import mesh_graph
 from simcollective.patterns.dense import flatten, ring_allgather, ring_reduce_scatter, split
 from simcollective.data.symbolic import SymbolicArray, concat, symbolic_input, verify_symbolic
 from simcollective.errors import DeadlockError, VerificationError
-from simcollective.profile import load_profile
+from simcollective.profiles import load_profile
 from simcollective.runtime import run_ranks
 from simcollective.simulate import RunConfig, make_inputs, resolve, simulate, verify
 

@@ -28,6 +28,7 @@ from ..data.blocks import block_bounds
 from ..data.parts import concat
 from ..errors import UserInputError
 from . import model, nvls_tree
+from .constants import NcclConstants
 from .protocols import (PROTOCOLS, Wire, check_protocol, nvls_chunk_bytes, ring_chunk_bytes, step_bytes,
                         tree_chunk_bytes)
 from .search import ring_orders, tree_links
@@ -106,11 +107,11 @@ class Plan:
 _PLANS: dict = {}
 
 
-def nccl_table(profile) -> dict:
+def nccl_table(profile) -> NcclConstants:
     """The profile's ``[nccl]`` figures (the ``nccl`` profile's when the run's has none)."""
     table = getattr(profile, "nccl", None)
     if table is None:
-        from ..profile import load_profile
+        from ..profiles import load_profile
 
         table = load_profile("nccl").nccl
     return table
@@ -198,16 +199,16 @@ def _build_plan(graph, gpus, profile, algorithm: str, nbytes: int, protocol, cha
     if predicted is None:
         predicted = model.predict(m, graphs, algorithm, protocol, nbytes)
         predicted = None if math.isinf(predicted) else predicted
-    lat_us = table["launch_us"]
+    lat_us = table.launch_us
     if m.nranks > 1:
-        lat_us += (model.latency(m, graphs, algorithm, protocol, table={"base": table["base"], "hop": table["hop"]})
+        lat_us += (model.latency(m, graphs, algorithm, protocol, table=table.latency_table())
                    * model.ring_plateau_factor(m, graphs, algorithm, protocol, nbytes))
-    wire = table["wire_factor"][protocol]
+    wire = table.wire_factor[protocol]
     if algorithm in ("nvls", "nvlstree"):
         P = m.ppn
         # every GPU link carries (P + 1)/P x S each way in NVLS (scatter + multimem store up,
         # multimem load-reduce + gather down); the emulation sends 2 (P - 1)/P x S each way
-        wire = (P + 1) / (2 * (P - 1)) / table["nvls_efficiency"] if P > 1 else 1.0
+        wire = (P + 1) / (2 * (P - 1)) / table.nvls_efficiency if P > 1 else 1.0
     plan = Plan(algorithm, protocol, channels, lat_us * 1e-6, wire, m, model_choice=model_choice,
                 predicted_us=predicted)
     if algorithm in ("nvls", "nvlstree"):

@@ -183,15 +183,15 @@ def _build_coll_plan(graph, gpus, profile, coll: str, algorithm: str, nbytes: in
     if predicted is None and m.nranks > 1:
         predicted = coll_predict(m, graphs, coll, algorithm, protocol, nbytes)
         predicted = None if math.isinf(predicted) else predicted
-    lat_us = table["launch_us"]
+    lat_us = table.launch_us
     if m.nranks > 1:
-        lat_us += coll_latency(m, coll, algorithm, protocol, table={"base": table["base"], "hop": table["hop"]})
-    wire = table["wire_factor"][protocol]
+        lat_us += coll_latency(m, coll, algorithm, protocol, table=table.latency_table())
+    wire = table.wire_factor[protocol]
     if algorithm == "nvls":
         # NVLS allgather: each GPU link carries its block once up and the P - 1 others down;
         # reduce-scatter: its P - 1 blocks up (the switch reads them) and its result down.
         # The emulation sends P - 1 blocks each way, so only the NVLS efficiency scales it.
-        wire = 1.0 / table["nvls_efficiency"]
+        wire = 1.0 / table.nvls_efficiency
     plan = Plan(algorithm, protocol, channels, lat_us * 1e-6, wire, m, predicted_us=predicted)
     if algorithm == "ring" and m.nranks > 1:
         set_ring_orders(plan, m)

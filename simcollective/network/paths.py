@@ -79,9 +79,10 @@ def _coefficients(route, reverse, cross: float):
     return res, coef
 
 
-def path_parameters(router, profile, cap, src, dst) -> Path:
-    """Everything about flows src -> dst that does not depend on the message size."""
-    prof = profile
+def path_parameters(router, model, cap, src, dst) -> Path:
+    """Everything about flows src -> dst that does not depend on the message size
+    (``model``: the :class:`~simcollective.network.model.NetworkModel`)."""
+    prof = model
     route = router.route(src, dst)
     reverse = router.route(dst, src) if prof.cross_traffic > 0 and route.resources else None
     res, coef = _coefficients(route, reverse, prof.cross_traffic)
@@ -107,18 +108,18 @@ def path_parameters(router, profile, cap, src, dst) -> Path:
     return p
 
 
-def path_latency(route, profile):
-    """The route latency times the profile's latency factor when that factor does not
+def path_latency(route, model):
+    """The route latency times the model's latency factor when that factor does not
     depend on the message size (``None`` when it does)."""
     lat = route.latency
-    if len(profile.lat_factors) != 1:
+    if len(model.lat_factors) != 1:
         return None
-    return lat * profile.lat_factors[0] if lat else lat
+    return lat * model.lat_factors[0] if lat else lat
 
 
 def bound_path(base: Path, k: float) -> Path:
     """``base`` with its rate bound at most ``k`` x the route's smallest capacity (the
-    ``bandwidth_factor_mode = "bound"`` profiles); a path of its own (own bytes, own
+    ``bandwidth_factor_mode = "bound"`` models); a path of its own (own bytes, own
     row in the path table)."""
     p = Path()
     p.route, p.res, p.coef, p.weight, p.bytes = base.route, base.res, base.coef, base.weight, 0
@@ -171,14 +172,14 @@ class PathsMixin:
         key = (src, dst)
         p = self._paths.get(key)
         if p is None:
-            p = self._paths[key] = path_parameters(self.router, self.profile, self.cap, src, dst)
+            p = self._paths[key] = path_parameters(self.router, self.model, self.cap, src, dst)
         return p
 
     def _bound_path(self, src, dst, size):
-        """Path parameters when the bandwidth factor bounds the rate (profile
+        """Path parameters when the bandwidth factor bounds the rate (network model
         ``bandwidth_factor_mode = "bound"``, SimGrid SMPI's convention): the flow's rate
         bound is at most f_bw(size) x the route's smallest capacity; cached per factor."""
-        k = self.profile.bandwidth_factor(size)
+        k = self.model.bandwidth_factor(size)
         key = (src, dst, k)
         p = self._paths.get(key)
         if p is None:

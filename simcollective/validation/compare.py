@@ -261,7 +261,7 @@ def compare(log, topology="dgx-h100", nodes=1, topology_opts=None, algorithm="au
     ``sizes``: simulate only these sizes of the log (a calibration's search, see
     :mod:`simcollective.validation.fit`); None: all of them (within ``min_size``/``max_size``)."""
     from ..algorithms import get_algorithm
-    from ..profile import load_profile
+    from ..profiles import load_profile
     from ..simulate import RunConfig, build_graph, run_allreduce
 
     table = read_table(log, section)
@@ -323,7 +323,7 @@ def compare(log, topology="dgx-h100", nodes=1, topology_opts=None, algorithm="au
 
         gpu = next(v for v, d in graph.nodes(data=True) if d.get("kind") == "gpu")
         arch = arch_of(compute_capability(graph.nodes[gpu].get("model", "GPU")))
-        extra_us = (min(gpp, n) - 1) * prof.nccl["launch_us_per_extra_gpu"][arch]
+        extra_us = (min(gpp, n) - 1) * prof.nccl.launch_us_per_extra_gpu[arch]
     use_ip = in_place or table.format == "busbw-only"
     factor = BUS_FACTOR(table.collective, n)
     options = {k: v for k, v in (("protocol", protocol), ("channels", channels)) if v is not None}
