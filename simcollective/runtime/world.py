@@ -71,7 +71,7 @@ class World:
         self.shared: dict = {}   # per-simulation memo the algorithms may share (Comm.shared)
         # one members tuple shared by every rank's world communicator (a tuple per rank
         # would be P^2 integers at P ranks, scattered in memory: at 1024 ranks every
-        # message's lookup of its peers touched a different 8 KiB tuple and its own ints)
+        # message's lookup of its peers would touch a different 8 KiB tuple and its ints)
         self._world_members = tuple(range(self.size))
         self._members: dict = {self._world_members: self._world_members}  # canonical tuples
 
