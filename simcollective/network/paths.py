@@ -82,29 +82,28 @@ def _coefficients(route, reverse, cross: float):
 def path_parameters(router, model, cap, src, dst) -> Path:
     """Everything about flows src -> dst that does not depend on the message size
     (``model``: the :class:`~simcollective.network.model.NetworkModel`)."""
-    prof = model
     route = router.route(src, dst)
-    reverse = router.route(dst, src) if prof.cross_traffic > 0 and route.resources else None
-    res, coef = _coefficients(route, reverse, prof.cross_traffic)
-    if prof.sharing == "penalty":
-        penalty = route.latency + sum(prof.weight_s / cap[r] for r in route.resources)
+    reverse = router.route(dst, src) if model.cross_traffic > 0 and route.resources else None
+    res, coef = _coefficients(route, reverse, model.cross_traffic)
+    if model.sharing == "penalty":
+        penalty = route.latency + sum(model.weight_s / cap[r] for r in route.resources)
         weight = 1.0 / penalty if penalty > 0 else 1.0
     else:
         weight = 1.0
     maxrate = min((cap[r] / a for r, a in zip(res, coef)), default=_INF)
-    if prof.bound_by_route_capacity:
+    if model.bound_by_route_capacity:
         maxrate = min(maxrate, route.capacity)
     if router.flow_cap:   # per-flow caps of the route's links (edge attribute flow_bandwidth)
         maxrate = min([maxrate] + [router.flow_cap[r] for r in res if r in router.flow_cap])
-    if prof.tcp_gamma > 0 and route.latency > 0:
-        maxrate = min(maxrate, prof.tcp_gamma / (2.0 * route.latency))
+    if model.tcp_gamma > 0 and route.latency > 0:
+        maxrate = min(maxrate, model.tcp_gamma / (2.0 * route.latency))
     p = Path()
     p.route, p.res, p.coef, p.weight, p.maxrate, p.bytes = route, tuple(res), tuple(coef), weight, maxrate, 0
     p.load = tuple((r, a, a * maxrate) for r, a in zip(res, coef))
     p.coef_of = dict(zip(res, coef))
     p.nres = len(res)
     p.pid = -1
-    p.lat = path_latency(route, prof)
+    p.lat = path_latency(route, model)
     return p
 
 
