@@ -42,7 +42,7 @@ def ring_messages(P: int, elements: int = 256 * 2**20, dtype: str = "float32", w
     t0 = time.perf_counter()
     from simcollective.data.symbolic import symbolic_input
     from simcollective.placement import resolve_placement
-    from simcollective.profile import load_profile
+    from simcollective.profiles import load_profile
     from simcollective.runtime import run_ranks
     from simcollective.simulate import RunConfig, build_graph
 

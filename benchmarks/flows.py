@@ -21,7 +21,7 @@ def permutation_scenario(hosts: int, oversubscription: float, routing: str, seed
 
     import topologies
     from simcollective.network.engine import Network, SimEnvironment
-    from simcollective.profile import load_profile
+    from simcollective.profiles import load_profile
 
     t0 = time.perf_counter()
     g = topologies.fat_tree(hosts, oversubscription=oversubscription)
@@ -29,7 +29,7 @@ def permutation_scenario(hosts: int, oversubscription: float, routing: str, seed
     gpus = topologies.gpus(g)
     perm = np.random.default_rng(seed).permutation(len(gpus))
     env = SimEnvironment()
-    net = Network(env, g, load_profile("ideal"), routing)
+    net = Network(env, g, load_profile("ideal").network, routing)
     t1 = time.perf_counter()
     for i, j in enumerate(perm):
         if i != j:

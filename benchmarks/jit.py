@@ -23,7 +23,7 @@ def compile_all() -> dict:
     import networkx as nx
 
     from simcollective.network.engine import Network, SimEnvironment, Tuning
-    from simcollective.profile import load_profile
+    from simcollective.profiles import load_profile
 
     t_import = time.perf_counter() - t0
     g = nx.DiGraph()
@@ -34,11 +34,11 @@ def compile_all() -> dict:
             g.add_edge(a, b, bandwidth=1e9, latency=1e-6, duplex="full", link_type="nvlink")
     env = SimEnvironment()
     tuning = Tuning(bulk_min=0, walk_limit=0, bulk_off=0, refresh=2, jit_after=0)
-    net = Network(env, g, load_profile("ideal"), tuning=tuning)
+    net = Network(env, g, load_profile("ideal").network, tuning=tuning)
     for k, (s, d) in enumerate([(0, 3), (1, 3), (0, 2), (2, 3), (3, 0), (0, 1)]):
         net.transfer(s, d, 10**6 * (k + 1), lambda f: None)
     env.run()
-    net2 = Network(SimEnvironment(), g, load_profile("ideal"))
+    net2 = Network(SimEnvironment(), g, load_profile("ideal").network)
     for s, d in [(0, 3), (1, 3)]:
         net2.transfer(s, d, 10**6, lambda f: None)
     net2.env.run()

@@ -21,7 +21,7 @@ from simcollective.nccl import model
 from simcollective.validation.compare import SUPPORTED as COLLECTIVE
 from simcollective.validation.nccltests import BUS_FACTOR, parse_log
 from simcollective.nccl.coll_model import coll_choose
-from simcollective.profile import load_profile
+from simcollective.profiles import load_profile
 
 HERE = Path(__file__).parent
 sys.path.insert(0, str(HERE))
@@ -59,7 +59,7 @@ def _table_and_machine(log: str, args: list):
 
 
 def check() -> list:
-    launch = load_profile("nccl").nccl["launch_us_per_extra_gpu"]
+    launch = load_profile("nccl").nccl.launch_us_per_extra_gpu
     lines = []
     for name, log, args in RUNS:
         table, m = _table_and_machine(log, args)

@@ -20,13 +20,13 @@ from simcollective.nccl.fill import ring_fill
 from simcollective.nccl.plans import make_plan
 from simcollective.nccl.protocols import step_bytes
 from simcollective.validation.compare import compare
-from simcollective.profile import load_profile
+from simcollective.profiles import load_profile
 
 LOGS = Path(__file__).parent / "nccl-tests"
 MiB = 1 << 20
 KiB = 1 << 10
 #: the nccl profile's NVLink2 (direct cable) fraction, which the simulated V100 calls ran at
-NVLINK_NOW = dict(load_profile("nccl").link_efficiency)["nvlink"]
+NVLINK_NOW = dict(load_profile("nccl").network.link_efficiency)["nvlink"]
 
 
 def _steps(steps):

@@ -1,4 +1,4 @@
-"""Resource guard: refuse, before any work, a run that cannot fit in this machine's memory.
+"""The memory guard: refuse, before any work, a run that cannot fit in this machine's memory.
 
 A typo (``--nodes 100000``, ``--elements 1G --verify full`` on 64 ranks) must not take the
 machine down or end in a NumPy memory-error traceback after minutes: the estimate comes from
@@ -18,8 +18,8 @@ The estimates are deliberately rough upper bounds, measured on this code base:
   doubling's pairs hold one merge each): ``4 x min(N x itemsize, P x k x (itemsize + 8))``.
   Measured peaks, abci, N = 32M int32, d = 1/1024: 256 ranks ssar-recursive-doubling 0.86 GB
   (estimate 1.0 GB), topk-allgather 0.55 GB, sparse-ring-ring 0.59 GB; 1024 ranks
-  sparse-ring-ring 1.25 GB (estimate 1.8 GB). (The first guard charged every rank a result of
-  its own, ``2 x P x min(...)``: 48 GiB and 257 GiB for these, refusing runs that fit.)
+  sparse-ring-ring 1.25 GB (estimate 1.8 GB). (Charging every rank a result of its own,
+  ``2 x P x min(...)``, would estimate 48 GiB and 257 GiB for these and refuse runs that fit.)
 """
 
 from __future__ import annotations

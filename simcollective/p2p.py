@@ -23,7 +23,7 @@ def add_parser(sub) -> None:
 def cmd_p2p(args) -> int:
     from .network.engine import Network, SimEnvironment
     from .placement import resolve_placement
-    from .profile import load_profile
+    from .profiles import load_profile
     from .runtime import run_ranks
     from .simulate import build_graph
 
@@ -50,7 +50,7 @@ def cmd_p2p(args) -> int:
             yield comm.recv(0)
 
     env = SimEnvironment()
-    net = Network(env, profile.effective_graph(graph), profile, args.routing)
+    net = Network(env, profile.network.effective_graph(graph), profile.network, args.routing)
     result = run_ranks(graph, [order[src], order[dst]], main, lambda r: (), profile, network=net)
     route = net.route(order[src], order[dst])
     hops = net.router.describe(route)

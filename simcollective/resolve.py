@@ -15,7 +15,7 @@ from .data.collectives import get_collective
 from .errors import UserInputError
 from .memory import check_run_memory
 from .placement import resolve_placement
-from .profile import load_profile
+from .profiles import load_profile
 from .run_config import VERIFY_MODES, RunConfig, build_graph
 
 __all__ = ["Plan", "resolve", "resolve_study", "default_group_size", "count_for_bytes"]

@@ -7,7 +7,8 @@ import pytest
 
 from simcollective.errors import UserInputError
 from simcollective.network.engine import Network, SimEnvironment
-from simcollective.profile import Profile, load_profile
+from simcollective.network.model import NetworkModel
+from simcollective.profiles import load_profile
 
 C = 10e9
 
@@ -32,7 +33,7 @@ def finish(profile, sizes):
 
 
 def prof(mode):
-    return Profile(name=mode, bw_thresholds=(0.0,), bw_factors=(0.5,), bandwidth_factor_mode=mode)
+    return NetworkModel(bw_thresholds=(0.0,), bw_factors=(0.5,), bandwidth_factor_mode=mode)
 
 
 def test_lone_flow_same_in_both_modes():
@@ -51,9 +52,9 @@ def test_contention_differs():
 
 def test_smpi_profile_keeps_progress_and_study_uses_bound():
     p = load_profile("smpi")
-    assert p.bandwidth_factor_mode == "progress"
-    assert p.with_study_compute().bandwidth_factor_mode == "bound"
-    assert load_profile("cm02").with_study_compute().bandwidth_factor_mode == "progress"
+    assert p.network.bandwidth_factor_mode == "progress"
+    assert p.with_study_compute().network.bandwidth_factor_mode == "bound"
+    assert load_profile("cm02").with_study_compute().network.bandwidth_factor_mode == "progress"
     assert load_profile("ideal").with_study_compute() == load_profile("ideal")
 
 

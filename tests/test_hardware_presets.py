@@ -15,7 +15,7 @@ import topologies
 from simcollective.cli import main as cli_main
 from simcollective.network.engine import Network, SimEnvironment
 from simcollective.network.routing import Router
-from simcollective.profile import load_profile
+from simcollective.profiles import load_profile
 from topologies import (
     PRESETS,
     TopologyError,
@@ -44,7 +44,7 @@ def kinds(G):
 def run_flows(G, flows):
     """Flows (src, dst, bytes) all started at t = 0 under `ideal`; their finish times."""
     env = SimEnvironment()
-    net = Network(env, G, load_profile("ideal"), "first")
+    net = Network(env, G, load_profile("ideal").network, "first")
     done = [None] * len(flows)
     for i, (s, d, size) in enumerate(flows):
         net.transfer(s, d, size, lambda f, i=i: done.__setitem__(i, env.now))

@@ -16,7 +16,7 @@ from simcollective.errors import UserInputError
 from simcollective.nccl import model, search
 from simcollective.patterns.trees import btree, dtree
 from simcollective.validation.nccltests import parse_log
-from simcollective.profile import load_profile
+from simcollective.profiles import load_profile
 from simcollective.simulate import RunConfig, run_allreduce
 
 REF = Path(__file__).parents[1] / "experiments" / "nccl-tests"
@@ -197,7 +197,7 @@ def test_nvls_time_closed_form():
     n, P = 2**24, 8
     rep = run("nccl-nvls", elements=n, dtype="float32", channels=16)
     S = 4 * n
-    eff = load_profile("nccl").nccl["nvls_efficiency"]
+    eff = load_profile("nccl").nccl.nvls_efficiency
     expect = 25e-6 + S * (P + 1) / P / (cap * 0.82 * eff) * (1 + 1 / 8)
     assert rep["time_s"] == pytest.approx(expect, rel=1e-3)
     assert rep["phases"]["pipeline-fill"] == pytest.approx(S * (P + 1) / P / (cap * 0.82 * eff) / 8, rel=1e-3)
@@ -287,7 +287,7 @@ def test_profile_nccl_table_is_validated(tmp_path):
 def test_study_profiles_keep_graph_as_is():
     g = topologies.build("dgx-h100", 1, {})
     for name in ("ideal", "cm02", "smpi"):
-        assert load_profile(name).effective_graph(g) is g
+        assert load_profile(name).network.effective_graph(g) is g
 
 
 # -- nccl-tests logs ------------------------------------------------------------------------------------

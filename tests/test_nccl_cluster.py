@@ -151,7 +151,7 @@ def test_compare_bad_setting_in_the_log_is_a_one_line_error(capsys, tmp_path):
 # ------------------------------------------------------------------ 3. per-connection network cap
 
 import topologies  # noqa: E402
-from simcollective.profile import load_profile  # noqa: E402
+from simcollective.profiles import load_profile  # noqa: E402
 from simcollective.runtime import run_ranks  # noqa: E402
 from simcollective.simulate import RunConfig, expected_messages, resolve, run_allreduce  # noqa: E402
 

@@ -13,7 +13,7 @@ import topologies
 from simcollective.cli import main
 from simcollective.nccl import hooks, model, plans, protocols, search
 from simcollective.nccl.fill import nvls_fill
-from simcollective.profile import load_profile
+from simcollective.profiles import load_profile
 from simcollective.simulate import RunConfig, expected_messages, resolve, run_allreduce
 
 MiB = 1 << 20

@@ -13,7 +13,7 @@ from simcollective.cli import main
 from simcollective.nccl import model
 from simcollective.validation.nccltests import parse_log
 from simcollective.nccl.coll_model import coll_bandwidth, coll_choose, coll_latency
-from simcollective.profile import load_profile
+from simcollective.profiles import load_profile
 from simcollective.simulate import RunConfig, run_collective
 
 REF = Path(__file__).parents[1] / "experiments" / "nccl-tests"
@@ -80,12 +80,12 @@ def test_ring_allgather_closed_form_on_an_nvswitch(protocol, channels):
     rep = run("allgather", "nccl-ring", elements=count, dtype="int32",
               options={"protocol": protocol, "channels": channels})
     prof = load_profile("nccl")
-    eff = dict(prof.link_efficiency)["nvswitch"]
+    eff = dict(prof.network.link_efficiency)["nvswitch"]
     B = 450e9 * eff
     m = machine("dgx-h100")
-    lat = (prof.nccl["launch_us"] + coll_latency(m, "allgather", "ring", protocol,
-                                                 {"base": prof.nccl["base"], "hop": prof.nccl["hop"]})) * 1e-6
-    wire = prof.nccl["wire_factor"][protocol]
+    lat = (prof.nccl.launch_us + coll_latency(m, "allgather", "ring", protocol,
+                                                 prof.nccl.latency_table())) * 1e-6
+    wire = prof.nccl.wire_factor[protocol]
     S = P * count * 4
     # wire sizes are whole bytes: each of the (P - 1) x C x (<= 2 loops) messages a link
     # carries in turn is rounded up by less than one byte
@@ -246,10 +246,10 @@ def test_broadcast_chain_pipelines_in_nccl_steps():
     rep = run("broadcast", "nccl-ring", bytes=16 * step, dtype="int32",
               options={"protocol": "simple", "channels": 1})
     prof = load_profile("nccl")
-    B = 450e9 * dict(prof.link_efficiency)["nvswitch"]
+    B = 450e9 * dict(prof.network.link_efficiency)["nvswitch"]
     lat = rep["phases"]["latency"]
-    assert lat == pytest.approx((prof.nccl["launch_us"] + coll_latency(
-        machine("dgx-h100"), "broadcast", "ring", "simple", {"base": prof.nccl["base"], "hop": prof.nccl["hop"]}))
+    assert lat == pytest.approx((prof.nccl.launch_us + coll_latency(
+        machine("dgx-h100"), "broadcast", "ring", "simple", prof.nccl.latency_table()))
         * 1e-6)
     assert rep["time_s"] == pytest.approx(lat + (16 + P - 2) * step / B, rel=1e-9)
 

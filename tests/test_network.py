@@ -11,7 +11,8 @@ from hypothesis import strategies as st
 from simcollective.network.engine import Network, SimEnvironment, Tuning, max_min_rates
 from simcollective.network.routing import Route, Router
 from simcollective.network.routing import Router
-from simcollective.profile import Profile, load_profile
+from simcollective.network.model import NetworkModel
+from simcollective.profiles import load_profile
 
 
 def line_graph(nodes, cap=1.0, lat=0.0, duplex="full"):
@@ -27,7 +28,7 @@ def line_graph(nodes, cap=1.0, lat=0.0, duplex="full"):
 def run_flows(graph, flows, profile="ideal", routing="first", check=None, tuning=None):
     """flows: list of (src, dst, size, start); returns finish times in order."""
     env = SimEnvironment()
-    net = Network(env, graph, load_profile(profile) if isinstance(profile, str) else profile, routing, tuning=tuning)
+    net = Network(env, graph, load_profile(profile).network if isinstance(profile, str) else profile, routing, tuning=tuning)
     if check is not None:
         net.on_rates = lambda now, comp: check(net, now)
     done = [None] * len(flows)
@@ -160,7 +161,7 @@ def test_cm02_rtt_weighted_sharing():
     for u, v, lat in (("a", "s", 0.5), ("b", "s", 2.5), ("s", "t", 0.5)):
         for x, y in ((u, v), (v, u)):
             g.add_edge(x, y, bandwidth=100.0, latency=lat, duplex="full", link_type="infiniband")
-    prof = Profile(name="t", sharing="penalty", bound_by_route_capacity=True)
+    prof = NetworkModel(sharing="penalty", bound_by_route_capacity=True)
     env = SimEnvironment()
     net = Network(env, g, prof)
     seen = {}
@@ -173,11 +174,11 @@ def test_cm02_rtt_weighted_sharing():
 
 def test_tcp_window_bound_and_factors():
     g = line_graph(["x", "y"], cap=1e12, lat=1e-3)
-    prof = load_profile("cm02")
+    prof = load_profile("cm02").network
     done, _ = run_flows(g, [("x", "y", 10**8, 0.0)], profile=prof)
     bound = 4194304 / (2 * 1e-3)
     assert done[0] == pytest.approx(1e-3 + 1e8 / bound, rel=1e-12)
-    smpi = load_profile("smpi")
+    smpi = load_profile("smpi").network
     done, _ = run_flows(g, [("x", "y", 10**8, 0.0)], profile=smpi)
     # latency x f_lat, data advances at rate x f_bw; bound also sees the 5% cross traffic
     # only on the reverse link, which no other flow uses here
@@ -187,7 +188,7 @@ def test_tcp_window_bound_and_factors():
 def test_smpi_cross_traffic_loads_reverse_route():
     C = 100.0
     g = line_graph(["x", "y"], cap=C, duplex="full")
-    prof = Profile(name="t", cross_traffic=0.05)
+    prof = NetworkModel(cross_traffic=0.05)
     env = SimEnvironment()
     net = Network(env, g, prof)
     rates = {}
@@ -269,7 +270,7 @@ def test_every_flow_ends_and_no_link_is_oversubscribed(gf, profile, routing):
     for (s, d, S, t0), t in zip(flows, done):
         r = net.route(s, d)
         # never faster than alone on the route
-        assert t >= t0 + r.latency * net.profile.latency_factor(S) - 1e-9
+        assert t >= t0 + r.latency * net.model.latency_factor(S) - 1e-9
 
 
 @settings(max_examples=100, deadline=None)
@@ -456,7 +457,7 @@ class _FixedRouter(Router):
 def _hairpin_net(fixed, tuning=None, lat=0.0):
     g = line_graph(["a", "b", "c", "d"], cap=50e9)
     env = SimEnvironment()
-    net = Network(env, g, load_profile("ideal"), router=_FixedRouter(g, fixed, lat), tuning=tuning)
+    net = Network(env, g, load_profile("ideal").network, router=_FixedRouter(g, fixed, lat), tuning=tuning)
     return env, net
 
 
@@ -524,7 +525,7 @@ def test_traced_and_untraced_runs_are_bit_identical_in_every_mode():
         seen.append(now)
 
     env = SimEnvironment()
-    net1 = Network(env, g, load_profile("smpi"), tuning=tuning)
+    net1 = Network(env, g, load_profile("smpi").network, tuning=tuning)
     net1.series = {}
     rates = []
     net1.on_rates = lambda now, comp: rates.extend(f.rate for f in comp)
@@ -572,11 +573,11 @@ def test_kernels_run_as_plain_python_with_the_jit_disabled():
     code = (
         "import json, random, topologies\n"
         "from simcollective.network.engine import Network, SimEnvironment, Tuning\n"
-        "from simcollective.profile import load_profile\n"
+        "from simcollective.profiles import load_profile\n"
         "import numba\n"
         "g = topologies.fat_tree(16, oversubscription=3.0); gp = topologies.gpus(g)\n"
         "env = SimEnvironment(); rnd = random.Random(2)\n"
-        "net = Network(env, g, load_profile('cm02'), tuning=Tuning(bulk_min=6, walk_limit=3, bulk_off=4))\n"
+        "net = Network(env, g, load_profile('cm02').network, tuning=Tuning(bulk_min=6, walk_limit=3, bulk_off=4))\n"
         "out = []\n"
         "for i in range(14):\n"
         "    net.transfer(gp[i], gp[14 + i % 2], 10**6 * (1 + i % 3), lambda f: out.append((f.seq, env.now)))\n"
@@ -628,12 +629,12 @@ def test_latency_factor_fixed_per_path_and_size_dependent_per_message():
     import dataclasses
 
     g = line_graph(["x", "y"], cap=1e9, lat=1e-3)
-    fixed = dataclasses.replace(load_profile("ideal"), lat_factors=(3.0,))
+    fixed = dataclasses.replace(load_profile("ideal").network, lat_factors=(3.0,))
     done, net = run_flows(g, [("x", "y", 10**6, 0.0)], profile=fixed)
     path = net.path_parameters("x", "y")
     assert path.lat == 1e-3 * 3.0
     assert done[0] == 1e-3 * 3.0 + 10**6 / 1e9
-    by_size = dataclasses.replace(load_profile("ideal"), lat_thresholds=(0.0, 1000.0), lat_factors=(2.0, 5.0))
+    by_size = dataclasses.replace(load_profile("ideal").network, lat_thresholds=(0.0, 1000.0), lat_factors=(2.0, 5.0))
     done, net = run_flows(g, [("x", "y", 100, 0.0), ("x", "y", 10**6, 1.0)], profile=by_size)
     assert net.path_parameters("x", "y").lat is None
     assert done[0] == 1e-3 * 2.0 + 100 / 1e9

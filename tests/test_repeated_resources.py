@@ -12,7 +12,7 @@ import pytest
 import topologies
 from simcollective.network.engine import Network, SimEnvironment
 from simcollective.network.routing import Route, Router
-from simcollective.profile import load_profile
+from simcollective.profiles import load_profile
 
 C = 50e9
 
@@ -46,7 +46,7 @@ class HandRoutes(Router):
 
 def run(graph, router, flows, profile="ideal"):
     env = SimEnvironment()
-    net = Network(env, graph, load_profile(profile), router=router)
+    net = Network(env, graph, load_profile(profile).network, router=router)
     done = [None] * len(flows)
     for i, (s, d, size) in enumerate(flows):
         net.transfer(s, d, size, lambda f, i=i: done.__setitem__(i, env.now))

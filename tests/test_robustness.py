@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from simcollective.cli import main
-from simcollective.profile import load_profile
+from simcollective.profiles import load_profile
 
 SMPI = Path(__file__).resolve().parent.parent / "simcollective" / "profiles" / "smpi.toml"
 

@@ -8,7 +8,8 @@ import topologies
 from conftest import mesh_graph
 from simcollective.errors import DeadlockError, SimCollectiveError, UserInputError
 from simcollective.placement import resolve_placement
-from simcollective.profile import Profile, load_profile
+from simcollective.profiles import Profile, load_profile
+from simcollective.runtime import ComputeModel
 from simcollective.runtime import run_ranks
 
 IDEAL = load_profile("ideal")
@@ -103,7 +104,7 @@ def test_waitany_returns_the_first_arrival():
 
 
 def test_phases_compute_and_other_add_up_to_each_rank_finish_time():
-    prof = Profile(name="t", dense_bytes_per_second=3e9)
+    prof = Profile(name="t", compute=ComputeModel(dense_bytes_per_second=3e9))
 
     def main(comm):
         x = np.ones(1000, dtype=np.float32)

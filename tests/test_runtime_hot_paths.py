@@ -13,7 +13,7 @@ from simcollective.patterns.dense import flatten, split
 from simcollective.patterns.rings import ring_allgather, ring_reduce_scatter
 from simcollective.data.symbolic import SymbolicArray, concat, symbolic_input, verify_symbolic
 from simcollective.errors import DeadlockError, VerificationError
-from simcollective.profile import load_profile
+from simcollective.profiles import load_profile
 from simcollective.runtime import run_ranks
 from simcollective.simulate import RunConfig, make_inputs, resolve, simulate, verify
 

@@ -7,7 +7,7 @@ import pytest
 
 import topologies
 from simcollective.errors import UserInputError
-from simcollective.profile import load_profile
+from simcollective.profiles import load_profile
 from simcollective.runtime import run_ranks
 
 LAT = 15.464e-6  # ABCI n0/gpu0 -> n1/gpu0 via FBB 0 under --routing study (SimGrid's route)
@@ -35,8 +35,8 @@ def micro(profile, nbytes, delay=100e-6):
 
 @pytest.mark.parametrize("profile", ["cm02", "smpi"])
 def test_profiles_set_smpi_semantics(profile):
-    assert load_profile(profile).small_messages == "smpi"
-    assert load_profile("ideal").small_messages == "eager"
+    assert load_profile(profile).network.small_messages == "smpi"
+    assert load_profile("ideal").network.small_messages == "eager"
 
 
 def test_micro_check_cm02():

@@ -12,7 +12,7 @@ from simcollective.algorithms.allreduce.ssar_split_allgather import StudyPairs
 from simcollective.data.sparse import SparseStream
 from simcollective.errors import UserInputError
 from simcollective.network.engine import Network, SimEnvironment
-from simcollective.profile import load_profile
+from simcollective.profiles import load_profile
 from simcollective.runtime import barrier_offsets
 from simcollective.simulate import RunConfig, run_allreduce
 
@@ -27,8 +27,8 @@ def test_barrier_offsets_are_route_latencies_times_the_zero_byte_factor():
     g = topologies.build("abci", 4, {})
     gpus = [n for n in g if g.nodes[n]["kind"] == "gpu"]
     for prof, k in (("cm02", 1.0), ("smpi", 2.01467)):
-        net = Network(SimEnvironment(), g, load_profile(prof), "study")
-        off = barrier_offsets(net, gpus, load_profile(prof))
+        net = Network(SimEnvironment(), g, load_profile(prof).network, "study")
+        off = barrier_offsets(net, gpus, load_profile(prof).network)
         assert off[0] == 0.0
         assert off[1] == pytest.approx(9.000e-6 * k, abs=1e-15)      # same node, NVLink
         assert off[4] == pytest.approx(15.464e-6 * k, abs=1e-15)     # n1: other leaves, FBB 0
@@ -152,7 +152,8 @@ def test_scatter_add_costs_the_sparse_entries_only():
     from simcollective.data.dense import scatter_add  # noqa: F401  (the operation modelled)
     from simcollective.runtime import run_ranks
 
-    prof = replace(load_profile("ideal"), sparse_elements_per_second=1e6)
+    ideal = load_profile("ideal")
+    prof = replace(ideal, compute=replace(ideal.compute, sparse_elements_per_second=1e6))
     g = topologies.build("abci", 1, {})
     dense = SparseStream(0, 1000, None, np.zeros(1000, dtype=np.int32))
     sp = stream(1000, [1, 5, 9])
@@ -174,9 +175,9 @@ def test_scatter_add_costs_the_sparse_entries_only():
 
 def test_smpi_study_uses_the_study_compute_table():
     p = load_profile("smpi")
-    assert p.dense_bytes_per_second == 0
+    assert p.compute.dense_bytes_per_second == 0
     s = p.with_study_compute()
-    assert s.dense_bytes_per_second > 0 and s.sparse_elements_per_second > 0
+    assert s.compute.dense_bytes_per_second > 0 and s.compute.sparse_elements_per_second > 0
     f = run(topology="abci", nodes=2, algorithm="sparse-ring", elements=M, dtype="int32", density=1 / 128,
             profile="smpi", study=True)
     assert f["phases"].get("compute", 0) > 0

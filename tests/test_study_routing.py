@@ -11,7 +11,7 @@ import pytest
 import topologies
 from simcollective.network.routing import Router
 from simcollective.runtime import run_ranks
-from simcollective.profile import load_profile
+from simcollective.profiles import load_profile
 
 
 def abci_rule(a, b, per_rack=34):

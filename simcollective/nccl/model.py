@@ -15,7 +15,7 @@ import math
 from dataclasses import dataclass, field
 
 from ..errors import UserInputError
-from .protocols import TUNER_ORDER
+from .protocols import ALGOS, TUNER_ORDER
 from .search import GraphInfo, graphs_of
 
 __all__ = [
@@ -27,7 +27,6 @@ __all__ = [
 PROTOCOLS = TUNER_ORDER
 #: algorithms in NCCL's tie-break order (CollNet and PAT do not apply: no CollNet plugin,
 #: PAT is not an allreduce algorithm)
-ALGOS = ("tree", "ring", "nvls", "nvlstree")
 
 # -- NCCL 2.30.7 tuner constants -----------------------------------------------------------
 #: baseLatencies (us), (LL, LL128, Simple)

@@ -25,10 +25,11 @@ from __future__ import annotations
 import hashlib
 import math
 import weakref
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 
 from ..errors import UserInputError
 from . import coll_model, model
+from .constants import NcclConstants
 from .fill import FILL, FillRules, nvls_fill, ring_fill
 from .protocols import (MAX_CHAIN_CHUNKS, MAX_CHANNELS, MAX_LOOPS, MAX_NVLSTREE_PIECES, MAX_TREE_CHUNKS,
                         NVLSTREE_PIECES, TUNER_ORDER, check_protocol, nvls_chunk_bytes, tree_chunk_bytes)
@@ -79,19 +80,12 @@ class Plan:
 # -- the cache, by value -----------------------------------------------------------------------
 _PLANS: dict = {}
 _GRAPH_KEYS: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
-_DEFAULT_TABLE: list = []
 
 
-def nccl_table(profile) -> dict:
+def nccl_table(profile) -> NcclConstants:
     """The profile's ``[nccl]`` figures (the ``nccl`` profile's when the run's has none)."""
     table = getattr(profile, "nccl", None)
-    if table is None:
-        if not _DEFAULT_TABLE:
-            from ..profile import load_profile
-
-            _DEFAULT_TABLE.append(load_profile("nccl").nccl)
-        table = _DEFAULT_TABLE[0]
-    return table
+    return NcclConstants.default() if table is None else table
 
 
 def _frozen(value):
@@ -126,7 +120,7 @@ def cached_plan(graph, gpus, profile, what: tuple, build) -> Plan:
     after, since every rank asks for the same plan (at most 256 kept). The key is made of
     values: the graph's fingerprint, the GPUs, the profile's ``[nccl]`` figures and ``what``."""
     graph = graph.graph.get("line_rate_graph", graph)
-    key = (graph_key(graph), tuple(gpus), _frozen(nccl_table(profile))) + what
+    key = (graph_key(graph), tuple(gpus), _frozen(asdict(nccl_table(profile)))) + what
     plan = _PLANS.get(key)
     if plan is None:
         if len(_PLANS) > 256:
@@ -171,11 +165,11 @@ def _nvls_simple_only(protocol) -> None:
         raise UserInputError(f"--protocol {protocol} does not apply to nccl-nvls (NVLS runs only simple)")
 
 
-def _latency_us(table: dict, m, latency) -> float:
+def _latency_us(table: NcclConstants, m, latency) -> float:
     """The launch time plus, with more than one rank, ``latency(figures)`` (NCCL's L, us)."""
-    lat_us = table["launch_us"]
+    lat_us = table.launch_us
     if m.nranks > 1:
-        lat_us += latency({"base": table["base"], "hop": table["hop"]})
+        lat_us += latency(table.latency_table())
     return lat_us
 
 
@@ -227,12 +221,12 @@ def _build_plan(graph, gpus, profile, algorithm: str, nbytes: int, protocol, cha
         predicted = None if math.isinf(predicted) else predicted
     plateau = model.ring_plateau_factor(m, graphs, algorithm, protocol, nbytes)
     lat_us = _latency_us(table, m, lambda t: model.latency(m, graphs, algorithm, protocol, table=t) * plateau)
-    wire = table["wire_factor"][protocol]
+    wire = table.wire_factor[protocol]
     if algorithm in ("nvls", "nvlstree"):
         P = m.ppn
         # every GPU link carries (P + 1)/P x S each way in NVLS (scatter + multimem store up,
         # multimem load-reduce + gather down); the emulation sends 2 (P - 1)/P x S each way
-        wire = (P + 1) / (2 * (P - 1)) / table["nvls_efficiency"] if P > 1 else 1.0
+        wire = (P + 1) / (2 * (P - 1)) / table.nvls_efficiency if P > 1 else 1.0
     plan = Plan(algorithm, protocol, channels, lat_us * 1e-6, wire, m, model_choice=model_choice,
                 predicted_us=predicted)
     if algorithm in ("nvls", "nvlstree"):
@@ -297,12 +291,12 @@ def _build_coll_plan(graph, gpus, profile, coll: str, algorithm: str, nbytes: in
         predicted = coll_model.coll_predict(m, graphs, coll, algorithm, protocol, nbytes)
         predicted = None if math.isinf(predicted) else predicted
     lat_us = _latency_us(table, m, lambda t: coll_model.coll_latency(m, coll, algorithm, protocol, table=t))
-    wire = table["wire_factor"][protocol]
+    wire = table.wire_factor[protocol]
     if algorithm == "nvls":
         # NVLS allgather: each GPU link carries its block once up and the P - 1 others down;
         # reduce-scatter: its P - 1 blocks up (the switch reads them) and its result down.
         # The emulation sends P - 1 blocks each way, so only the NVLS efficiency scales it.
-        wire = 1.0 / table["nvls_efficiency"]
+        wire = 1.0 / table.nvls_efficiency
     plan = Plan(algorithm, protocol, channels, lat_us * 1e-6, wire, m, predicted_us=predicted)
     if algorithm == "ring" and m.nranks > 1:
         set_ring_orders(plan, m)

@@ -19,6 +19,10 @@ PROTOCOLS = ("simple", "ll", "ll128")
 #: the same protocols in NCCL's own order (LL 0, LL128 1, Simple 2): the index into the
 #: tuner's constant triples, and the order its choice breaks ties in
 TUNER_ORDER = PROTOCOLS[1:] + PROTOCOLS[:1]
+#: NCCL's allreduce algorithms, in the tuner's order
+ALGOS = ("tree", "ring", "nvls", "nvlstree")
+#: the GPU generations NCCL's figures are given for
+ARCHS = ("volta", "ampere", "hopper", "blackwell")
 
 # -- caps ---------------------------------------------------------------------------------------
 #: NCCL's MAXCHANNELS

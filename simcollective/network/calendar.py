@@ -3,8 +3,13 @@
 One SimPy wake-up per distinct due time, not one per flow: activations and completions
 are grouped by their exact due time, with a heap of the distinct times. Completion
 entries superseded by a rate change (their version is old) are skipped lazily, and only
-the earliest valid completion has a wake-up. :class:`SimEnvironment` is the only place
-that touches SimPy internals.
+the earliest valid completion has a wake-up.
+
+This module is the only place that touches SimPy's private fields: :class:`SimEnvironment`
+(a callback at an exact time) and the event shortcuts the runtime takes on every message
+(:func:`processed_event`, :func:`mark_processed`, :func:`trigger_now`, and
+:func:`event_count`). Each says in a NOTE why it bends SimPy's rule that an event is
+triggered by ``succeed`` and processed by the environment's ``step``.
 """
 
 from __future__ import annotations
@@ -14,7 +19,58 @@ import heapq
 import simpy
 from simpy.core import NORMAL
 
-__all__ = ["SimEnvironment", "Calendar"]
+__all__ = ["SimEnvironment", "Calendar", "processed_event", "mark_processed", "trigger_now", "event_count"]
+
+_new = object.__new__
+
+
+def processed_event(env, value=None) -> simpy.Event:
+    """An event already processed with ``value``: a process yielding it continues at
+    once, without a trip through the event queue (zero-time completions)."""
+    # NOTE: SimPy's way (Event(env).succeed(value)) costs an __init__ frame, a succeed
+    # frame and a trip through the queue; a free reduction makes one such event per
+    # message. A process resumes at once on an event whose callbacks are None (what
+    # step() leaves behind), so the fields step() would have set are set here directly.
+    ev = _new(simpy.Event)
+    ev.env = env
+    ev.callbacks = None
+    ev._ok = True
+    ev._value = value
+    return ev
+
+
+def mark_processed(event, value) -> None:
+    """Make ``event`` (pending, nobody waits on it yet) processed with ``value`` in place."""
+    # NOTE: a posting that completes while it is posted returns its event already
+    # processed (as processed_event does), so that the caller continues at once; nothing
+    # is in its callbacks yet, so skipping the queue changes no order.
+    event._ok = True
+    event._value = value
+    event.callbacks = None
+
+
+def trigger_now(env):
+    """``trigger(event, value)``: ``event.succeed(value)`` in ``env`` (processed at the
+    current time, after what is already due now), bound once per environment."""
+    # NOTE: Event.succeed checks the event is pending and calls env.schedule: two frames
+    # on every message's completion. The runtime triggers each event once (it counts its
+    # completions down to 0 first), so the check is not needed; the heap entry is
+    # exactly the one Environment.schedule(event) pushes (same time, priority and id).
+    queue, eid, heappush = env._queue, env._eid, heapq.heappush
+
+    def trigger(event, value) -> None:
+        event._ok = True
+        event._value = value
+        heappush(queue, (env._now, NORMAL, next(eid), event))
+
+    return trigger
+
+
+def event_count(env) -> int:
+    """How many events ``env`` has scheduled so far (call once, at the end of a run)."""
+    # NOTE: SimPy numbers events with a private counter and has no public count; reading
+    # it consumes one number, harmless once the run is over.
+    return next(env._eid)
 
 
 class SimEnvironment(simpy.Environment):
@@ -26,6 +82,8 @@ class SimEnvironment(simpy.Environment):
     """
 
     def call_at(self, when: float, callback) -> None:
+        # NOTE: Environment.schedule takes a delay, not a time (see the class docstring):
+        # the entry is pushed at ``when`` itself.
         event = simpy.Event(self)
         event._ok = True
         event._value = None

@@ -1,11 +1,12 @@
 """The flow-level network engine: latency first, then (weighted) max-min fair sharing.
 
 Each message is a :class:`Flow` over a :class:`~simcollective.network.routing.Route`. A flow
-first waits its route latency (times the profile's latency factor) without using
+first waits its route latency (times the model's latency factor) without using
 bandwidth, then joins the set of active flows. Rates follow max-min fairness (progressive
-filling), weighted by 1/penalty under the ``penalty`` sharing of the ``cm02``/``smpi``
-profiles, each flow bounded by its own route capacity and TCP window. Cross traffic puts a
-fraction of a flow's rate on the reverse route's resources.
+filling), weighted by 1/penalty under the ``penalty`` sharing (the ``cm02``/``smpi``
+profiles), each flow bounded by its own route capacity and TCP window. Cross traffic puts
+a fraction of a flow's rate on the reverse route's resources. The figures are the
+:class:`~simcollective.network.model.NetworkModel`'s.
 
 Design (the rates are always the exact max-min solution; only the work to find it
 changes): everything due at the same instant is processed in one wake-up
@@ -33,6 +34,7 @@ from .calendar import Calendar, SimEnvironment
 from .component import by_seq as _by_seq
 from .component import component, solve_component
 from .array_mode import ArrayModeMixin
+from .model import NetworkModel
 from .paths import Flow, PathsMixin, PathTable
 from .routing import Route, Router
 from .stats import LinkStats, LinkStatsMixin, record_series
@@ -61,16 +63,17 @@ class Network(PathsMixin, LinkStatsMixin, ArrayModeMixin):
     env : SimEnvironment
     graph : networkx.DiGraph
         A validated hardware graph (see :mod:`topologies.schema`).
-    profile : simcollective.profile.Profile
+    model : simcollective.network.model.NetworkModel
+        The ``[network]`` figures of the run's profile.
     routing : {"first", "hash"}
     tuning : Tuning, optional
         Engine thresholds (:class:`~simcollective.network.tuning.Tuning`).
     """
 
-    def __init__(self, env: SimEnvironment, graph, profile, routing: str = "first", router: Router | None = None,
-                 tuning: Tuning | None = None):
+    def __init__(self, env: SimEnvironment, graph, model: NetworkModel, routing: str = "first",
+                 router: Router | None = None, tuning: Tuning | None = None):
         self.env = env
-        self.profile = profile
+        self.model = model
         self.tuning = tuning = tuning if tuning is not None else DEFAULT_TUNING
         self.router = router if router is not None else Router(graph, routing)
         n = len(self.router.capacity)
@@ -98,10 +101,10 @@ class Network(PathsMixin, LinkStatsMixin, ArrayModeMixin):
         # array store solve, array store with new flows at their bound; moves in and out
         self.modes = dict.fromkeys(("bounds", "component", "arrays", "array bounds", "enter", "leave"), 0)
         self.active_count = 0
-        # the profile's bandwidth factor when it does not depend on the size (the latency
+        # the model's bandwidth factor when it does not depend on the size (the latency
         # factor's is in each path's ``lat``)
-        self._bw_k = profile.bw_factors[0] if len(profile.bw_factors) == 1 else None
-        self._bw_bound = getattr(profile, "bandwidth_factor_mode", "progress") == "bound"
+        self._bw_k = model.bw_factors[0] if len(model.bw_factors) == 1 else None
+        self._bw_bound = model.bandwidth_factor_mode == "bound"
         self.on_rates = None  # optional hook(now, flows) for tests
         self.series = None    # {resource: [(t, load)]} when enabled (traces)
 
@@ -132,14 +135,14 @@ class Network(PathsMixin, LinkStatsMixin, ArrayModeMixin):
             path = self._paths.get((src, dst)) or self.path_parameters(src, dst)
             if size > 0:
                 bw_k = self._bw_k
-                eff = size / (bw_k if bw_k is not None else self.profile.bandwidth_factor(size))
+                eff = size / (bw_k if bw_k is not None else self.model.bandwidth_factor(size))
             else:
                 eff = 0.0
         latency = path.lat  # (scaled by the latency factor when it does not depend on the size)
         if latency is None:
             latency = path.route.latency
             if latency:
-                latency *= self.profile.latency_factor(size)
+                latency *= self.model.latency_factor(size)
         f = Flow()  # (one store per field: a tuple assignment would build and unpack a tuple)
         f.path = path
         f.latency = latency

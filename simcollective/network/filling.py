@@ -4,7 +4,7 @@
 this very function with ``@njit(cache=True)``, and :func:`max_min_rates` runs it
 interpreted until a process has done enough filling to repay loading numba (about 0.17 s
 to import numba and 0.2 s to set up its compiler target before the first cached kernel
-loads, measured on issue 17's S1 points; each further cached kernel loads in about 3 ms).
+loads, measured on the benchmarks' S1 points; each further cached kernel loads in about 3 ms).
 Both run the same operations in the same order on IEEE doubles, so they give bit-identical
 rates (a test checks it). The incidence of a problem is three arrays of entries: flow
 ``fi[e]`` consumes ``av[e]`` units of resource ``rj[e]`` per unit of its rate (``av`` is the

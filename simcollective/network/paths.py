@@ -79,46 +79,46 @@ def _coefficients(route, reverse, cross: float):
     return res, coef
 
 
-def path_parameters(router, profile, cap, src, dst) -> Path:
-    """Everything about flows src -> dst that does not depend on the message size."""
-    prof = profile
+def path_parameters(router, model, cap, src, dst) -> Path:
+    """Everything about flows src -> dst that does not depend on the message size
+    (``model``: the :class:`~simcollective.network.model.NetworkModel`)."""
     route = router.route(src, dst)
-    reverse = router.route(dst, src) if prof.cross_traffic > 0 and route.resources else None
-    res, coef = _coefficients(route, reverse, prof.cross_traffic)
-    if prof.sharing == "penalty":
-        penalty = route.latency + sum(prof.weight_s / cap[r] for r in route.resources)
+    reverse = router.route(dst, src) if model.cross_traffic > 0 and route.resources else None
+    res, coef = _coefficients(route, reverse, model.cross_traffic)
+    if model.sharing == "penalty":
+        penalty = route.latency + sum(model.weight_s / cap[r] for r in route.resources)
         weight = 1.0 / penalty if penalty > 0 else 1.0
     else:
         weight = 1.0
     maxrate = min((cap[r] / a for r, a in zip(res, coef)), default=_INF)
-    if prof.bound_by_route_capacity:
+    if model.bound_by_route_capacity:
         maxrate = min(maxrate, route.capacity)
     if router.flow_cap:   # per-flow caps of the route's links (edge attribute flow_bandwidth)
         maxrate = min([maxrate] + [router.flow_cap[r] for r in res if r in router.flow_cap])
-    if prof.tcp_gamma > 0 and route.latency > 0:
-        maxrate = min(maxrate, prof.tcp_gamma / (2.0 * route.latency))
+    if model.tcp_gamma > 0 and route.latency > 0:
+        maxrate = min(maxrate, model.tcp_gamma / (2.0 * route.latency))
     p = Path()
     p.route, p.res, p.coef, p.weight, p.maxrate, p.bytes = route, tuple(res), tuple(coef), weight, maxrate, 0
     p.load = tuple((r, a, a * maxrate) for r, a in zip(res, coef))
     p.coef_of = dict(zip(res, coef))
     p.nres = len(res)
     p.pid = -1
-    p.lat = path_latency(route, prof)
+    p.lat = path_latency(route, model)
     return p
 
 
-def path_latency(route, profile):
-    """The route latency times the profile's latency factor when that factor does not
+def path_latency(route, model):
+    """The route latency times the model's latency factor when that factor does not
     depend on the message size (``None`` when it does)."""
     lat = route.latency
-    if len(profile.lat_factors) != 1:
+    if len(model.lat_factors) != 1:
         return None
-    return lat * profile.lat_factors[0] if lat else lat
+    return lat * model.lat_factors[0] if lat else lat
 
 
 def bound_path(base: Path, k: float) -> Path:
     """``base`` with its rate bound at most ``k`` x the route's smallest capacity (the
-    ``bandwidth_factor_mode = "bound"`` profiles); a path of its own (own bytes, own
+    ``bandwidth_factor_mode = "bound"`` models); a path of its own (own bytes, own
     row in the path table)."""
     p = Path()
     p.route, p.res, p.coef, p.weight, p.bytes = base.route, base.res, base.coef, base.weight, 0
@@ -171,14 +171,14 @@ class PathsMixin:
         key = (src, dst)
         p = self._paths.get(key)
         if p is None:
-            p = self._paths[key] = path_parameters(self.router, self.profile, self.cap, src, dst)
+            p = self._paths[key] = path_parameters(self.router, self.model, self.cap, src, dst)
         return p
 
     def _bound_path(self, src, dst, size):
-        """Path parameters when the bandwidth factor bounds the rate (profile
+        """Path parameters when the bandwidth factor bounds the rate (network model
         ``bandwidth_factor_mode = "bound"``, SimGrid SMPI's convention): the flow's rate
         bound is at most f_bw(size) x the route's smallest capacity; cached per factor."""
-        k = self.profile.bandwidth_factor(size)
+        k = self.model.bandwidth_factor(size)
         key = (src, dst, k)
         p = self._paths.get(key)
         if p is None:

@@ -1,8 +1,8 @@
 """``--routing study``: the routes SimGrid computed for the study's platform files.
 
 The study's platform files (``routing='Floyd'``) declare a route only between adjacent
-elements and let SimGrid's Floyd-Warshall find every other route
-(``study-quirks.md`` sections 1-2). This module replays that computation on this
+elements and let SimGrid's Floyd-Warshall find every other route, ties and all (on
+DGX-2, routes were declared only towards GPU 15). This module replays that computation on this
 project's graphs of the study's machines (``abci``, ``dgx1``, ``dgx2``):
 
 * **declared routes** (symmetric): one per cable of the graph, except inside a DGX-2

@@ -29,7 +29,7 @@ class Tuning:
     cutoff_tol: float = 1e-9
     #: with more active flows than this, a component walk past ``walk_limit`` coupled
     #: flows moves all flows into the compiled array store: the Python walk costs more
-    #: than the compiled solve of everything (measured on S4, issue 17)
+    #: than the compiled solve of everything (measured on benchmark S4)
     bulk_min: int = 64
     #: ... "past": more coupled flows than this
     walk_limit: int = 128

@@ -95,13 +95,13 @@ def no_study_sizing(name: str):
 def split_time(comm, x) -> float:
     """Cost of cutting the stream ``x`` into parts: the profile's split rate per entry
     (0 unless the profile sets it, e.g. the study compute table under --study)."""
-    return comm.profile.split_time(x.nnz)
+    return comm.compute_model.split_time(x.nnz)
 
 
 def assembly_time(comm, parts) -> float:
     """Cost of assembling the output from ``parts`` (streams): the profile's assembly
     rate per entry (0 unless the profile sets it)."""
-    prof = comm.profile
+    prof = comm.compute_model
     if prof.assembly_elements_per_second <= 0:
         return 0.0
     return prof.assembly_time(sum(p.nnz for p in iter_parts(parts)))
@@ -110,7 +110,7 @@ def assembly_time(comm, parts) -> float:
 def selection_time(comm, entries: int) -> float:
     """Cost of one pass over ``entries`` (top-k selection, zero dropping, scatter-add of
     a batch): the profile's sparse merge rate."""
-    return comm.profile.sparse_merge_time(entries)
+    return comm.compute_model.sparse_merge_time(entries)
 
 
 def sum_streams(streams) -> SparseStream:

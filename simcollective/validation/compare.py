@@ -77,7 +77,7 @@ def compare(log, topology="dgx-h100", nodes=1, topology_opts=None, algorithm="au
 
     ``sizes``: simulate only these sizes of the log (a calibration's search, see
     :mod:`simcollective.validation.fit`); None: all of them (within ``min_size``/``max_size``)."""
-    from ..profile import load_profile
+    from ..profiles import load_profile
     from ..simulate import RunConfig, build_graph
 
     table = read_table(log, section)
@@ -177,7 +177,7 @@ def _launch_overhead(graph, prof, gpp, n) -> float:
 
     gpu = next(v for v, d in graph.nodes(data=True) if d.get("kind") == "gpu")
     arch = arch_of(compute_capability(graph.nodes[gpu].get("model", "GPU")))
-    return (min(gpp, n) - 1) * prof.nccl["launch_us_per_extra_gpu"][arch]
+    return (min(gpp, n) - 1) * prof.nccl.launch_us_per_extra_gpu[arch]
 
 
 class _Runner:
