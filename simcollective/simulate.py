@@ -36,7 +36,8 @@ from operator import is_
 import numpy as np
 
 from . import data
-from .data.collectives import EMPTY_RESULT, Sources, verify_pieces
+from .data.collectives import Sources
+from .data.verify import EMPTY_RESULT, verify_pieces
 from .errors import VerificationError
 from .placement import describe_placement
 from .resolve import Plan, count_for_bytes, resolve, resolve_study

@@ -11,7 +11,8 @@ import topologies
 from conftest import mesh_graph
 from simcollective.patterns.dense import flatten, split
 from simcollective.patterns.rings import ring_allgather, ring_reduce_scatter
-from simcollective.data.symbolic import SymbolicArray, concat, symbolic_input, verify_symbolic
+from simcollective.data.verify import verify_symbolic
+from simcollective.data.symbolic import SymbolicArray, concat, symbolic_input
 from simcollective.errors import DeadlockError, VerificationError
 from simcollective.profiles import load_profile
 from simcollective.runtime import run_ranks

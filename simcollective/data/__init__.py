@@ -22,7 +22,6 @@ from .dense import (
     check_dtype,
     dense_input,
     freeze,
-    verify_dense,
 )
 from .parts import Parts, add, concat
 from .sparse import (
@@ -37,7 +36,8 @@ from .sparse import (
     turns_dense,
 )
 from .sparse import concat as sparse_concat
-from .symbolic import SymbolicArray, format_ranks, symbolic_input, verify_symbolic
+from .verify import verify_dense, verify_symbolic
+from .symbolic import SymbolicArray, format_ranks, symbolic_input
 from .workloads import (
     WORKLOADS,
     NpyWorkload,

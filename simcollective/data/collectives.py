@@ -1,6 +1,6 @@
 """What each collective computes: input sizes, the expected result of every rank, sizes and
-bus-bandwidth factors as nccl-tests counts them, and the one walk over result parts that
-all verifiers (dense, size-only, sparse) share.
+bus-bandwidth factors as nccl-tests counts them, and the references a dense run's results
+are checked against (:class:`Sources`; the checks themselves are in :mod:`.verify`).
 
 A result is described as a list of :class:`Piece` laid end to end: piece ``(lo, hi,
 source)`` says that the next ``hi - lo`` elements of the rank's result must equal
@@ -36,15 +36,11 @@ from typing import Callable, NamedTuple
 
 import numpy as np
 
-from ..errors import UserInputError, VerificationError
-from .blocks import iter_parts
-from .sparse import SparseStream
-from .symbolic import SymbolicArray, format_ranks
+from ..errors import UserInputError
+from .dense import DenseReference, Reference, dense_input
+from .symbolic import format_ranks
 
-#: what :func:`verify_pieces` says when every part was already verified (or there are none)
-EMPTY_RESULT = "nothing to compare (empty result)"
-
-__all__ = ["EMPTY_RESULT", "Piece", "Collective", "COLLECTIVES", "get_collective", "walk", "Sources", "verify_pieces"]
+__all__ = ["Piece", "Collective", "COLLECTIVES", "get_collective", "Sources"]
 
 
 class Piece(NamedTuple):
@@ -132,192 +128,6 @@ def get_collective(name: str) -> Collective:
         raise UserInputError(f"unknown collective {name!r}; choose from: {', '.join(COLLECTIVES)}") from None
 
 
-# -- the walk -------------------------------------------------------------------------------------
-def walk(output, pieces, extent, seen: set | None = None, positions=None):
-    """Walk a result's parts against the expected pieces; the verifiers' common loop.
-
-    Parameters
-    ----------
-    output : payload or nested sequence of payloads
-        A rank's result (its parts, in order).
-    pieces : list of Piece
-        The expected result, end to end.
-    extent : callable
-        ``extent(i, part) -> length`` of a part (raises VerificationError for a part of
-        the wrong type).
-    seen : set, optional
-        ``(id(part), source, lo)`` of parts already checked against the same expectation
-        (payloads are shared between ranks: each is checked once per run).
-    positions : callable, optional
-        ``positions(part) -> start`` for payloads that carry their global position (size-
-        only arrays, sparse streams): the position must be the expected one.
-
-    Yields
-    ------
-    (i, part, a, b, piece, lo)
-        Part ``i``'s elements ``[a, b)`` must equal elements ``[lo, lo + b - a)`` of the
-        sum of ``piece.source``.
-
-    Raises
-    ------
-    VerificationError
-        If the parts are longer or shorter than the pieces, or a part sits at the wrong
-        position.
-    """
-    if len(pieces) == 1:    # allreduce, reduce-scatter, broadcast, reduce: no piece boundaries
-        yield from _walk_one(output, pieces[0], extent, seen, positions)
-        return
-    total = sum(p.hi - p.lo for p in pieces)
-    starts = []
-    acc = 0
-    for p in pieces:
-        starts.append(acc)
-        acc += p.hi - p.lo
-    pos = 0   # position in the result
-    k = 0     # piece holding ``pos``
-    for i, part in enumerate(iter_parts(output)):
-        size = extent(i, part)
-        end = pos + size
-        if end > total:
-            raise VerificationError(f"result is longer than {total} elements (part {i} ends at {end})")
-        k = yield from _cut_part(i, part, size, pos, pieces, starts, k, seen, positions)
-        pos = end
-    if pos != total:
-        raise VerificationError(f"result covers elements [0, {pos}) of [0, {total})")
-
-
-def _cut_part(i, part, size, pos, pieces, starts, k, seen, positions):
-    """:func:`walk`'s stretches of part `i` (at result position `pos`, `size` long) over
-    pieces ``k, k+1, ...`` (piece ``j`` starting at ``starts[j]`` in the result); return the
-    piece its last stretch falls in."""
-    a = 0
-    while a < size:
-        while starts[k] + pieces[k].hi - pieces[k].lo <= pos + a:
-            k += 1
-        piece = pieces[k]
-        lo = piece.lo + (pos + a - starts[k])
-        b = min(size, starts[k] + piece.hi - piece.lo - pos)
-        if positions is not None:
-            start = positions(part)
-            if start is not None and start + a != lo:
-                raise VerificationError(
-                    f"part {i} covers elements [{start + a}, {start + b}) but element {lo} comes next")
-        key = (id(part), piece.source, lo)
-        if seen is None or key not in seen:
-            yield i, part, a, b, piece, lo
-            if seen is not None:
-                seen.add(key)
-        a = b
-    return k
-
-
-def _walk_one(output, piece, extent, seen, positions):
-    """:func:`walk` for a single piece (the common case, once per part of every rank)."""
-    total = piece.hi - piece.lo
-    source, base = piece.source, piece.lo
-    pos = 0
-    for i, part in enumerate(iter_parts(output)):
-        size = extent(i, part)
-        end = pos + size
-        if end > total:
-            raise VerificationError(f"result is longer than {total} elements (part {i} ends at {end})")
-        lo = base + pos
-        if positions is not None:
-            start = positions(part)
-            if start is not None and start != lo:
-                raise VerificationError(f"part {i} covers elements [{start}, {start + size}) but element {lo} comes next")
-        if seen is None:
-            yield i, part, 0, size, piece, lo
-        else:
-            key = (id(part), source, lo)
-            if key not in seen:
-                seen.add(key)
-                yield i, part, 0, size, piece, lo
-        pos = end
-    if pos != total:
-        raise VerificationError(f"result covers elements [0, {pos}) of [0, {total})")
-
-
-def dense_extent(i, part) -> int:
-    if not isinstance(part, np.ndarray) or part.ndim != 1:
-        raise VerificationError(f"part {i} is a {type(part).__name__}, not a 1-D NumPy array")
-    return part.shape[0]
-
-
-def symbolic_extent(i, part) -> int:
-    if not isinstance(part, SymbolicArray):
-        raise VerificationError(f"part {i} is a {type(part).__name__}, not a SymbolicArray")
-    if part.error:
-        raise VerificationError(f"part {i}: {part.error}")
-    return part.stop - part.start
-
-
-def sparse_extent(i, part) -> int:
-    if isinstance(part, np.ndarray):
-        return part.shape[0]
-    if isinstance(part, SparseStream):
-        return part.stop - part.start
-    raise VerificationError(f"part {i} is a {type(part).__name__}, not a SparseStream")
-
-
-def _stream_start(part):
-    return None if isinstance(part, np.ndarray) else part.start
-
-
-def _symbolic_start(part):
-    return part.start
-
-
-def verify_pieces(output, pieces, sources, mode: str, seen: set | None = None) -> str:
-    """Verify one rank's result against its expected pieces.
-
-    ``mode``: ``"dense"`` (NumPy parts, checked against ``sources(source)``, a
-    :class:`~simcollective.data.dense.Reference`), ``"symbolic"`` (size-only parts: every
-    element must hold exactly the contributions of ``source``) or ``"sparse"`` (streams or
-    NumPy parts against ``sources(source)``). Returns the description of the rule met
-    (that of the last reference used). Raises VerificationError naming the first bad part.
-    """
-    how = None
-    if mode == "dense":
-        for i, part, a, b, piece, lo in walk(output, pieces, dense_extent, seen):
-            ref = sources(piece.source)
-            ref.check(lo, part[a:b] if (a, b) != (0, part.shape[0]) else part, where=f"part {i}")
-            how = ref.describe()
-    elif mode == "symbolic":
-        for i, part, a, b, piece, lo in walk(output, pieces, symbolic_extent, seen, _symbolic_start):
-            ga, gb = part.start + a, part.start + b
-            want = piece.source
-            for s, e, m in part.segments:
-                if e <= ga or s >= gb or m == want:
-                    continue
-                problems = []
-                if want & ~m:
-                    problems.append(f"missing rank(s) {format_ranks(want & ~m)}")
-                if m & ~want:
-                    problems.append(f"unexpected rank(s) {format_ranks(m & ~want)}")
-                raise VerificationError(f"part {i}: elements [{max(s, ga)}, {min(e, gb)}): {'; '.join(problems)}")
-        how = "symbolic: every element holds exactly the expected contributions, once each"
-    elif mode == "sparse":
-        for i, part, a, b, piece, lo in walk(output, pieces, sparse_extent, seen, _stream_start):
-            ref = sources(piece.source)
-            where = f"part {i}"
-            if isinstance(part, np.ndarray) or part.is_dense:
-                vals = part if isinstance(part, np.ndarray) else part.values
-                ref.check(lo, vals[a:b], where)
-            else:
-                idx = part.indices
-                if (a, b) == (0, part.stop - part.start):
-                    sel_i, sel_v = idx, part.values
-                else:
-                    j0, j1 = np.searchsorted(idx, [part.start + a, part.start + b])
-                    sel_i, sel_v = idx[j0:j1], part.values[j0:j1]
-                ref.check_sparse(lo, lo + b - a, sel_i, sel_v, where)
-            how = ref.describe()
-    else:
-        raise ValueError(f"mode {mode!r} must be dense, symbolic or sparse")
-    return how or EMPTY_RESULT
-
-
 class Sources:
     """The references of a dense run, one per source set, built on first use: the sum of
     every rank's input (:class:`~simcollective.data.dense.DenseReference`) or one rank's
@@ -331,8 +141,6 @@ class Sources:
     def __call__(self, source: int):
         ref = self._refs.get(source)
         if ref is None:
-            from .dense import DenseReference, Reference, dense_input
-
             if source == (1 << self.nranks) - 1 and self.nranks > 1 and self.input_of is None:
                 ref = DenseReference(self.n, self.dtype, self.seed, self.nranks)
             elif source.bit_count() == 1:
@@ -343,3 +151,5 @@ class Sources:
                 raise ValueError(f"no reference for the sum of ranks {format_ranks(source)}")
             self._refs[source] = ref
         return ref
+
+

@@ -38,7 +38,6 @@ __all__ = [
     "Reference",
     "DenseReference",
     "as_reference",
-    "verify_dense",
 ]
 
 
@@ -335,34 +334,3 @@ def as_reference(ref) -> Reference:
     return Reference(arr.view(), arr.dtype, 1)  # the view is frozen, not the caller's array
 
 
-def verify_dense(output, ref, seen: set | None = None) -> str:
-    """Verify a rank's dense allreduce result against the reference.
-
-    Parameters
-    ----------
-    output : numpy.ndarray or sequence of numpy.ndarray
-        The result, or parts whose concatenation in order is the result (lists, tuples and
-        :class:`~simcollective.data.parts.Parts`, nested freely). Parts are walked by
-        offset; nothing is concatenated.
-    ref : Reference or numpy.ndarray
-        For example a :class:`DenseReference`; a plain array is compared exactly.
-    seen : set, optional
-        Parts already verified at the same place in another rank's output (``(id(part),
-        offset)`` pairs, filled in here): payloads are shared between ranks, so a run
-        verifies each distinct part once. Use one set per run, while all outputs are alive.
-
-    Returns
-    -------
-    str
-        ``"exact (int32)"`` or ``"within (P-1)*eps*sum|x| (float32)"`` and so on.
-
-    Raises
-    ------
-    VerificationError
-        Naming the first bad index, got vs expected and the tolerance, or a length error.
-    """
-    from .collectives import Piece, verify_pieces
-
-    ref = as_reference(ref)
-    verify_pieces(output, [Piece(0, ref.n, 1)], lambda _source: ref, "dense", seen)
-    return ref.describe()

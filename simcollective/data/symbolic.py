@@ -21,7 +21,7 @@ import numpy as np
 from .arrays import check_dtype, freeze
 from .blocks import iter_parts
 
-__all__ = ["SymbolicArray", "symbolic_input", "concat", "verify_symbolic", "format_ranks"]
+__all__ = ["SymbolicArray", "symbolic_input", "concat", "format_ranks"]
 
 
 def format_ranks(mask: int, limit: int = 16) -> str:
@@ -302,33 +302,3 @@ def concat(parts):
     return SymbolicArray(first.start, pos, first.dtype, tuple(segs), error)
 
 
-def verify_symbolic(output, n: int, nranks: int, seen: set | None = None) -> str:
-    """Check that a symbolic result holds every rank's contribution exactly once.
-
-    Parameters
-    ----------
-    output : SymbolicArray or sequence of SymbolicArray
-        The result, or parts whose concatenation in order is the result.
-    n : int
-        Vector length; the parts must cover ``[0, n)`` in order.
-    nranks : int
-        Number of ranks ``P``.
-    seen : set, optional
-        Parts already verified at the same place in another rank's output (``(id(part),
-        offset)`` pairs, filled in here): payloads are shared between ranks, so a run
-        verifies each distinct part once. Use one set per run, while all outputs are alive.
-
-    Returns
-    -------
-    str
-        ``"symbolic: every element holds each of the P contributions exactly once"``.
-
-    Raises
-    ------
-    VerificationError
-        Naming the first bad range and the missing, unexpected or duplicated ranks.
-    """
-    from .collectives import Piece, verify_pieces
-
-    verify_pieces(output, [Piece(0, n, (1 << nranks) - 1)], None, "symbolic", seen)
-    return "symbolic: every element holds each of the P contributions exactly once"

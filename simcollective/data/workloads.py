@@ -351,7 +351,8 @@ def verify_sparse_result(output, ref_dense, seen: set | None = None) -> str:
     VerificationError
         Naming the first bad index (got vs expected) or the coverage problem.
     """
-    from .collectives import Piece, verify_pieces
+    from .collectives import Piece
+    from .verify import verify_pieces
 
     ref = as_reference(ref_dense)
     verify_pieces(output, [Piece(0, ref.n, 1)], lambda _source: ref, "sparse", seen)
