@@ -85,9 +85,9 @@ def check() -> list:
     return lines
 
 
-# -- NCCL 2.18 (nccl.md 4.6: the v2.18.3 constants; 2.18.5 is a patch release of the same tuner) ----------
-#: baseLatencies and hwLatencies that differ from 2.30.7; NVLink ring hops are not listed for 2.18 in
-#: nccl.md (2.12 had LL 0.47): 2.30's are kept, and the LL pick is also checked with 0.47
+# -- NCCL 2.18 (the v2.18.3 constants of src/graph/tuning.cc; 2.18.5 is a patch release of the same tuner) ----------
+#: baseLatencies and hwLatencies that differ from 2.30.7; NVLink ring hops are not listed for 2.18
+#: (2.12 had LL 0.47): 2.30's are kept, and the LL pick is also checked with 0.47
 #: (2.18's NVLS latency is a base latency of 23 us, 2.30's a 25 us NVLink hop; model.latency reads NVLS's
 #: from the hop table, so 2.18's 23 us is put there)
 BASE_LAT_218 = {**model.BASE_LAT, "tree": (6.8, 14.0, 0.0)}
@@ -167,5 +167,5 @@ def _size(b: int) -> str:
 if __name__ == "__main__":
     print("NCCL 2.30.7 model busbw / published busbw (ratio), GB/s")
     print("\n".join(check()))
-    print("\nNCCL 2.18 constants (nccl.md 4.6) against 2.30.7's, on the two NCCL 2.18.5 logs")
+    print("\nNCCL 2.18 constants against 2.30.7's, on the two NCCL 2.18.5 logs")
     print("\n".join(version_check()))

@@ -216,7 +216,7 @@ def split_stream(x: SparseStream, q: int) -> list:
 
 # -- fold to a power of two ------------------------------------------------------------------------
 def fold(comm, x, densify: str = "exact"):
-    """Fold ``comm.size`` ranks onto the largest power of two p' (see algorithms.md), the
+    """Fold ``comm.size`` ranks onto the largest power of two p' (as recursive doubling does for dense data), the
     dense :func:`.doubling.fold` merging streams with the ``densify`` policy. Returns
     ``(vrank, x)``; undo with :func:`unfold` (shared with the dense algorithms)."""
     return (yield from _dense_fold(comm, x, op=merge_op(densify)))

@@ -1,5 +1,5 @@
 """DSAR_Split_allgather: sparse split-and-reduce into dense parts, then an allgather of
-the dense parts (algorithms.md item 9)."""
+the dense parts (SparCML, Renggli et al., SC 2019)."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """gTop-k: tree reduction keeping the k largest entries at every merge, then a binomial
-broadcast (algorithms.md item 11; approximate by design)."""
+broadcast (Shi et al., ICDCS 2019; approximate by design)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Sparse ring allreduce on SparCML streams (algorithms.md item 13)."""
+"""Sparse ring allreduce on SparCML streams."""
 
 from __future__ import annotations
 

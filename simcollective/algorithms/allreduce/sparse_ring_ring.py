@@ -1,5 +1,5 @@
-"""Sparse ring-ring: the study's topology-aware hierarchical sparse allreduce
-(algorithms.md items 6 and 14)."""
+"""Sparse ring-ring: the study's topology-aware hierarchical sparse allreduce (ring-ring's
+two levels, inside groups and across them, on SparCML streams)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""SSAR_Recursive_double: recursive doubling on SparCML streams (algorithms.md item 7)."""
+"""SSAR_Recursive_double: recursive doubling on SparCML streams (SparCML, Renggli et al., SC 2019)."""
 
 from __future__ import annotations
 

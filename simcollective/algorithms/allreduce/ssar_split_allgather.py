@@ -1,5 +1,5 @@
 """SSAR_Split_allgather: sparse split-and-reduce, then a recursive-doubling allgather of
-the reduced parts (algorithms.md item 8)."""
+the reduced parts (SparCML, Renggli et al., SC 2019)."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """TopkA / AGsparse: allgather every rank's k (index, value) pairs, then sum them
-locally (algorithms.md item 10)."""
+locally (TopkA / AGsparse)."""
 
 from __future__ import annotations
 
