@@ -1,10 +1,22 @@
-"""Shared test helpers: small hand-made graphs whose timings have closed forms."""
+"""Shared test helpers and fixtures: hand-made graphs whose timings have closed forms, the CLI in-process, NCCL machines, synthetic nccl-tests logs."""
 
 import importlib.util
+import subprocess
+import sys
+from collections import Counter
 from pathlib import Path
 
 import networkx as nx
 import pytest
+from hypothesis import strategies as st
+
+import topologies
+from simcollective.cli import main
+from simcollective.data import add, block_bounds
+from simcollective.nccl import model
+from simcollective.network.engine import Network, SimEnvironment
+from simcollective.profiles import load_profile
+from topologies.nodes import add_cable
 
 EXPERIMENTS = Path(__file__).resolve().parents[1] / "experiments"
 
@@ -73,3 +85,240 @@ def expected_check(dtype, approximate_of=None, nranks=None) -> str:
     if approximate_of:
         return f"against the NumPy definition of {approximate_of} (approximate by design): {how}"
     return how
+
+
+def run_cli(capsys, *argv):
+    """``simcollective ARGV`` in this process: (exit code, stdout, stderr)."""
+    code = main([str(a) for a in argv])
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def machine(name, nodes=1, opts=None):
+    """NCCL's view (``model.machine_of``) of preset ``name`` on ``nodes`` nodes, GPUs in
+    (server, local) order."""
+    g = topologies.build(name, nodes, dict(opts or {}))
+    gpus = sorted((n for n, d in g.nodes(data=True) if d.get("kind") == "gpu"),
+                  key=lambda n: (g.nodes[n]["server"], g.nodes[n]["local"]))
+    return model.machine_of(g, gpus)
+
+
+def point(wall, cpu=None, flows=100, sim_wall=None, sim_cpu=None, ranks=16, rss=2**28):
+    return {"wall_s": wall, "cpu_s": wall if cpu is None else cpu, "flows": flows, "ranks": ranks,
+            "sim_wall_s": wall / 2 if sim_wall is None else sim_wall,
+            "sim_cpu_s": wall / 2 if sim_cpu is None else sim_cpu, "peak_rss": rss, "time_s": 1.0}
+
+
+def ring_allreduce(inputs):
+    """Textbook ring allreduce on any payload supporting slicing and ``+``.
+
+    Returns each rank's output as the list of its P blocks (shared references).
+    """
+    p = len(inputs)
+    bounds = block_bounds(len(inputs[0]), p)
+    blocks = [[x[s:e] for s, e in bounds] for x in inputs]
+    for step in range(p - 1):  # reduce-scatter: r sends block r-s, receives r-s-1 from r-1
+        sent = [blocks[r][(r - step) % p] for r in range(p)]
+        for r in range(p):
+            j = (r - step - 1) % p
+            blocks[r][j] = add(blocks[r][j], sent[(r - 1) % p])
+    for step in range(p - 1):  # allgather: r sends block r+1-s, receives r-s
+        sent = [blocks[r][(r + 1 - step) % p] for r in range(p)]
+        for r in range(p):
+            blocks[r][(r - step) % p] = sent[(r - 1) % p]
+    return blocks
+
+
+def row(size, t_us, t_ip_us=None, n=8):
+    """One current-format allreduce row of ``n`` ranks (float) with consistent algbw/busbw."""
+    t_ip_us = t_us if t_ip_us is None else t_ip_us
+    cols = []
+    for t in (t_us, t_ip_us):
+        alg = size / (t * 1e3)
+        cols += [f"{t:.2f}", f"{alg:.2f}", f"{alg * 2 * (n - 1) / n:.2f}", "0"]
+    return f"{size:>12} {size // 4:>12} float sum -1 " + " ".join(cols)
+
+
+def _head(ranks=16):
+    devices = "".join(f"#  Rank {r:2d} Group  0 Pid {r + 1} on host{r // 8} device  {r % 8} [0000:18:00] "
+                      f"NVIDIA H100 80GB HBM3\n" for r in range(ranks))
+    return ("# all_reduce_perf\n# nThread 1 nGpus 1 minBytes 8 maxBytes 4194304 step: 2(factor) warmup iters: 5 "
+            "iters: 20 agg iters: 1 validation: 1 graph: 0\n#\n# Using devices\n" + devices
+            + "#       size         count      type   redop    root     time   algbw   busbw #wrong     time   algbw"
+              "   busbw #wrong\n#        (B)    (elements)                               (us)  (GB/s)  (GB/s)"
+              "            (us)  (GB/s)  (GB/s)\n")
+
+# -- nccl-tests logs of every *_perf ---------------------------------------------------------------
+
+
+def _log(binary, rows, current=True, devices=0):
+    head = [f"# Collective test starting: {binary}"] if current else [f"# {binary} -b 8 -e 1M -f 2 -g 8"]
+    head += ["# nThread 1 nGpus 8 minBytes 8 maxBytes 1048576 step: 2(factor) warmup iters: 5 iters: 20"]
+    head += [f"#  Rank {i} Group 0 Pid 1 on host device {i} [0x00] NVIDIA H100" for i in range(devices)]
+    return "\n".join(head + rows) + "\n"
+
+
+def line_graph(nodes, cap=1.0, lat=0.0, duplex="full"):
+    g = nx.DiGraph()
+    for i, n in enumerate(nodes):
+        g.add_node(n, kind="gpu", server=0, local=i)
+    for u, v in zip(nodes, nodes[1:]):
+        for a, b in ((u, v), (v, u)):
+            g.add_edge(a, b, bandwidth=cap, latency=lat, duplex=duplex, link_type="nvlink")
+    return g
+
+
+def run_flows(graph, flows, profile="ideal", routing="first", check=None, tuning=None):
+    """flows: list of (src, dst, size, start); returns finish times in order."""
+    env = SimEnvironment()
+    net = Network(env, graph, load_profile(profile).network if isinstance(profile, str) else profile, routing, tuning=tuning)
+    if check is not None:
+        net.on_rates = lambda now, comp: check(net, now)
+    done = [None] * len(flows)
+
+    def starter(i, src, dst, size, start):
+        yield env.timeout(start)
+        net.transfer(src, dst, size, lambda f, i=i: done.__setitem__(i, env.now))
+
+    for i, fl in enumerate(flows):
+        env.process(starter(i, *fl))
+    env.run()
+    return done, net
+
+
+@st.composite
+def graph_and_flows(draw):
+    n = draw(st.integers(3, 7))
+    g = nx.DiGraph()
+    for i in range(n):
+        g.add_node(i, kind="gpu", server=0, local=i)
+    # a random spanning tree plus extra edges keeps it connected
+    for i in range(1, n):
+        j = draw(st.integers(0, i - 1))
+        extra = [(i, j)]
+        if draw(st.booleans()):
+            extra.append((i, draw(st.integers(0, n - 1))))
+        for a, b in extra:
+            if a == b or g.has_edge(a, b):
+                continue
+            cap = draw(st.sampled_from([1.0, 2.0, 5.0, 10.0]))
+            lat = draw(st.sampled_from([0.0, 0.1, 1.0]))
+            dup = draw(st.sampled_from(["full", "shared"]))
+            g.add_edge(a, b, bandwidth=cap, latency=lat, duplex=dup, link_type="nvlink")
+            g.add_edge(b, a, bandwidth=cap, latency=lat, duplex=dup, link_type="nvlink")
+    flows = draw(st.lists(
+        st.tuples(st.integers(0, n - 1), st.integers(0, n - 1), st.floats(0.0, 20.0), st.floats(0.0, 3.0)),
+        min_size=1, max_size=12))
+    flows = [(s, d, S, t) for s, d, S, t in flows if s != d]
+    return g, flows
+
+
+@st.composite
+def random_cluster(draw):
+    """A random valid cluster: servers of 1-4 GPUs, random intra-server links, GPUs wired
+    to random switches of a random connected switch graph, random figures and duplex."""
+    servers = draw(st.integers(1, 3))
+    gpn = draw(st.integers(1, 4))
+    nsw = draw(st.integers(1, 3))
+    g = nx.DiGraph(name="random", description="hypothesis", gpus_per_node=gpn, default_group_size=gpn)
+    bw = st.sampled_from([1e9, 5e9, 12.5e9, 5e10])
+    lat = st.sampled_from([0.0, 1e-7, 1e-6, 5e-6])
+    dup = st.sampled_from(["full", "shared"])
+
+    def cable(u, v, link_type):
+        add_cable(g, u, v, bandwidth=draw(bw), latency=draw(lat), link_type=link_type, duplex=draw(dup))
+
+    for k in range(nsw):
+        g.add_node(f"sw{k}", kind="switch", level="leaf")
+        if draw(st.booleans()):
+            g.nodes[f"sw{k}"].update(bandwidth=draw(bw), latency=draw(lat))
+    for k in range(1, nsw):
+        cable(f"sw{draw(st.integers(0, k - 1))}", f"sw{k}", "infiniband")
+    for s in range(servers):
+        for l in range(gpn):
+            g.add_node(f"n{s}/gpu{l}", kind="gpu", server=s, local=l)
+            cable(f"n{s}/gpu{l}", f"sw{draw(st.integers(0, nsw - 1))}", "infiniband")
+            if l and draw(st.booleans()):
+                cable(f"n{s}/gpu{l}", f"n{s}/gpu{draw(st.integers(0, l - 1))}", "nvlink")
+    return topologies.validate(g)
+
+
+def one_line_error(capsys, argv, *needles):
+    code, out, err = run_cli(capsys, *argv)
+    assert code == 2, (code, out, err)
+    assert "Traceback" not in err
+    lines = [ln for ln in err.splitlines() if ln.startswith("simcollective: error:")]
+    assert len(lines) == 1, err
+    for needle in needles:
+        assert needle in lines[0], (needle, lines[0])
+    return lines[0]
+
+
+class Blob:
+    """A payload of a given size (no data)."""
+
+    def __init__(self, nbytes):
+        self.nbytes = nbytes
+
+
+def cli(*args):
+    return subprocess.run([sys.executable, "-m", "simcollective.cli", *args], capture_output=True, text=True)
+
+
+def _write(tmp_path, text, name="cfg.toml"):
+    p = tmp_path / name
+    p.write_text(text)
+    return p
+
+# ----------------------------------------------------------------- helpers
+
+
+def kinds(G):
+    return Counter(d["kind"] for _, d in G.nodes(data=True))
+
+
+def levels(G):
+    return Counter(d["level"] for _, d in G.nodes(data=True) if d["kind"] == "switch")
+
+
+def cable_bw(G, nodes_from, pred):
+    """Sum of bandwidth of cables (u -> v) with u in nodes_from and pred(v)."""
+    return sum(G.edges[u, v]["bandwidth"] for u in nodes_from for v in G.successors(u) if pred(v))
+
+
+def is_switch(G, n):
+    return G.nodes[n]["kind"] == "switch"
+
+
+def leaf_ratio(G, leaves):
+    """Host-facing bandwidth / uplink bandwidth over a set of leaves, measured from the graph."""
+    down = cable_bw(G, leaves, lambda v: not is_switch(G, v))
+    up = cable_bw(G, leaves, lambda v: is_switch(G, v) and G.nodes[v]["level"] != "leaf")
+    return down / up
+
+
+# every algorithm of every collective but allreduce, as registered
+EXPECTED = {
+    "allgather": {"ring", "recursive-doubling", "bruck", "direct", "ring-ring", "sparse-streams",
+                  "nccl-ring", "nccl-nvls", "nccl"},
+    "reduce-scatter": {"ring", "recursive-halving", "direct", "hierarchical", "nccl-ring", "nccl-nvls", "nccl"},
+    "broadcast": {"binomial-tree", "pipelined-chain", "scatter-allgather", "ring", "nccl-ring", "nccl"},
+    "reduce": {"binomial-tree", "reduce-scatter-gather", "pipelined-chain", "nccl-ring", "nccl"},
+    "alltoall": {"pairwise", "bruck", "direct", "hierarchical"},
+}
+
+
+# the hardware presets (the study presets are ABCI, DGX-1, DGX-2)
+HARDWARE = ["dgx1-v100", "dgx2-v100", "dgx-a100", "dgx-h100", "dgx-b200", "gb200-nvl72"]
+
+
+# one small build of every preset builder: each is validated, saved and loaded
+ALL_PRESETS = {
+    "abci": lambda: topologies.abci(3),
+    "dgx1": lambda: topologies.dgx1_cluster(7),
+    "dgx2": lambda: topologies.dgx2_cluster(4),
+    "fat-tree": lambda: topologies.fat_tree(40, hosts_per_leaf=8, oversubscription=2.0),
+    "fat-tree-3": lambda: topologies.fat_tree(40, hosts_per_leaf=4, levels=3, leaves_per_pod=3),
+    "fat-tree-dgx1": lambda: topologies.fat_tree(5, hosts_per_leaf=2, host="dgx1"),
+    "dgx-h100": lambda: topologies.dgx_h100_cluster(2),
+}

@@ -1,4 +1,4 @@
-"""Issue 18: the Python API (simcollective.run/sweep/plot/draw_topology), same names as the CLI."""
+"""The Python API (simcollective.run/sweep/plot/draw_topology), same names as the CLI."""
 
 import dataclasses
 import doctest
@@ -10,7 +10,7 @@ import pytest
 import simcollective as sc
 from simcollective.cli import main
 from simcollective.errors import UserInputError
-from simcollective.simulate import RunConfig, run_allreduce
+from simcollective.simulate import run_allreduce, RunConfig
 
 
 def test_top_level_exports():

@@ -14,7 +14,9 @@ from pathlib import Path
 import networkx as nx
 import pytest
 
+
 ROOT = Path(__file__).resolve().parents[1]
+
 
 FLOORS = (
     ("physical graphs", ("topologies",)),
@@ -34,12 +36,14 @@ FLOORS = (
     ("api", ("simcollective.api", "simcollective")),
 )
 
+
 #: deliberate circles (each a set of modules), with the reason
 DELIBERATE_CIRCLES: dict[frozenset, str] = {
     frozenset({"simcollective.network.filling", "simcollective.network.kernels"}):
         "one code path: kernels compiles filling's plain max-min function with numba, and filling "
         "reaches the compiled one lazily (NUMBA_DISABLE_JIT=1 runs the same function interpreted)",
 }
+
 
 #: files over 400 lines or with functions over 60 lines, each with its reason
 SIZE_EXCEPTIONS: dict[str, str] = {
@@ -53,6 +57,7 @@ SIZE_EXCEPTIONS: dict[str, str] = {
 }
 
 MAX_FILE_LINES = 400
+
 MAX_FUNCTION_LINES = 60
 
 
@@ -65,7 +70,6 @@ def _modules() -> dict[str, Path]:
                 parts.pop()
             out[".".join(parts)] = path
     return out
-
 
 MODULES = _modules()
 
@@ -127,7 +131,6 @@ def _graph() -> nx.DiGraph:
             if target != module:
                 g.add_edge(module, target, line=line, names=names)
     return g
-
 
 GRAPH = _graph()
 
@@ -208,3 +211,40 @@ def test_the_reader_sees_lazy_relative_and_type_checking_imports(tmp_path, monke
     assert ("simcollective.network.engine", 6) in got
     assert not any(t == "simcollective.api" for t, _ in got)  # annotations only: not an arrow
     assert floor_of("simcollective.simulate") > floor_of("simcollective.network.probe")
+
+
+def test_network_package_keeps_files_and_functions_small():
+    # one idea per file: no file over 400 lines, no function over 60 lines
+    import ast
+    import pathlib
+
+    import simcollective.network as pkg
+
+    for p in sorted(pathlib.Path(pkg.__file__).parent.glob("*.py")):
+        text = p.read_text()
+        assert text.count("\n") <= 400, p.name
+        for node in ast.walk(ast.parse(text)):
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                assert node.end_lineno - node.lineno < 60, (p.name, node.name)
+
+
+# -- code health ----------------------------------------------------------------------------------------
+
+def test_no_module_imports_another_modules_private_names():
+    """Front ends share parsing/formatting through the public simcollective.parsing, not
+    cli._int / plot._fmt_*. Within one package, private helper modules (``_common``)
+    are fine; a private *name* taken from another module is not."""
+    import ast
+
+    root = Path(__file__).resolve().parents[1]
+    offenders = []
+    for path in [*(root / "simcollective").rglob("*.py"), *(root / "experiments").glob("*.py")]:
+        tree = ast.parse(path.read_text())
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ImportFrom):
+                for alias in node.names:
+                    if alias.name.startswith("_") and not alias.name.startswith("__"):
+                        offenders.append(f"{path.relative_to(root)}: from {node.module} import {alias.name}")
+    # algorithm files share the algorithms package's private helpers module by design
+    offenders = [o for o in offenders if "algorithms/" not in o and "from _common import" not in o]
+    assert not offenders, offenders

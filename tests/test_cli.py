@@ -1,4 +1,7 @@
-"""The command line end to end: real runs, JSON keys, and one-line errors for bad input."""
+"""The command line end to end: real runs, JSON keys, listings, output paths checked before the
+run, strict JSON, engineering notation, and one-line errors for bad input."""
+
+from __future__ import annotations
 
 import json
 import os
@@ -9,12 +12,8 @@ import pytest
 
 from simcollective.cli import main
 from simcollective.simulate import JSON_KEYS
-
-
-def run_cli(capsys, *argv):
-    code = main(list(argv))
-    out, err = capsys.readouterr()
-    return code, out, err
+from tests.conftest import EXPECTED, HARDWARE, one_line_error, run_cli
+from topologies import build
 
 
 def test_p2p_abci_route_through_both_plx_and_the_fabric(capsys):
@@ -139,3 +138,115 @@ def test_one_node_is_singular(capsys):
     assert main(["run", "--topology", "dgx-h100", "--algorithm", "ring", "--elements", "1K", "--quiet"]) == 0
     out = capsys.readouterr().out
     assert "on dgx-h100 (1 node): 8 ranks" in out
+
+
+def test_cli_algorithms_lists_every_collective(capsys):
+    code, out, _ = run_cli(capsys, "algorithms")
+    assert code == 0
+    for coll, names in EXPECTED.items():
+        section = out.split(f"\n{coll} (dense):")[1].split(" (sparse):")[0]
+        for n in names - {"sparse-streams"}:
+            assert f"  {n} " in section
+    assert "allgather (sparse):\n  sparse-streams" in out
+
+
+def test_cli_run_collective(capsys):
+    code, out, _ = run_cli(capsys, "run", "--collective", "reduce", "--algorithm", "binomial-tree", "--root", "3",
+                           "--bytes", "4K", "--topology", "abci", "--nodes", "1", "--json", "-")
+    assert code == 0
+    js = json.loads(out)
+    assert js["collective"] == "reduce" and js["root"] == 3 and js["elements"] == 1024 and js["bytes"] == 4096
+
+
+def test_cli_run_sparse_allgather(capsys):
+    code, out, err = run_cli(capsys, "run", "--collective", "allgather", "--algorithm", "sparse-streams",
+                             "--topology", "abci", "--elements", "4096", "--density", "1/128", "--allgather", "ring")
+    assert code == 0, err
+    assert "sparse-streams allgather" in out and "result density 0.0078" in out
+
+
+def test_cli_bad_option_exit_2_one_line(capsys):
+    code = main(["run", "--topology", "dgx-h100", "--nodes", "2", "--topology-opt",
+                     "nics_per_node=0", "--algorithm", "ring", "--elements", "1K"])
+    err = capsys.readouterr().err
+    assert code == 2 and "nics_per_node" in err and "from 1 to 16" in err
+    assert err.count("\n") == 1 and "Traceback" not in err
+
+
+def test_cli_run_on_every_hardware_preset(capsys):
+    for name in HARDWARE:
+        code = main(["run", "--topology", name, "--nodes", "2", "--algorithm", "ring",
+                         "--elements", "64K", "--dtype", "int32", "--json", "-"])
+        out = json.loads(capsys.readouterr().out)
+        assert code == 0 and out["verified"] is True
+        assert out["ranks"] == 2 * build(name, 1).graph["gpus_per_node"]
+
+
+RING = ["run", "--algorithm", "ring", "--elements", "1M"]
+
+
+# -- output paths, before the run ---------------------------------------------------------------
+
+@pytest.mark.parametrize("flag", ["--json", "--trace"])
+def test_run_output_path_checked_before_the_run(capsys, tmp_path, flag, monkeypatch):
+    import simcollective.simulate as sim
+
+    def boom(*a, **k):
+        raise AssertionError("the run started before the output path was checked")
+
+    monkeypatch.setattr(sim, "run_allreduce", boom)
+    one_line_error(capsys, RING + [flag, tmp_path / "missing" / "r.json"], flag, "does not exist")
+    one_line_error(capsys, RING + [flag, tmp_path], flag, "is a directory")
+    one_line_error(capsys, RING + [flag, "/proc/r.json"], flag, "not writable")
+
+
+def test_other_output_paths(capsys, tmp_path):
+    one_line_error(capsys, ["p2p", "--json", tmp_path / "missing" / "p.json"], "--json", "does not exist")
+    one_line_error(capsys, ["draw-topology", "-o", tmp_path / "missing" / "t.png"], "-o", "does not exist")
+    one_line_error(capsys, ["draw-topology", "-o", "/proc/t.png"], "-o", "not writable")
+    cfg = tmp_path / "s.toml"
+    cfg.write_text('[fixed]\nalgorithm = "ring"\nelements = "1K"\n')
+    one_line_error(capsys, ["sweep", cfg, "--out", "/proc/o.csv"], "--out", "not writable")
+
+
+# -- strict JSON, times, figures ----------------------------------------------------------------
+
+def test_one_rank_json_is_strict(capsys, tmp_path):
+    code, out, err = run_cli(capsys, *RING, "--gpus", "1", "--json", "-")
+    assert code == 0, err
+    assert "Infinity" not in out and "NaN" not in out
+    r = json.loads(out, parse_constant=lambda c: pytest.fail(f"non-standard JSON constant {c}"))
+    assert r["time_s"] == 0 and r["algbw"] is None
+    assert "time_s is 0" in r["null_reasons"]["algbw"]
+
+
+def test_huge_times_in_engineering_notation():
+    from simcollective.parsing import format_time
+
+    assert format_time(3e300) == "3.000e+300 s"
+    assert format_time(1234.5) == "1.234e+03 s"
+    assert format_time(12.5) == "12.500 s"
+    assert format_time(1.5e-3) == "1.500 ms"
+    assert len(format_time(1e308)) < 20
+
+
+# -- approximate results, effective busbw ---------------------------------------------------------
+
+@pytest.mark.parametrize("argv, exact", [
+    (["--algorithm", "ring", "--elements", "4K"], True),
+    (["--algorithm", "sparse-ring", "--elements", "64K", "--density", "1/64"], True),
+    (["--algorithm", "gtopk", "--elements", "64K", "--density", "1/64"], False),
+    (["--algorithm", "sparse-ring-ring", "--nodes", "2", "--elements", "64K", "--density", "1/64", "--resparsify"],
+     False),
+])
+def test_exact_flag_in_json(capsys, argv, exact):
+    code, out, err = run_cli(capsys, "run", *argv, "--json", "-")
+    assert code == 0, err
+    assert json.loads(out)["exact"] is exact
+
+
+def test_sparse_busbw_is_called_effective(capsys):
+    code, out, err = run_cli(capsys, "run", "--algorithm", "sparse-ring", "--elements", "64K", "--density", "1/64")
+    assert code == 0 and "effective busbw (dense equivalent)" in out
+    code, out, err = run_cli(capsys, *RING)
+    assert code == 0 and "effective" not in out and "busbw" in out

@@ -6,8 +6,11 @@ from pathlib import Path
 
 import pytest
 
+
 nbformat = pytest.importorskip("nbformat")
+
 nbclient = pytest.importorskip("nbclient")
+
 pytest.importorskip("ipykernel")
 
 NOTEBOOKS = Path(__file__).resolve().parents[1] / "notebooks"

@@ -1,0 +1,93 @@
+"""The benchmark's targets table (``benchmarks/targets.py``) on synthetic results: met, not met, missing."""
+
+from __future__ import annotations
+
+import pytest
+
+from benchmarks.targets import Context, evaluate, format_table, overheads, TARGETS
+from tests.conftest import point
+
+
+def rows_by_name(ctx):
+    return {t.name: (measured, met) for t, measured, met in evaluate(ctx)}
+
+
+def test_targets_are_one_record_each_with_unique_names():
+    names = [t.name for t in TARGETS]
+    assert len(names) == len(set(names))
+    assert {"S1", "S2", "S3", "S3/msg", "S4", "S6", "E", "ring", "JIT", "baseline"} == set(names)
+
+
+def test_total_wall_met_and_not_met_and_missing_scenarios_skipped():
+    res = {"S1/a": point(1.0, cpu=1.5), "S1/ring": point(1.5, cpu=2.0),  # 2.5 s < 3 s
+           "S2/a": point(10.0), "S2/b": point(5.0)}                     # 15.0 s, not < 15 s
+    rows = rows_by_name(Context(res))
+    assert rows["S1"] == ("wall 2.5 s, cpu 3.5 s (total of 2 points)", True)
+    assert rows["S2"][1] is False and rows["S2"][0].startswith("wall 15.0 s")
+    # S3-S6, E did not run; JIT was not measured: left out. The baseline row is always there.
+    assert set(rows) == {"S1", "S2", "baseline"}
+
+
+def test_error_in_a_point_is_not_met():
+    res = {"S1/a": point(0.5), "S1/b": {"error": "ValueError: x"}}
+    measured, met = rows_by_name(Context(res))["S1"]
+    assert not met and "S1/b" in measured
+
+
+def test_s6_needs_both_time_and_memory():
+    ok = rows_by_name(Context({"S6/x": point(100.0, rss=3_000_000_000)}))["S6"]
+    fat = rows_by_name(Context({"S6/x": point(100.0, rss=4_000_000_000)}))["S6"]
+    assert ok[1] is True and "peak RSS 3.00 GB" in ok[0]
+    assert fat[1] is False
+
+
+def test_cost_per_message_judged_on_cpu_and_needs_s3_and_s5():
+    big = point(30.0, flows=2_000_000, sim_wall=20.0, sim_cpu=16.0, ranks=1024)   # 8 us cpu per message
+    small = point(0.2, flows=8064, sim_wall=0.1, sim_cpu=8064 * 9e-6, ranks=64)   # 9 us cpu per message
+    res = {"S3/ring fat-tree 1024 256M f32": big, "S5/ring P=64": small}
+    measured, met = rows_by_name(Context(res))["S3/msg"]
+    assert met and measured.startswith("cpu 8.0 vs 9.0 us/msg, wall 10.0 vs 12.4 us/msg")
+    small["sim_cpu_s"] = 8064 * 7e-6
+    assert rows_by_name(Context(res))["S3/msg"][1] is False
+    assert "S3/msg" not in rows_by_name(Context({"S3/ring fat-tree 1024 256M f32": big}))
+
+
+def test_overhead_targets_on_cpu_at_every_p():
+    # bare event: 1 us wall, 1 us cpu; a message is 2 events
+    e = {f"E/ring messages, no data P={P}": point(1.0, flows=1000, sim_wall=2 * 1000 * x * 1e-6,
+                                                  sim_cpu=2 * 1000 * c * 1e-6, ranks=P)
+         for P, x, c in ((16, 9.0, 4.0), (1024, 6.0, 5.0))}
+    ctx = Context(e, bare_rate=1e6, bare_cpu_rate=1e6)
+    assert overheads(e["E/ring messages, no data P=16"], 1e6, 1e6) == pytest.approx((9.0, 4.0))
+    measured, met = rows_by_name(ctx)["E"]
+    assert met and measured == "cpu 4.0-5.0x, wall 6.0-9.0x (worst P=1024)"
+    e["E/ring messages, no data P=16"]["sim_cpu_s"] = 2 * 1000 * 5.1e-6
+    assert rows_by_name(ctx)["E"][1] is False
+
+
+def test_ring_target_uses_s5_ring_points_and_s3_only():
+    res = {"S5/ring P=16": point(1.0, flows=100, sim_cpu=2 * 100 * 6e-6, ranks=16),
+           "S5/sparse-ring-ring P=16": point(1.0, flows=100, sim_cpu=1.0, ranks=16)}  # 5000x: not a ring point
+    measured, met = rows_by_name(Context(res, bare_rate=1e6, bare_cpu_rate=1e6))["ring"]
+    assert met and measured.startswith("cpu 6.0-6.0x")
+    res["S3/ring fat-tree 1024 256M f32"] = point(1.0, flows=100, sim_cpu=2 * 100 * 8e-6, ranks=1024)
+    measured, met = rows_by_name(Context(res, bare_rate=1e6, bare_cpu_rate=1e6))["ring"]
+    assert not met and "worst P=1024" in measured
+
+
+def test_jit_and_baseline_rows():
+    jit = ({"wall_s": 4.75, "cpu_s": 4.9, "import_s": 0.2}, {"wall_s": 0.58, "cpu_s": 0.7, "import_s": 0.2})
+    rows = rows_by_name(Context({}, jit=jit, same=30, within=1))
+    assert rows["JIT"] == ("first 4.75 s, cached 0.58 s (wall)", True)
+    assert rows["baseline"] == ("30 of 31 bit-identical, 1 within tolerance", True)
+    rows = rows_by_name(Context({}, jit=({"error": "boom"}, jit[1]), failed=["S1/a: differs"], same=2))
+    assert rows["JIT"][1] is False
+    assert rows["baseline"] == ("2 of 2 bit-identical, 0 within tolerance, 1 differ or failed", False)
+
+
+def test_table_has_one_line_per_row_with_the_verdict():
+    rows = evaluate(Context({"S1/a": point(5.0)}))
+    lines = format_table(rows)
+    assert len(lines) == 1 + len(rows)
+    assert lines[1].rstrip().endswith("NOT MET") and lines[1].lstrip().startswith("S1: under 3 s")
+    assert lines[2].rstrip().endswith("met") and not lines[2].rstrip().endswith("NOT MET")

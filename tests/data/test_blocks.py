@@ -1,0 +1,28 @@
+"""Block bounds of a payload split over ranks."""
+
+import pytest
+
+from simcollective.data import block_bounds, sub_bounds
+
+
+# -- blocks ------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "n, q, expected",
+    [
+        (10, 3, [(0, 3), (3, 6), (6, 10)]),
+        (12, 4, [(0, 3), (3, 6), (6, 9), (9, 12)]),
+        (2, 4, [(0, 0), (0, 0), (0, 0), (0, 2)]),
+        (7, 1, [(0, 7)]),
+        (0, 2, [(0, 0), (0, 0)]),
+    ],
+)
+def test_block_bounds(n, q, expected):
+    assert block_bounds(n, q) == expected
+
+
+def test_sub_bounds_inside_a_range():
+    assert sub_bounds(100, 111, 3) == [(100, 103), (103, 106), (106, 111)]
+    with pytest.raises(ValueError, match="must be >= 1"):
+        block_bounds(10, 0)

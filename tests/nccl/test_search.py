@@ -1,0 +1,72 @@
+"""NCCL's search (``nccl/search.py``): channel counts, NVLS graph, rings (Hamiltonian, rail-aligned), double binary trees."""
+
+from __future__ import annotations
+
+import pytest
+
+import topologies
+from simcollective.nccl import model, search
+from simcollective.patterns.trees import btree, dtree
+from tests.conftest import machine
+
+
+# -- NCCL's search: channels as NCCL's topology search derives them ---------------------------
+@pytest.mark.parametrize("name,nodes,ring,comm", [
+    ("dgx1-v100", 1, (6, 20.0), 12),
+    ("dgx-a100", 1, (12, 20.0), 24),
+    ("dgx-h100", 1, (12, 30.0), 24),
+    ("dgx-h100", 2, (8, 48.0), 16),
+])
+def test_channel_counts_as_nccl_derives_them(name, nodes, ring, comm):
+    g = model.graphs_of(machine(name, nodes))["ring"]
+    assert (g.nchannels, g.bw_intra) == ring
+    assert g.comm_channels == comm
+
+
+def test_nvls_graph_on_8xh100():
+    m = machine("dgx-h100")
+    assert m.nvls
+    g = model.graphs_of(m)["nvls"]
+    assert (g.nchannels, g.bw_intra, g.bw_inter, g.comm_channels) == (8, 40.0, 60.0, 16)
+    assert not machine("dgx-a100").nvls and not machine("dgx1-v100").nvls
+
+
+def test_dgx1_rings_are_nvlink_hamiltonian_cycles_within_capacity():
+    m = machine("dgx1-v100")
+    nrings, speed, rings = search.ring_search(m)
+    assert (nrings, speed) == (6, 20.0)
+    used: dict = {}
+    for ring in rings:
+        assert sorted(ring) == list(range(8))
+        for a, b in zip(ring, ring[1:] + ring[:1]):
+            assert (a, b) in m.direct          # every hop is a direct NVLink
+            used[(a, b)] = used.get((a, b), 0) + speed
+    assert all(used[e] <= m.direct[e] + 1e-9 for e in used)
+
+
+def test_rings_are_rail_aligned_across_nodes():
+    m = machine("dgx-h100", 4)
+    g = topologies.build("dgx-h100", 4, {})
+    for order in search.ring_orders(m, 16):
+        assert sorted(order) == list(range(32))
+        for a, b in zip(order, order[1:] + order[:1]):
+            if a // 8 != b // 8:   # a network hop: same local GPU, hence the same NIC and rail
+                assert g.nodes[m.gpus[a]]["local"] == g.nodes[m.gpus[b]]["local"]
+
+
+@pytest.mark.parametrize("n", range(1, 18))
+def test_double_binary_trees_are_trees(n):
+    for make in (btree, dtree):
+        roots = [v for v in range(n) if make(n, v)[0] is None]
+        assert len(roots) == 1
+        for v in range(n):
+            p, kids = make(n, v)
+            assert len(kids) <= 2
+            for k in kids:
+                assert make(n, k)[0] == v
+            if p is not None:
+                assert v in make(n, p)[1]
+    if n % 2 == 0 and n > 2:  # the mirror: tree 1's leaves are tree 0's interior nodes
+        leaves0 = {v for v in range(n) if not btree(n, v)[1]}
+        leaves1 = {v for v in range(n) if not dtree(n, v)[1]}
+        assert leaves0 == {n - 1 - v for v in leaves1}

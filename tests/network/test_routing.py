@@ -1,0 +1,56 @@
+"""Routing: routes independent of the order asked, switch crossings."""
+
+import networkx as nx
+import pytest
+from hypothesis import given, settings, strategies as st
+
+from simcollective.network.routing import Router
+from tests.conftest import line_graph, run_flows
+
+
+@settings(max_examples=60, deadline=None)
+@given(n=st.integers(2, 12), density=st.floats(0.1, 0.6), one_way=st.floats(0.0, 0.3),
+       seed=st.integers(0, 2**16), policy=st.sampled_from(["first", "hash"]), data=st.data())
+def test_routes_do_not_depend_on_the_order_they_are_asked_for(n, density, one_way, seed, policy, data):
+    # the search from a destination stops at the source asked for and resumes for the
+    # next one: every route must still be the one a router asked only for it would give,
+    # and a shortest path (hop count), one-way links and unreachable pairs included
+    import random
+
+    from simcollective.errors import UserInputError
+
+    rng = random.Random(seed)
+    g = nx.DiGraph()
+    g.add_nodes_from((i, {"kind": "switch"}) for i in range(n))
+    for u in range(n):
+        for v in range(u + 1, n):
+            if rng.random() < density:
+                pairs = [(u, v), (v, u)]
+                if rng.random() < one_way:
+                    pairs = [rng.choice(pairs)]
+                for a, b in pairs:
+                    g.add_edge(a, b, bandwidth=1.0, latency=0.0, duplex="full", link_type="link")
+    pairs = data.draw(st.permutations([(s, d) for s in range(n) for d in range(n)]))
+    shared = Router(g, policy)
+    for s, d in pairs:
+        alone = Router(g, policy)
+        if not nx.has_path(g, s, d):
+            with pytest.raises(UserInputError):
+                shared.route(s, d)
+            with pytest.raises(UserInputError):
+                alone.route(s, d)
+            continue
+        path = shared.route(s, d).nodes
+        assert path == alone.route(s, d).nodes
+        assert len(path) - 1 == nx.shortest_path_length(g, s, d)
+        assert all(g.has_edge(a, b) for a, b in zip(path, path[1:]))
+
+
+def test_switch_crossing_capacity_and_latency():
+    g = line_graph(["a", "s", "b"], cap=10.0, lat=1.0)
+    g.nodes["s"].update(kind="switch", bandwidth=4.0, latency=0.5)
+    del g.nodes["s"]["server"], g.nodes["s"]["local"]
+    r = Router(g).route("a", "b")
+    assert r.latency == 2.5 and r.capacity == 4.0
+    done, _ = run_flows(g, [("a", "b", 8.0, 0.0)])
+    assert done[0] == pytest.approx(2.5 + 2.0)

@@ -1,0 +1,73 @@
+"""``simcollective bench``: nccl-tests-like tables, JSON/CSV, verified runs, bad input."""
+
+import json
+
+import pytest
+
+from tests.conftest import run_cli
+
+
+def test_cli_bench_table(capsys):
+    code, out, err = run_cli(capsys, "bench", "--collective", "allgather", "--topology", "abci", "--nodes", "1",
+                             "-b", "8", "-e", "64K", "-f", "4")
+    assert code == 0, err
+    lines = out.splitlines()
+    assert "# Collective test starting: all_gather_perf" in lines
+    assert lines[-1] == "# Collective test concluded: all_gather_perf"
+    head = [i for i, ln in enumerate(lines) if ln.startswith("#       size")][0]
+    assert lines[head] == ("#       size         count      type   redop    root     time   algbw   busbw #wrong"
+                           "     time   algbw   busbw #wrong")
+    rows = [ln for ln in lines if not ln.startswith("#")]
+    # 8, 32, 128, ..., 32K, 128K > 64K: 7 sizes; per-rank share rounded to 16 bytes (P = 4)
+    assert [int(r.split()[0]) for r in rows] == [0, 0, 128, 512, 2048, 8192, 32768]
+    for r in rows:
+        assert len(r) == 12 + 14 + 10 + 8 + 8 + 2 * (9 + 8 + 8 + 8)
+        f = r.split()
+        assert f[2:5] == ["float", "none", "-1"] and f[8] == "0" and f[12] == "0"
+        size, t, algbw, busbw = int(f[0]), float(f[5]), float(f[6]), float(f[7])
+        if size:
+            assert algbw == pytest.approx(size / (t * 1e-6) / 1e9, abs=0.01)
+            assert busbw == pytest.approx(algbw * 3 / 4, abs=0.01)
+
+
+def test_cli_bench_dgx_h100_allgather_verified(capsys):
+    """The every-collective comparison command, up to 4M: every row verified (#wrong 0), the
+    count and size nccl-tests would use for 16 ranks."""
+    code, out, err = run_cli(capsys, "bench", "--collective", "allgather", "--topology", "dgx-h100", "--nodes", "2",
+                             "-b", "8", "-e", "4M", "-f", "4")
+    assert code == 0, err
+    assert "nGpus 16 minBytes 8 maxBytes 4194304 step: 4(factor)" in out
+    rows = [ln.split() for ln in out.splitlines() if not ln.startswith("#")]
+    assert [(int(r[0]), int(r[1])) for r in rows] == [(0, 0), (0, 0), (0, 0), (512, 8), (2048, 32), (8192, 128),
+                                                      (32768, 512), (131072, 2048), (524288, 8192), (2097152, 32768)]
+    assert all(r[8] == "0" and r[12] == "0" for r in rows)
+    times = [float(r[5]) for r in rows if int(r[1])]
+    assert times == sorted(times) and times[0] > 0
+
+
+def test_cli_bench_json_csv(capsys, tmp_path):
+    csv_path = tmp_path / "rows.csv"
+    code, out, _ = run_cli(capsys, "bench", "--collective", "broadcast", "-r", "2", "--topology", "abci",
+                           "-b", "1K", "-e", "4K", "-f", "2", "--json", "-", "--csv", str(csv_path))
+    assert code == 0
+    rows = json.loads(out)
+    assert [r["size"] for r in rows] == [1024, 2048, 4096]
+    assert all(r["root"] == 2 and r["redop"] == "none" and r["wrong"] == 0 for r in rows)
+    text = csv_path.read_text().splitlines()
+    assert text[0].startswith("size,count,type,redop,root,time_us,algbw,busbw,wrong") and len(text) == 4
+
+
+@pytest.mark.parametrize("argv,message", [
+    (["--collective", "allgather", "--algorithm", "rabenseifner"], "allgather algorithms: bruck, direct"),
+    (["--collective", "broadcast", "-r", "9"], "--root 9 is out of range"),
+    (["--collective", "alltoall", "-r", "0"], "-r/--root applies to broadcast and reduce, not to alltoall"),
+    (["-b", "1M", "-e", "8"], "-e 8 is below -b 1048576"),
+    (["-b", "8", "-e", "1M", "-f", "1"], "-f 1 must be >= 2"),
+    (["-b", "8", "-e", "1M", "-i", "0"], "-i 0 must be >= 1"),
+    (["-d", "bfloat16"], "-d 'bfloat16' is not supported"),
+    (["--collective", "gather"], "unknown collective 'gather'"),
+])
+def test_cli_bench_bad_input(capsys, argv, message):
+    code, out, err = run_cli(capsys, "bench", "--topology", "abci", *argv)
+    assert code == 2
+    assert message in err and len(err.strip().splitlines()) == 1

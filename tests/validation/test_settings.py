@@ -1,0 +1,83 @@
+"""NCCL settings read from a log: per section, from the header, applied, overridden, bad values."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from simcollective.errors import UserInputError
+from simcollective.validation.nccltests import parse_log, settings_of
+from simcollective.validation.settings import log_settings
+from tests.conftest import row
+
+
+REF = Path(__file__).resolve().parents[2] / "experiments" / "nccl-tests"
+
+H100 = REF / "h100x8-2to8node-ib400_allreduce_ncclt309.txt"
+
+
+# ------------------------------------------------------------------ 1. the log's own settings
+
+
+def test_settings_are_read_per_section_and_prose_is_not():
+    text = "\n".join([
+        "# all_reduce_perf, two runs",
+        "# NOTE: the second run sets NCCL_MIN_CTAS=32 (prose: not a setting of any run)",
+        "# ---- Section A: default ----",
+        "# command: mpirun -x NCCL_DEBUG=INFO -x NCCL_IB_HCA=mlx5_0:1,mlx5_1:1 all_reduce_perf -b 1M",
+        "# notes: with NCCL_NVLS_ENABLE=0 another run got less;",
+        "#        NCCL_PROTO=LL was also tried",
+        row(1 << 20, 50.0),
+        "# ---- Section B: tuned, NCCL_MIN_CTAS=24, NCCL_PROTO=^LL128 ----",
+        "host:1:1 [0] NCCL INFO NCCL_MAX_CTAS set by environment to 28",
+        "# command: export NCCL_ALGO=<algo>; all_reduce_perf",
+        row(1 << 20, 50.0),
+    ])
+    a, b = parse_log(text)
+    assert a.settings == {"NCCL_DEBUG": "INFO", "NCCL_IB_HCA": "mlx5_0:1,mlx5_1:1"}
+    assert b.settings == {"NCCL_MAX_CTAS": "28", "NCCL_MIN_CTAS": "24", "NCCL_PROTO": "^LL128"}
+    assert a.forced_algorithm is None and b.forced_algorithm is None
+
+
+def test_settings_without_section_titles_come_from_the_header():
+    (t,) = parse_log("# all_reduce_perf\n# command: NCCL_MIN_NCHANNELS=32 NCCL_ALGO=Tree mpirun ...\n"
+                     + row(1 << 20, 50.0))
+    assert t.settings == {"NCCL_MIN_NCHANNELS": "32", "NCCL_ALGO": "Tree"} and t.forced_algorithm == "tree"
+    assert settings_of(["#  NCCL_X=\"a b\""]) == {"NCCL_X": "a b"}
+
+
+def test_the_published_h100_thread_settings_per_section():
+    tables = parse_log(H100.read_text())
+    mins = [t.settings.get("NCCL_MIN_CTAS") for t in tables]
+    assert mins == [None, None, None, None, None, "24", "24"]          # F and G only, not C/D/E
+    assert [t.forced_algorithm for t in tables] == [None] * 6 + ["ring"]
+    assert "NCCL_NVLS_ENABLE" not in tables[0].settings                # section A's notes are prose
+    assert tables[0].settings["NCCL_IB_HCA"] == "mlx5_0:1,...,mlx5_7:1"
+    assert tables[6].settings["NCCL_IB_QPS_PER_CONNECTION"] == "2"
+
+
+def test_log_settings_applied_overridden_and_not_modelled():
+    s = {"NCCL_MIN_CTAS": "24", "NCCL_PROTO": "LL,Simple", "NCCL_NVLS_ENABLE": "0",
+         "NCCL_IB_QPS_PER_CONNECTION": "2", "NCCL_DEBUG": "INFO"}
+    ls = log_settings(s, "x", "allreduce", "auto")
+    assert (ls["min_channels"], ls["protos"], ls["algos"]) == (24, ("ll", "simple"), ("tree", "ring"))
+    assert ls["not_modelled"] == {"NCCL_IB_QPS_PER_CONNECTION": "2"} and ls["diagnostic"] == {"NCCL_DEBUG": "INFO"}
+    ls = log_settings(s, "x", "allreduce", "nccl-ring", protocol="ll", channels=8)
+    assert ls["overridden"] == {"NCCL_MIN_CTAS": "--channels 8", "NCCL_PROTO": "--protocol ll",
+                                "NCCL_NVLS_ENABLE": "--algorithm nccl-ring"}
+    assert (ls["min_channels"], ls["protos"], ls["algos"]) == (None, None, None)
+    assert log_settings({"NCCL_PROTO": "^LL128"}, "x", "allreduce", "auto")["protos"] == ("ll", "simple")
+    ls = log_settings({"NCCL_MIN_CTAS": "24"}, "x", "allreduce", "ring")   # not NCCL's algorithm
+    assert ls["min_channels"] is None and "not NCCL's" in ls["not_modelled"]["NCCL_MIN_CTAS"]
+
+
+@pytest.mark.parametrize("setting,needle", [
+    ({"NCCL_MIN_CTAS": "abc"}, "NCCL_MIN_CTAS='abc' in the log: NCCL takes a channel count from 1 to 64"),
+    ({"NCCL_MAX_CTAS": "0"}, "NCCL_MAX_CTAS='0'"),
+    ({"NCCL_PROTO": "LL256"}, "NCCL_PROTO='LL256'"),
+    ({"NCCL_MIN_CTAS": "32", "NCCL_MAX_CTAS": "8"}, "floor 32 is above its ceiling 8"),
+])
+def test_log_settings_bad_values(setting, needle):
+    with pytest.raises(UserInputError, match=needle.replace("(", r"\(").replace("^", r"\^")):
+        log_settings(setting, "x", "allreduce", "auto")
