@@ -12,7 +12,8 @@ from simcollective.network.engine import Network, SimEnvironment
 from simcollective.placement import resolve_placement
 from simcollective.profiles import load_profile
 from simcollective.runtime import barrier_offsets, run_ranks
-from simcollective.simulate import run_allreduce, RunConfig
+from simcollective.simulate import RunConfig, run_allreduce
+from simcollective.simulate import run as simulate_run
 from tests.conftest import Blob, mesh_graph
 
 
@@ -34,7 +35,7 @@ class _Recorder:
 
 def test_progress_gets_the_total_first_and_reaches_it():
     rec = _Recorder()
-    report = run(RunConfig(topology="fat-tree", nodes=6, algorithm="ring", elements=1000), progress=rec)
+    report = simulate_run(RunConfig(topology="fat-tree", nodes=6, algorithm="ring", elements=1000), progress=rec)
     assert rec.total == 2 * 6 * 5 == report["messages"]
     assert rec.calls[-1][2] == rec.total and rec.calls[-1][0] == report["time_s"]
     assert [c[2] for c in rec.calls] == sorted(c[2] for c in rec.calls)
@@ -46,7 +47,7 @@ def test_progress_total_is_none_without_a_hook(monkeypatch):
     algo = REGISTRY[("allreduce", "ring")]
     monkeypatch.setitem(REGISTRY, ("allreduce", "ring"), dataclasses.replace(algo, messages=None))
     rec = _Recorder()
-    run(RunConfig(topology="fat-tree", nodes=4, algorithm="ring", elements=4096), progress=rec)
+    simulate_run(RunConfig(topology="fat-tree", nodes=4, algorithm="ring", elements=4096), progress=rec)
     assert rec.total is None and rec.calls[-1][2] == 24
 
 
