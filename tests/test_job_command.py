@@ -1,0 +1,65 @@
+"""``simcollective job``: the example end to end (text, JSON, trace) and ``simcollective.job``."""
+
+import json
+from pathlib import Path
+
+import pytest
+
+import simcollective as sc
+from simcollective.cli import main
+
+EXAMPLE = Path(__file__).resolve().parents[1] / "experiments" / "job_tp_dp.toml"
+
+
+@pytest.fixture(scope="module")
+def example(tmp_path_factory):
+    out = tmp_path_factory.mktemp("job")
+    js, trace = out / "job.json", out / "trace.json"
+    assert main(["job", str(EXAMPLE), "--json", str(js), "--trace", str(trace)]) == 0
+    return json.loads(js.read_text()), json.loads(trace.read_text())
+
+
+def test_example_runs_verifies_and_reports_every_step_and_repeat(example):
+    doc, _ = example
+    assert doc["ranks"] == 16 and doc["verified"] is True
+    assert [(s["step"], s["repeat"]) for s in doc["steps"]] == [
+        (name, r) for name in ("tp_allreduce", "dp_reduce_scatter", "dp_allgather") for r in range(4)]
+    assert len(doc["collectives"]) == 4 * 2 + 4 * 8 * 2            # 2 tp groups, 8 dp groups
+    assert doc["communicators"]["tp"]["groups"] == 2 and doc["communicators"]["dp"]["groups"] == 8
+    steps = {(s["step"], s["repeat"]): s for s in doc["steps"]}
+    # TP (NVSwitch) and DP (the NICs) share no link: every TP allreduce takes its time alone
+    # (to the rounding of end - start at a start > 0)
+    assert [steps[("tp_allreduce", r)]["slowdown"] for r in range(4)] == pytest.approx([1.0] * 4, rel=1e-9)
+    # the first reduce-scatter runs alone on the NICs; the next one overlaps the first
+    # allgather there and is slower
+    assert steps[("dp_reduce_scatter", 0)]["slowdown"] == pytest.approx(1.0, rel=1e-9)
+    assert steps[("dp_reduce_scatter", 1)]["slowdown"] > 1.2
+    assert steps[("tp_allreduce", 0)]["start_s"] == 0.0002           # its compute first
+    assert steps[("dp_reduce_scatter", 0)]["start_s"] == steps[("tp_allreduce", 0)]["end_s"]
+    assert doc["top_links"][0]["link_type"] == "infiniband"
+
+
+def test_example_trace_has_one_track_per_communicator_group(example):
+    _, trace = example
+    names = [e["args"]["name"] for e in trace["traceEvents"] if e.get("name") == "thread_name"]
+    base = [n for n in names if "(" in n and not n.endswith(")") or n.count("(") == 1]
+    assert "tp 0 (ranks 0-7)" in names and "tp 1 (ranks 8-15)" in names
+    assert "dp 0 (ranks 0,8)" in names and "dp 7 (ranks 7,15)" in names
+    assert len(base) >= 10
+    spans = [e for e in trace["traceEvents"] if e.get("ph") == "X"]
+    assert len(spans) == 72 and all(e["cat"] == "collective" for e in spans)
+
+
+def test_api_job_is_the_cli_job(example):
+    doc, _ = example
+    report = sc.job(EXAMPLE)
+    assert [c["time_s"] for c in report.to_json()["collectives"]] == [c["time_s"] for c in doc["collectives"]]
+    assert "tp_allreduce" in str(report)
+
+
+def test_api_job_from_keywords():
+    report = sc.job(topology="fat-tree", nodes=4, communicators={"pair": {"rule": "tp", "size": 2}},
+                    steps=[{"name": "a", "communicator": "pair", "algorithm": "ring", "elements": 64}], alone=False)
+    assert len(report.fields["collectives"]) == 2
+    with pytest.raises(sc.UserInputError, match="give either a job or keywords"):
+        sc.job(EXAMPLE, nodes=2)
