@@ -39,15 +39,21 @@ def test_example_runs_verifies_and_reports_every_step_and_repeat(example):
     assert doc["top_links"][0]["link_type"] == "infiniband"
 
 
-def test_example_trace_has_one_track_per_communicator_group(example):
+def test_example_trace_has_a_process_per_communicator_and_a_track_per_group(example):
     _, trace = example
-    names = [e["args"]["name"] for e in trace["traceEvents"] if e.get("name") == "thread_name"]
-    base = [n for n in names if "(" in n and not n.endswith(")") or n.count("(") == 1]
-    assert "tp 0 (ranks 0-7)" in names and "tp 1 (ranks 8-15)" in names
-    assert "dp 0 (ranks 0,8)" in names and "dp 7 (ranks 7,15)" in names
-    assert len(base) >= 10
-    spans = [e for e in trace["traceEvents"] if e.get("ph") == "X"]
+    events = trace["traceEvents"]
+    procs = {e["pid"]: e["args"]["name"] for e in events if e.get("name") == "process_name"}
+    assert procs[1].startswith("tp: tp, 2 group(s)") and procs[2].startswith("dp: dp, 8 group(s)")
+    threads = {(e["pid"], e["tid"]): e["args"]["name"] for e in events if e.get("name") == "thread_name"}
+    assert threads[(1, 0)] == "tp 0 (ranks 0-7)" and threads[(1, 1000)] == "tp 1 (ranks 8-15)"
+    assert threads[(2, 0)] == "dp 0 (ranks 0,8)" and threads[(2, 7000)] == "dp 7 (ranks 7,15)"
+    spans = [e for e in events if e.get("ph") == "X"]
     assert len(spans) == 72 and all(e["cat"] == "collective" for e in spans)
+    assert sum(1 for e in spans if e["pid"] == 1) == 8
+    # a track's spans never overlap (overlapping collectives go on extra lanes)
+    for key in threads:
+        mine = sorted((e["ts"], e["ts"] + e["dur"]) for e in spans if (e["pid"], e["tid"]) == key)
+        assert all(a[1] <= b[0] + 1e-6 for a, b in zip(mine, mine[1:]))   # (us, rounding)
 
 
 def test_api_job_is_the_cli_job(example):
