@@ -10,6 +10,7 @@ group alone, slowdown = time / alone). ``collectives``: one entry per step, repe
 group (``group, ranks``, its own ``start_s, end_s, time_s, alone_s, slowdown``, and
 ``verification``). ``communicators``: per communicator, ``groups, collectives,
 time_s`` (sum of its steps' times), ``busy_s`` (the union of their spans), ``bytes``.
+``sim_wall_s``: building, simulating and verifying; ``wall_s``: that and the alone runs.
 """
 
 from __future__ import annotations
@@ -150,6 +151,6 @@ def format_job(report) -> str:
         for ln in f["top_links"]:
             lines.append(f"    {ln['link']:<34} {ln['link_type']:<11} {format_bytes(ln['bytes']):>10}  "
                          f"busy {format_time(ln['busy_s']):>11}  utilization {100 * ln['utilization']:5.1f}%")
-    lines.append(f"  wall         {f['wall_s']:.3f} s (simulation {f['sim_wall_s']:.3f} s, the rest: alone runs), "
-                 f"{f['events']} events, {f['flows']} flows")
+    lines.append(f"  wall         {f['wall_s']:.3f} s (build, simulation and verification {f['sim_wall_s']:.3f} s, "
+                 f"alone runs {f['wall_s'] - f['sim_wall_s']:.3f} s), {f['events']} events, {f['flows']} flows")
     return "\n".join(lines)
