@@ -11,6 +11,9 @@
   (every one, e.g. ``collective`` or ``root``, passes through unchanged), plus the
   algorithm options (``group_size``, ``chunk_size``, ...) as plain keywords, with text
   accepted where the CLI takes text: ``elements="32M"``, ``density="1/128"``.
+* :func:`job` runs a job (several collectives on sub-communicators at once): a TOML path,
+  a dict, or the same keys as keywords (``job(topology="dgx-h100", nodes=2,
+  communicators={...}, steps=[...])``); it returns a :class:`~simcollective.jobs.JobReport`.
 * :func:`sweep` runs a grid (a TOML path, a config dict, or keywords: lists are the grid,
   scalars are fixed) and returns the results table as a pandas DataFrame.
 * :func:`plot` draws results (a DataFrame or paths) and returns the matplotlib Figure; it
@@ -29,7 +32,7 @@ from .errors import UserInputError
 from .parsing import check_exclusive
 from .simulate import Report, RunConfig, run_allreduce
 
-__all__ = ["run", "sweep", "plot", "draw_topology", "load_results", "Result"]
+__all__ = ["run", "sweep", "plot", "draw_topology", "load_results", "Result", "job"]
 
 
 class Result(Report):
@@ -169,3 +172,25 @@ def load_results(*paths):
     from .figures import load_results as _load
 
     return _load(list(paths))
+
+
+def job(spec=None, *, alone: bool = True, **table):
+    """Run a job and return its :class:`~simcollective.jobs.JobReport` (``str()`` is what
+    ``simcollective job`` prints, ``to_json()`` its ``--json``).
+
+    ``spec``: a TOML path or a dict with the job's keys (see :mod:`simcollective.jobs.spec`);
+    or leave it out and give the keys as keywords. ``alone=False`` skips the alone runs.
+    """
+    from .jobs import job_from_dict, load_job, run_job
+
+    if spec is None:
+        if not table:
+            raise UserInputError("job(): give a job (TOML path or dict) or its keys as keywords")
+        spec = job_from_dict(table, "job()")
+    elif table:
+        raise UserInputError(f"job(): give either a job or keywords, not both ({', '.join(table)})")
+    elif isinstance(spec, dict):
+        spec = job_from_dict(spec, "job()")
+    else:
+        spec = load_job(spec)
+    return run_job(spec, alone=alone)

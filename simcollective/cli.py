@@ -2,7 +2,7 @@
 
 Subcommands: ``run`` (one collective, allreduce by default), ``algorithms``, ``topologies``
 here, and, from their own modules, ``p2p``, ``sweep``, ``plot``, ``draw-topology``, ``bench``,
-``compare``.
+``compare``, ``job``.
 Every user error is one line on stderr (``simcollective: error: ...``) and a non-zero
 exit status: 2 for bad input, 3 for a result that fails verification, 4 for a deadlock.
 """
@@ -23,7 +23,7 @@ __all__ = ["main", "build_parser", "add_topology_arguments", "config_from_args"]
 # the command modules, each with ``add_parser(subparsers)``, listed after ``algorithms`` and
 # ``topologies`` (``p2p`` comes right after ``run``)
 _COMMAND_MODULES = ("simcollective.sweeps", "simcollective.figures", "simcollective.drawings", "simcollective.bench",
-                    "simcollective.compare_command")
+                    "simcollective.compare_command", "simcollective.job_command")
 
 
 def build_parser() -> argparse.ArgumentParser:

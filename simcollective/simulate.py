@@ -47,7 +47,7 @@ from .runtime import run_ranks
 
 __all__ = ["RunConfig", "Report", "run", "run_collective", "run_allreduce", "build_graph", "run_defaults",
            "JSON_KEYS", "count_for_bytes", "resolve_study", "resolve", "Plan", "make_inputs", "simulate",
-           "verify", "measure", "expected_messages", "VERIFY_MODES", "DEFAULT_MEMORY_BUDGET"]
+           "verify", "measure", "expected_messages", "sources", "VERIFY_MODES", "DEFAULT_MEMORY_BUDGET"]
 
 
 def make_inputs(plan: Plan):
@@ -97,11 +97,12 @@ def sources(plan: Plan):
     return ref
 
 
-def verify(plan: Plan, result) -> str:
+def verify(plan: Plan, result, refs=None) -> str:
     """Check every rank's result against its expected pieces (one walk for dense, size-only
-    and sparse results). Returns how results were held; raises VerificationError."""
+    and sparse results). Returns how results were held; raises VerificationError.
+    ``refs``: the run's :func:`sources`, if the caller keeps them (runs of the same inputs)."""
     mode = "sparse" if plan.algo.kind == "sparse" else "symbolic" if plan.mode == "symbolic" else "dense"
-    refs = None if mode == "symbolic" else sources(plan)
+    refs = None if mode == "symbolic" else refs if refs is not None else sources(plan)
     seen: set = set()   # parts shared between ranks are verified once
     how = None
     last = None         # (pieces, output) of the last rank walked

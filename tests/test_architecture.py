@@ -27,12 +27,13 @@ FLOORS = (
     ("nccl model", ("simcollective.nccl",)),
     ("algorithms", ("simcollective.algorithms",)),
     ("simulate", ("simcollective.simulate", "simcollective.run_config", "simcollective.resolve",
-                  "simcollective.placement", "simcollective.memory", "simcollective.profiles")),
+                  "simcollective.placement", "simcollective.memory", "simcollective.profiles",
+                  "simcollective.jobs")),
     ("validation", ("simcollective.validation",)),
     ("front ends", ("simcollective.cli", "simcollective.arguments", "simcollective.summary",
                     "simcollective.p2p", "simcollective.compare_command", "simcollective.sweeps",
                     "simcollective.figures", "simcollective.drawings", "simcollective.bench",
-                    "simcollective.trace")),
+                    "simcollective.trace", "simcollective.job_command")),
     ("api", ("simcollective.api", "simcollective")),
 )
 

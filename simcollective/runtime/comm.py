@@ -22,9 +22,9 @@ __all__ = ["Comm"]
 class Comm:
     """A communicator: a rank's handle on a group of world ranks (``members``)."""
 
-    __slots__ = ("world", "members", "rank", "size", "cid", "name", "_me", "_index")
+    __slots__ = ("world", "members", "rank", "size", "cid", "name", "context", "_me", "_index")
 
-    def __init__(self, world: World, members: tuple, rank: int, name: str):
+    def __init__(self, world: World, members: tuple, rank: int, name: str, context=None):
         self.world = world
         # every rank's communicator over the same ranks shares one members tuple (see
         # World._world_members: per-rank copies cost cache misses on every message)
@@ -32,7 +32,11 @@ class Comm:
         self.rank = rank
         self.size = len(members)
         self.name = name
-        self.cid = world.comm_id(members, name)
+        # ``context``: the message space (None: the world's). Communicators of different
+        # contexts never match each other's messages, even over the same ranks; the
+        # sub-communicators an algorithm makes inherit its context.
+        self.context = context
+        self.cid = world.comm_id(members, name, context)
         self._me = members[rank]
         self._index = None
 
@@ -214,7 +218,7 @@ class Comm:
     def sub(self, ranks, name: str) -> "Comm":
         """The communicator of the given ranks of this one (must include this rank)."""
         members = tuple(self.members[r] for r in ranks)
-        return Comm(self.world, members, members.index(self._me), name)
+        return Comm(self.world, members, members.index(self._me), name, self.context)
 
     def groups(self, group_size: int):
         """``(intra, inter)``: consecutive groups of ``group_size`` ranks, and the ranks with

@@ -79,10 +79,13 @@ class World:
         """The one tuple of these members every communicator over them shares."""
         return self._members.setdefault(members, members)
 
-    def comm_id(self, members: tuple, name: str) -> int:
-        cid = self._comm_ids.get(members)
+    def comm_id(self, members: tuple, name: str, context=None) -> int:
+        """The id of the communicator over ``members`` in message space ``context`` (None:
+        the world's; communicators over the same ranks in one context share an id)."""
+        key = members if context is None else (context, members)
+        cid = self._comm_ids.get(key)
         if cid is None:
-            cid = self._comm_ids[members] = len(self.comm_names)
+            cid = self._comm_ids[key] = len(self.comm_names)
             self.comm_names.append(name)
         return cid
 
