@@ -119,7 +119,7 @@ def test_cli_study_end_to_end():
     f = json.loads(out.stdout)
     assert f["time_s"] == pytest.approx(80.8e-3, rel=2e-3)
     out = cli("run", "--topology", "abci", "--nodes", "2", "--algorithm", "sparse-ring", "--elements", "64K",
-              "--density", "1/128", "--study", "--quiet")
+              "--density", "1/128", "--study")
     assert out.returncode == 0 and "study        --study: routing study, timing study, densify study" in out.stdout
     out = cli("run", "--topology", "abci", "--algorithm", "ssar-recursive-doubling", "--elements", "1M",
               "--density", "1/128", "--densify", "study", "--quiet")
