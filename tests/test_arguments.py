@@ -33,6 +33,12 @@ def test_topology_file_refuses_preset_options_given_with_their_default(capsys, t
                      "--elements", "1K"], flag, "--topology-file")
 
 
+@pytest.mark.parametrize("command", [["p2p"], ["bench", "-b", "1K", "-e", "1K"]])
+def test_every_command_refuses_preset_options_with_a_topology_file(capsys, tmp_path, command):
+    refused(capsys, command + ["--topology-file", str(tmp_path / "m.json"), "--nodes", "1"],
+            "--nodes", "--topology-file")
+
+
 @pytest.mark.parametrize("extra, needles", [
     (["--workload", "uniform"], ["--workload", "'ring'", "sparse"]),        # the default, given
     (["--overlap", "0"], ["--overlap", "'ring'", "sparse"]),
