@@ -1,5 +1,12 @@
-"""The argparse pieces the command line's subcommands share: the hardware options, their
-conflicts, and the machine they describe.
+"""The argparse pieces the command line's subcommands share: the parser class, the rule on
+options given but not used, the hardware options, their conflicts, and the machine they
+describe.
+
+The one rule of every command: an option given explicitly (on the command line, whatever
+its value, the default included) that the chosen command, algorithm, topology or profile
+does not use is an error, and so is a single-valued option given twice. :class:`Parser`
+records which options were given (:func:`given`) and refuses a repeat; a command names
+what it does not use with :func:`refuse_unused`.
 
 ``cli`` and every command module (``sweeps``, ``figures``, ``drawings``, ``bench``,
 ``p2p``, the compare command) import these; this module imports none of them.
@@ -11,7 +18,112 @@ import argparse
 
 from .errors import UserInputError
 
-__all__ = ["add_topology_arguments", "check_topology_conflicts", "topology_config"]
+__all__ = ["Parser", "given", "refuse_unused", "check_distinct_outputs", "add_topology_arguments",
+           "check_topology_conflicts", "topology_config"]
+
+#: the namespace attribute in which :class:`Parser` records the options given: dest -> flag
+GIVEN = "given_options"
+
+
+def _mark(action, namespace, option_string, values=None) -> None:
+    """Record that ``action`` was given (as ``option_string``); a second time is an error."""
+    seen = getattr(namespace, GIVEN, None)
+    if seen is None:
+        seen = {}
+        setattr(namespace, GIVEN, seen)
+    if action.dest in seen and not isinstance(action, _Append):
+        what = "" if action.nargs == 0 else f" ({getattr(namespace, action.dest)!r}, then {values!r})"
+        raise argparse.ArgumentError(action, f"given twice{what}; it is single-valued: give it once")
+    seen.setdefault(action.dest, option_string or action.metavar or action.dest)
+
+
+class _StoreOnce(argparse.Action):
+    """``store``, refusing a second value."""
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        _mark(self, namespace, option_string, values)
+        setattr(namespace, self.dest, values)
+
+
+class _StoreTrueOnce(argparse.Action):
+    """``store_true``, refusing a repeat."""
+
+    def __init__(self, option_strings, dest, default=False, required=False, help=None):
+        super().__init__(option_strings, dest, nargs=0, const=True, default=default, required=required, help=help)
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        _mark(self, namespace, option_string)
+        setattr(namespace, self.dest, True)
+
+
+class _Append(argparse.Action):
+    """``append`` (repeatable), recorded as given."""
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        _mark(self, namespace, option_string)
+        items = list(getattr(namespace, self.dest, None) or [])
+        setattr(namespace, self.dest, items + [values])
+
+
+class KeyValueAppend(_Append):
+    """A repeatable ``KEY=VALUE`` option: the same KEY twice is an error (different keys are
+    the point of repeating it)."""
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        key = str(values).split("=", 1)[0].strip()
+        for old in getattr(namespace, self.dest, None) or []:
+            if str(old).split("=", 1)[0].strip() == key:
+                raise argparse.ArgumentError(self, f"key {key!r} given twice ({old!r} and {values!r}); "
+                                                   "give each key once")
+        super().__call__(parser, namespace, values, option_string)
+
+
+class Parser(argparse.ArgumentParser):
+    """The command line's parser (its subcommands' too): errors are one line
+    (``PROG: error: ...``, exit 2, no usage dump), single-valued options refuse a repeat,
+    and every option given is recorded (:func:`given`)."""
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.register("action", None, _StoreOnce)
+        self.register("action", "store", _StoreOnce)
+        self.register("action", "store_true", _StoreTrueOnce)
+        self.register("action", "append", _Append)
+
+    def error(self, message):
+        self.exit(2, f"{self.prog}: error: {message} (see '{self.prog} --help')\n")
+
+
+def given(args) -> dict:
+    """``{dest: flag as typed}`` of the options given on the command line."""
+    return dict(getattr(args, GIVEN, None) or {})
+
+
+def refuse_unused(args, unused: dict) -> None:
+    """``unused``: ``{dest: why it is not used}``; the first one that was given is an error
+    naming the flag as typed."""
+    seen = given(args)
+    for dest, why in unused.items():
+        if dest in seen:
+            raise UserInputError(f"{seen[dest]} is not used {why}; drop it")
+
+
+def check_distinct_outputs(**paths) -> None:
+    """``flag=path`` of a command's output files: two flags on one path would overwrite each
+    other (``-`` is stdout: two on it would interleave)."""
+    import os
+
+    seen = {}
+    for flag, path in paths.items():
+        if path is None:
+            continue
+        flag = "--" + flag.replace("_", "-")
+        where = path if path == "-" else os.path.realpath(path)
+        if where in seen:
+            raise UserInputError(f"{seen[where][0]} {seen[where][1]} and {flag} {path} are the same "
+                                 f"{'stream' if path == '-' else 'file'}: each writes its own output; "
+                                 "give them different paths")
+        seen[where] = (flag, path)
 
 
 def add_topology_arguments(p: argparse.ArgumentParser, network: bool = True) -> None:
@@ -29,8 +141,8 @@ def add_topology_arguments(p: argparse.ArgumentParser, network: bool = True) -> 
                    help=f"preset: {', '.join(topologies.PRESETS)} (default: {D['topology']})")
     g.add_argument("--nodes", default=str(D["nodes"]), metavar="N",
                    help=f"number of servers (for fat-tree: single-GPU hosts) (default: {D['nodes']})")
-    g.add_argument("--topology-opt", action="append", default=[], metavar="KEY=VALUE",
-                   help="builder parameter, repeatable (e.g. oversubscription=3)")
+    g.add_argument("--topology-opt", action=KeyValueAppend, default=[], metavar="KEY=VALUE",
+                   help="builder parameter, repeatable with different keys (e.g. oversubscription=3)")
     g.add_argument("--topology-file", metavar="PATH", help="a user graph (.graphml or node-link .json)")
     if not network:
         return
@@ -42,11 +154,13 @@ def add_topology_arguments(p: argparse.ArgumentParser, network: bool = True) -> 
 
 
 def check_topology_conflicts(args) -> None:
-    """``--topology-file`` replaces the preset: ``--topology/--nodes/--topology-opt`` with it are errors."""
+    """``--topology-file`` replaces the preset: ``--topology/--nodes/--topology-opt`` with it
+    are errors, given with any value (the default included)."""
     if getattr(args, "topology_file", None):
+        seen = given(args)
         for flag, value, default in (("--topology", args.topology, "abci"), ("--nodes", args.nodes, "1"),
                                      ("--topology-opt", args.topology_opt, [])):
-            if value != default:
+            if flag[2:].replace("-", "_") in seen or value != default:
                 raise UserInputError(f"{flag} and --topology-file do not combine: the file is the whole machine; "
                                      f"drop {flag}")
 

@@ -25,6 +25,7 @@ import csv
 import sys
 
 from . import __version__
+from .arguments import check_distinct_outputs, check_topology_conflicts, refuse_unused
 from .errors import UserInputError
 from .parsing import check_output_path, parse_int, parse_topology_opts, write_json
 from .units import parse_size
@@ -214,6 +215,12 @@ def cmd_bench(args) -> int:
     from .units import parse_fraction
 
     coll = get_collective(args.collective)
+    check_topology_conflicts(args)
+    check_distinct_outputs(json=args.json, csv=args.csv)
+    if args.verify != "auto":
+        refuse_unused(args, {"memory_budget": f"with --verify {args.verify} (only --verify auto reads it)"})
+    if args.verify == "symbolic":
+        refuse_unused(args, {"seed": "with --verify symbolic (size-only runs have no input values)"})
     check_output_path(args.json, "--json")
     check_output_path(args.csv, "--csv")
     if args.op != "sum":

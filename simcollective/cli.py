@@ -5,6 +5,9 @@ here, and, from their own modules, ``p2p``, ``sweep``, ``plot``, ``draw-topology
 ``compare``, ``job``.
 Every user error is one line on stderr (``simcollective: error: ...``) and a non-zero
 exit status: 2 for bad input, 3 for a result that fails verification, 4 for a deadlock.
+One rule for every command (``arguments``): an option given explicitly that the chosen
+command, algorithm, topology or profile does not use is an error, and so is a
+single-valued option given twice.
 """
 
 from __future__ import annotations
@@ -14,7 +17,8 @@ import importlib
 import sys
 
 from . import __version__
-from .arguments import add_topology_arguments, check_topology_conflicts
+from .arguments import (Parser, add_topology_arguments, check_distinct_outputs, check_topology_conflicts,
+                        refuse_unused)
 from .errors import DeadlockError, SimCollectiveError, TopologyError, UserInputError, VerificationError
 from .parsing import check_exclusive, check_output_path, format_time, write_json
 
@@ -29,9 +33,12 @@ _COMMAND_MODULES = ("simcollective.sweeps", "simcollective.figures", "simcollect
 def build_parser() -> argparse.ArgumentParser:
     from . import p2p
 
-    parser = argparse.ArgumentParser(
+    from .algorithms.registry import COLLECTIVES
+
+    parser = Parser(
         prog="simcollective",
-        description="Flow-level simulation of dense and sparse allreduce on GPU clusters, on real data.")
+        description=f"Flow-level simulation of GPU collectives on GPU clusters, on real data: "
+                    f"{', '.join(COLLECTIVES)} (allreduce dense and sparse).")
     parser.add_argument("--version", action="version", version=f"simcollective {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     sub.required = True
@@ -40,11 +47,11 @@ def build_parser() -> argparse.ArgumentParser:
 
     # listings -------------------------------------------------------------------------------
     p = sub.add_parser("algorithms", help="list the algorithms of every collective")
-    p.add_argument("--collective", metavar="NAME", help="only this collective")
+    p.add_argument("--collective", metavar="NAME", help=f"only this collective: {', '.join(COLLECTIVES)}")
     p.set_defaults(func=cmd_algorithms)
     p = sub.add_parser("topologies", help="list the topology presets (or describe one)")
     p.add_argument("--show", metavar="NAME", help="describe this preset built with --nodes")
-    p.add_argument("--nodes", default="2", metavar="N")
+    p.add_argument("--nodes", default="2", metavar="N", help="servers of the preset --show describes (default: 2)")
     p.set_defaults(func=cmd_topologies)
 
     for modname in _COMMAND_MODULES:
@@ -54,7 +61,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 def _add_run_parser(sub) -> None:
     from .algorithms import load_all
-    from .algorithms.registry import ALGORITHMS
+    from .algorithms.registry import ALGORITHMS, COLLECTIVES
     from .placement import PLACEMENTS
     from .simulate import run_defaults
 
@@ -62,12 +69,14 @@ def _add_run_parser(sub) -> None:
     D = run_defaults()
     dense = sorted(a for a in ALGORITHMS if ALGORITHMS[a].kind == "dense")
     sparse = sorted(a for a in ALGORITHMS if ALGORITHMS[a].kind == "sparse")
-    p = sub.add_parser("run", help="simulate one allreduce, verify it, print time and bandwidth",
-                       description="Simulate one allreduce on real data, verify every rank's result "
-                                   "against NumPy, and print time, algbw/busbw, phases and busiest links.")
+    names = ", ".join(COLLECTIVES)
+    p = sub.add_parser("run", help=f"simulate one collective ({names}), verify it, print time and bandwidth",
+                       description=f"Simulate one collective ({names}) on real data, verify every rank's "
+                                   "result against NumPy, and print time, algbw/busbw, phases and busiest links. "
+                                   "An option given that the command, algorithm or profile does not use is an error.")
     add_topology_arguments(p)
     p.add_argument("--collective", default="allreduce", metavar="NAME",
-                   help="allreduce (default), allgather, reduce-scatter, broadcast, reduce, alltoall")
+                   help=f"{names} (default: allreduce)")
     p.add_argument("--algorithm", required=True, metavar="NAME",
                    help=f"allreduce dense: {', '.join(dense)}; sparse: {', '.join(sparse)}; "
                         "other collectives: see 'simcollective algorithms'")
@@ -129,7 +138,8 @@ def _add_run_groups(p, D) -> None:
     o.add_argument("--quiet", action="store_true",
                    help="no progress bar (shown on stderr when it is a terminal, never with --json -: "
                         "messages sent of the run's exact total, with percentage and ETA; an algorithm "
-                        "without a declared count shows the count only)")
+                        "without a declared count shows the count only) and one summary line (time, "
+                        "algbw, busbw, verified) instead of the full summary")
 
 
 def config_from_args(args):
@@ -144,7 +154,7 @@ def config_from_args(args):
     if (args.elements is None) == (args.bytes is None):
         raise UserInputError("give the size as --elements N or --bytes B (one of them)")
     options = {name: getattr(args, name) for name in OPTION_FLAGS}
-    return RunConfig(
+    config = RunConfig(
         topology=args.topology,
         nodes=args.nodes,
         topology_opts=args.topology_opt,
@@ -172,6 +182,36 @@ def config_from_args(args):
         timing=args.timing,
         study=bool(args.study),
     )
+    refuse_unused(args, _unused_by_run(args))    # after the values' own checks
+    return config
+
+
+def _unused_by_run(args) -> dict:
+    """``{dest: why}`` of ``run``'s options that the chosen algorithm, workload, verification or
+    ``--study`` does not use (the algorithm's own options are checked by the registry)."""
+    from .algorithms import get_algorithm
+
+    algo = get_algorithm(args.algorithm, args.collective)
+    unused = {}
+    if algo.kind == "dense":
+        for dest in ("workload", "overlap"):    # --inputs, --density, --k: resolve refuses any value
+            unused[dest] = f"by the dense algorithm '{algo.name}': it applies to sparse algorithms"
+    else:
+        if args.workload != "topk":
+            unused["overlap"] = f"with --workload {args.workload} (only --workload topk reads it)"
+        if args.workload != "npy":
+            unused["inputs"] = f"with --workload {args.workload} (only --workload npy reads it)"
+    if algo.kind == "sparse" or args.verify != "auto":
+        unused["memory_budget"] = (f"with --verify {args.verify} (only --verify auto reads it)" if algo.kind == "dense"
+                                   else f"by the sparse algorithm '{algo.name}' (sparse runs carry full data)")
+    if args.verify == "symbolic":
+        unused["seed"] = "with --verify symbolic (size-only runs have no input values)"
+    if args.study:
+        if args.timing != "study":
+            unused["timing"] = f"with --study (which sets --timing study; --timing {args.timing} contradicts it)"
+        if args.routing == "first":     # another value: resolve_study names the contradiction
+            unused["routing"] = "with --study (which sets --routing study; --routing first contradicts it)"
+    return unused
 
 
 class _Progress:
@@ -206,9 +246,10 @@ class _Progress:
 
 def cmd_run(args) -> int:
     from .simulate import run_allreduce
-    from .summary import format_report
+    from .summary import format_line, format_report
 
     config = config_from_args(args)
+    check_distinct_outputs(json=args.json, trace=args.trace)
     check_output_path(args.json, "--json")
     check_output_path(args.trace, "--trace")
     progress = None
@@ -225,18 +266,19 @@ def cmd_run(args) -> int:
         write_trace(report, args.trace)
     if args.json:
         write_json(report.to_json(), args.json)
-    if args.json != "-":
+    if args.json != "-" and args.quiet:
+        print(format_line(report))
+    elif args.json != "-":
         print(format_report(report))
         if args.trace:
             print(f"  trace        {args.trace} (open in https://ui.perfetto.dev)")
     return 0
 
 
-
 def cmd_algorithms(args) -> int:
     from .algorithms.registry import COLLECTIVES, OPTION_FLAGS, algorithms_for, check_collective
 
-    wanted = [check_collective(args.collective)] if args.collective else COLLECTIVES
+    wanted = [check_collective(args.collective)] if args.collective is not None else COLLECTIVES
     for coll in wanted:
         algos = algorithms_for(coll)
         for kind in ("dense", "sparse"):
@@ -255,7 +297,10 @@ def cmd_algorithms(args) -> int:
 def cmd_topologies(args) -> int:
     import topologies
 
-    if args.show:
+    refuse_unused(args, {} if args.show is not None else
+                  {"nodes": "without --show NAME (the list of presets takes no size; --show describes one built "
+                            "with --nodes)"})
+    if args.show is not None:
         from .simulate import RunConfig, build_graph
 
         g = build_graph(RunConfig(topology=args.show, nodes=args.nodes))   # guarded size

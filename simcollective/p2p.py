@@ -32,7 +32,7 @@ def cmd_p2p(args) -> int:
     size = parse_size(args.bytes, "--bytes")
     src, dst = parse_int(args.src, "--src", 0), parse_int(args.dst, "--dst", 0)
     graph = build_graph(topology_config(args))
-    profile = load_profile(args.profile)
+    profile = load_profile(args.profile).with_graph_latencies()   # one message pays its route's latency
     order = resolve_placement(graph, args.placement)
     for name, r in (("--src", src), ("--dst", dst)):
         if r >= len(order):

@@ -18,7 +18,7 @@ from .placement import resolve_placement
 from .profiles import load_profile
 from .run_config import VERIFY_MODES, RunConfig, build_graph
 
-__all__ = ["Plan", "resolve", "resolve_study", "default_group_size", "count_for_bytes"]
+__all__ = ["Plan", "resolve", "resolve_study", "default_group_size", "count_for_bytes", "spends_nccl_latency"]
 
 
 def resolve_study(config: RunConfig, algo) -> tuple:
@@ -94,6 +94,14 @@ def _check_inputs(config: RunConfig, algo, dtype, options: dict) -> None:
             raise UserInputError(f"--inputs applies to --workload npy, not to --workload {config.workload}")
 
 
+def spends_nccl_latency(algo) -> bool:
+    """Whether ``algo`` is one of NCCL's algorithms (``nccl``, ``nccl-*``), which spend NCCL's
+    latency of the call (the profile's ``[nccl]`` figures) in place of the graph's link
+    latencies; every other algorithm pays the route latencies of the graph, whatever the
+    profile's ``link_latency_scale`` (see :meth:`~simcollective.profiles.Profile.with_graph_latencies`)."""
+    return algo.name == "nccl" or algo.name.startswith("nccl-")
+
+
 def default_group_size(graph, nranks: int) -> int:
     """The topology's group size (GPUs per node) if it divides the ranks; 1 when the ranks
     fit in one group. Otherwise an error that says the default does not fit (and how to
@@ -136,6 +144,8 @@ def resolve(config: RunConfig, graph=None) -> Plan:
     count = _count(config, coll, P, dtype)
     n = coll.input_elements(count, P)
     routing, timing, study_options = resolve_study(config, algo)
+    if not spends_nccl_latency(algo):   # the nccl profile's zero link latency is NCCL's own
+        profile = profile.with_graph_latencies()
     if config.study:  # the study's profile settings (compute table, bandwidth factor mode)
         profile = profile.with_study_compute()
     options = check_options(algo, study_options, P)

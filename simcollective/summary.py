@@ -5,7 +5,16 @@ from __future__ import annotations
 
 from .parsing import format_bytes, format_rate, format_time
 
-__all__ = ["format_report"]
+__all__ = ["format_report", "format_line"]
+
+
+def format_line(report) -> str:
+    """The one line of ``run --quiet``: what ran, its time, algbw, busbw and verification."""
+    f = report.fields
+    where = f["topology"] + (f" ({f['nodes']} node{'s' if f['nodes'] != 1 else ''})" if f.get("nodes") else "")
+    return (f"{f['algorithm']} {f.get('collective', 'allreduce')} on {where}: {f['ranks']} ranks, "
+            f"{format_bytes(f['bytes'])}, time {format_time(f['time_s'])} ({f['time_s']:.9g} s), "
+            f"algbw {format_rate(f['algbw'])}, busbw {format_rate(f['busbw'])}, verified {f['verification']}")
 
 
 def format_report(report) -> str:

@@ -125,7 +125,8 @@ class NetworkModel:
     study_bandwidth_factor_mode: str | None = None
     #: ((link type, fraction), ...): capacities of those links are scaled by the fraction
     link_efficiency: tuple = ()
-    #: every link and switch latency of the graph is multiplied by this (0: none)
+    #: every link and switch latency of the graph is multiplied by this (0: none); the
+    #: simulate floor applies it to NCCL's algorithms only (the others run with 1)
     link_latency_scale: float = 1.0
 
     @classmethod

@@ -57,6 +57,15 @@ class Profile:
             return self
         return replace(self, network=network, compute=compute)
 
+    def with_graph_latencies(self) -> "Profile":
+        """This profile as an algorithm that does not spend NCCL's latency model runs it:
+        the graph's link and switch latencies as they are (``link_latency_scale`` 1; itself
+        if it already is). ``link_latency_scale`` stands for NCCL's per-hop latencies, which
+        only NCCL's algorithms (``nccl``, ``nccl-*``) spend."""
+        if self.network.link_latency_scale == 1.0:
+            return self
+        return replace(self, network=replace(self.network, link_latency_scale=1.0))
+
     def summary(self) -> str:
         return f"{self.name}: {self.description}"
 

@@ -6,6 +6,8 @@ import argparse
 import sys
 from pathlib import Path
 
+from ..algorithms.registry import COLLECTIVES
+from ..arguments import refuse_unused
 from ..parsing import parse_int
 from .config import DEFAULTS, INPUT_KEYS, load_config
 from .execution import LARGE_GRID, MAX_ATTEMPTS, run_sweep
@@ -52,13 +54,17 @@ Grids of more than 10000 points need --max-points or --yes.
 
 def add_parser(subparsers) -> None:
     p = subparsers.add_parser(
-        "sweep", help="run a grid of allreduce simulations in parallel into one results table",
-        description="Run every point of a TOML grid (topology x size x algorithm x ...) in parallel "
-                    "(local processes or a Dask cluster), verify each, and collect one row per point.",
+        "sweep", help=f"run a grid of collective simulations ({', '.join(COLLECTIVES)}) in parallel into one "
+                      "results table",
+        description=f"Run every point of a TOML grid (topology x collective x size x algorithm x ...;\n"
+                    f"collectives: {', '.join(COLLECTIVES)}) in parallel\n"
+                    "(local processes or a Dask cluster), verify each, and collect one row per point.\n"
+                    "An option given that the chosen mode does not use is an error.",
         epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("config", metavar="CONFIG.toml", help="the sweep configuration")
     p.add_argument("--out", metavar="PATH", help="results table, .csv or .parquet (default: CONFIG's name + .csv)")
-    p.add_argument("--workers", metavar="N", help="local worker processes (default: number of CPUs)")
+    p.add_argument("--workers", metavar="N",
+                   help="local worker processes (default: number of CPUs; not with --scheduler)")
     p.add_argument("--scheduler", metavar="ADDRESS",
                    help="run on an existing Dask distributed cluster, e.g. tcp://host:8786")
     p.add_argument("--max-points", metavar="N", help="run at most N new points now (the rest on a re-run)")
@@ -76,7 +82,18 @@ def _describe_point(p: dict) -> str:
     return " ".join(shown)
 
 
+def _unused(args) -> dict:
+    """``{dest: why}`` of the options the chosen mode (``--dry-run``, ``--scheduler``) does not use."""
+    if args.dry_run:
+        return {dest: "with --dry-run (it only counts and lists the points)"
+                for dest in ("out", "workers", "scheduler", "max_points", "retry_failed", "yes", "quiet")}
+    if args.scheduler is not None:
+        return {"workers": "with --scheduler (the Dask cluster's own workers run the points)"}
+    return {}
+
+
 def cmd_sweep(args) -> int:
+    refuse_unused(args, _unused(args))
     _int = parse_int
     out = args.out or f"{Path(args.config).stem}.csv"
     workers = _int(args.workers, "--workers", 1) if args.workers is not None else None
