@@ -2,7 +2,8 @@
 
 Prints the JIT compile time of the compiled kernels (first run with an empty cache, then
 cached), then warms the real kernel cache once so that no scenario pays a compilation; for
-each scenario (S1-S6, and E: the engine without data operations), wall time, CPU time,
+each scenario (S1-S6, E: the engine without data operations, and ST: start-up, the CPU time of
+16-rank command lines to their first event and the README's first command, benchmarks/startup.py), wall time, CPU time,
 simulated events per second, peak resident memory and the simulated time; the bare SimPy
 event rate measured in the same run; the measured exponent of wall time versus P (S5).
 Simulated times are compared with ``benchmarks/baseline.json``: any difference beyond
@@ -40,7 +41,7 @@ def tolerance(key: str) -> float:
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(prog="python -m benchmarks", description=__doc__.split("\n\n")[1])
-    ap.add_argument("--only", help="comma-separated scenarios: S1,S2,S3,S4,S5,S6,E (default: all)")
+    ap.add_argument("--only", help="comma-separated scenarios: S1,S2,S3,S4,S5,S6,E,ST (default: all)")
     ap.add_argument("--flows", action="store_true", help="also run the engine flow benchmark")
     ap.add_argument("--no-jit", action="store_true", help="skip the JIT compile time measurement")
     ap.add_argument("--no-profile", action="store_true", help="do not profile the points of missed targets")
@@ -157,6 +158,12 @@ def report_targets(ctx: Context, profile: bool = True, printer=print, run=None) 
         printer(f"\nprofile for {t.name}: {point.label} ({point.why}), fresh process under cProfile")
         if t.why:
             printer(f"    why (measured, docs/performance.md 'Where the time goes'): {t.why}")
+        if point.kind == "startup":
+            from .startup import format_import_profile, import_profile
+
+            for line in format_import_profile(import_profile(point.kwargs["command"])):
+                printer(line)
+            continue
         p = run(profile_point, point.kind, point.kwargs)
         if "error" in p:
             printer(f"    ERROR {p['error']}")
