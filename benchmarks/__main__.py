@@ -155,7 +155,8 @@ def report_targets(ctx: Context, profile: bool = True, printer=print, run=None) 
                 printer(f"    why (measured, docs/performance.md 'Where the time goes'): {t.why}")
             continue
         done[point.key()] = t.name
-        printer(f"\nprofile for {t.name}: {point.label} ({point.why}), fresh process under cProfile")
+        how = "its imports under -X importtime" if point.kind == "startup" else "fresh process under cProfile"
+        printer(f"\nprofile for {t.name}: {point.label} ({point.why}), {how}")
         if t.why:
             printer(f"    why (measured, docs/performance.md 'Where the time goes'): {t.why}")
         if point.kind == "startup":

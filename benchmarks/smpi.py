@@ -1,4 +1,4 @@
-"""``python -m benchmarks.smpi [--ranks 16,64,256] [--elements N] [--repeats R] [--keep DIR]``
+"""``python -m benchmarks.smpi [--ranks 16,64,256] [--elements N] [--repeats R] [--verify MODE] [--keep DIR]``
 
 The SMPI side by side: the same ring allreduce on the same machine, simulated by SimGrid's
 SMPI (an MPI program compiled with ``smpicc``, run with ``smpirun``) and by simcollective
@@ -13,7 +13,8 @@ routing) as simcollective's router finds it. SimGrid runs its CM02 model with we
 and the default TCP gamma (4 MiB), which is what the ``cm02`` profile describes; SMPI's
 sends under 64 KiB are detached, as the profile says.
 
-The two are run alternately, ``--repeats`` times each; printed per rank count: both
+The two are run alternately, ``--repeats`` times each (simcollective with ``--verify``: real data verified
+against NumPy, or size-only); printed per rank count: both
 simulated times and their relative difference, the CPU time of each (the smallest over
 the repeats; SMPI's ``smpirun`` process and its children, simcollective's command in a
 fresh interpreter, imports included) and the ratio SMPI / simcollective. The MPI program
@@ -155,9 +156,10 @@ def run_smpi(run: str, exe: str, workdir: str, ranks: int, elements: int) -> tup
     return float(out[-1].split()[1]), cpu
 
 
-def run_ours(ranks: int, elements: int) -> tuple:
+def run_ours(ranks: int, elements: int, verify: str = "auto") -> tuple:
     cmd = [sys.executable, "-m", "simcollective.cli", "run", "--topology", "fat-tree", "--nodes", str(ranks),
-           "--algorithm", "ring", "--elements", str(elements), "--profile", "cm02", "--quiet", "--json", "-"]
+           "--algorithm", "ring", "--elements", str(elements), "--profile", "cm02", "--verify", verify,
+           "--quiet", "--json", "-"]
     proc, cpu = _timed(cmd)
     if proc.returncode != 0:
         raise RuntimeError(f"simcollective failed (status {proc.returncode}): {proc.stderr.strip()[-500:]}")
@@ -171,6 +173,8 @@ def main(argv=None) -> int:
     ap.add_argument("--elements", type=int, default=2**20, help="float32 elements, a multiple of every rank count "
                                                                    "(default: 1048576)")
     ap.add_argument("--repeats", type=int, default=3, help="runs of each simulator per rank count (default: 3)")
+    ap.add_argument("--verify", choices=("auto", "full", "symbolic"), default="auto",
+                    help="simcollective's data: full (real data, verified), symbolic (size-only) or auto (default)")
     ap.add_argument("--keep", metavar="DIR", help="write the platforms, host files and program here and keep them")
     args = ap.parse_args(argv)
     try:
@@ -189,13 +193,13 @@ def main(argv=None) -> int:
     workdir = args.keep or tempfile.mkdtemp(prefix="simcollective-smpi-")
     os.makedirs(workdir, exist_ok=True)
     try:
-        return _compare(cc, run, workdir, ranks, args.elements, args.repeats)
+        return _compare(cc, run, workdir, ranks, args.elements, args.repeats, args.verify)
     finally:
         if not args.keep:
             shutil.rmtree(workdir, ignore_errors=True)
 
 
-def _compare(cc, run, workdir, ranks, elements, repeats) -> int:
+def _compare(cc, run, workdir, ranks, elements, repeats, verify) -> int:
     src, exe = os.path.join(workdir, "ring.c"), os.path.join(workdir, "ring")
     with open(src, "w") as f:
         f.write(RING_C)
@@ -216,7 +220,7 @@ def _compare(cc, run, workdir, ranks, elements, repeats) -> int:
         for _ in range(repeats):
             t_smpi, c = run_smpi(run, exe, workdir, p, elements)
             smpi_cpu.append(c)
-            t_ours, c, mode = run_ours(p, elements)
+            t_ours, c, mode = run_ours(p, elements, verify)
             ours_cpu.append(c)
         a, b = min(smpi_cpu), min(ours_cpu)
         print(f"{p:>5}  {t_smpi:>14.9g}  {t_ours:>14.9g}  {t_ours / t_smpi - 1:>+9.2%}  "

@@ -54,6 +54,7 @@ marks["interpreter_cpu_s"] = t_start
 marks["status"] = status
 with open(sys.argv[1], "w") as f:
     json.dump(marks, f)
+sys.exit(status)
 """
 
 

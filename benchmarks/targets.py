@@ -165,7 +165,7 @@ def _startup_points(ctx) -> dict:
 def startup_cpu(ctx):
     pts = _startup_points(ctx)
     if bad := _errors(pts):
-        return f"error in {', '.join(bad)}", False
+        return f"error in {', '.join(k.split('/', 1)[1] for k in bad)}", False
     if not pts:
         return "no point", False
     cpus = [v["first_event_cpu_s"] for v in pts.values()]
@@ -176,7 +176,7 @@ def startup_cpu(ctx):
 def readme_wall(ctx):
     r = ctx.results.get("ST/README first command")
     if r is None or "error" in r:
-        return (r or {}).get("error", "did not run"), False
+        return ("error (printed above)" if r else "did not run"), False
     return f"wall {r['process_wall_s']:.2f} s, cpu {r['total_cpu_s']:.2f} s", r["process_wall_s"] < README_WALL
 
 
