@@ -136,13 +136,18 @@ def ring_points(ctx) -> dict:
             if (k.startswith("S5/ring P=") or k.startswith("S3/"))}
 
 
+def _unusable(pts: dict) -> str | None:
+    """What keeps ``pts`` from being judged (an error, no point), or None."""
+    if bad := _errors(pts):
+        return f"error in {', '.join(bad)}"
+    return None if pts else "no point"
+
+
 def overhead_max(select: Callable, limit: float) -> Callable:
     def check(ctx):
         pts = select(ctx)
-        if bad := _errors(pts):
-            return f"error in {', '.join(bad)}", False
-        if not pts:
-            return "no point", False
+        if why := _unusable(pts):
+            return why, False
         ov = {k: overheads(v, ctx.bare_rate, ctx.bare_cpu_rate) for k, v in pts.items()}
         worst = max(ov, key=lambda k: ov[k][1])
         cpus = [c for _, c in ov.values()]
@@ -164,10 +169,8 @@ def _startup_points(ctx) -> dict:
 
 def startup_cpu(ctx):
     pts = _startup_points(ctx)
-    if bad := _errors(pts):
-        return f"error in {', '.join(k.split('/', 1)[1] for k in bad)}", False
-    if not pts:
-        return "no point", False
+    if why := _unusable(pts):
+        return why, False
     cpus = [v["first_event_cpu_s"] for v in pts.values()]
     return (f"cpu {' / '.join(f'{c:.3f}' for c in cpus)} s ({', '.join(k.split('/', 1)[1] for k in pts)}; "
             f"min of {min(v['repeats'] for v in pts.values())})"), max(cpus) < STARTUP_CPU
