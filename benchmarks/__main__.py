@@ -2,9 +2,10 @@
 
 Prints the JIT compile time of the compiled kernels (first run with an empty cache, then
 cached), then warms the real kernel cache once so that no scenario pays a compilation; for
-each scenario (S1-S6, E: the engine without data operations, and ST: start-up, the CPU time of
-16-rank command lines to their first event and the README's first command, benchmarks/startup.py), wall time, CPU time,
-simulated events per second, peak resident memory and the simulated time; the bare SimPy
+each scenario (S1-S6, E: the engine without data operations, ST: start-up, the CPU time
+of 16-rank command lines to their first event and the README's first command, see
+benchmarks/startup.py), wall time, CPU time, simulated events per second, peak resident
+memory and the simulated time; the bare SimPy
 event rate measured in the same run; the measured exponent of wall time versus P (S5).
 Simulated times are compared with ``benchmarks/baseline.json``: any difference beyond
 float rounding fails the run. At the end, the targets for the scenarios that ran

@@ -111,7 +111,9 @@ def run_scenarios(only=None, bare_rate: float = 1.0, printer=print, bare_cpu_rat
                 printer(f"  {label:<40} P={r['ranks']:<5} cpu to first event {r['first_event_cpu_s']:.3f} s "
                         f"(interpreter {r['interpreter_cpu_s']:.3f} s, front end imported at {r['cli_import_cpu_s']:.3f} s)  "
                         f"total cpu {r['total_cpu_s']:.2f} s  wall {r['process_wall_s']:.2f} s  "
-                        f"(min of {r['repeats']})  sim {r['time_s']:.9g} s")
+                        f"(min of {r['repeats']})  sim {r['time_s']:.9g} s"
+                        + (f"  [{r['uncached_modules']} modules without a bytecode cache: "
+                           "python -m compileall simcollective topologies]" if r.get("uncached_modules") else ""))
                 continue
             # engine overhead: simulation wall time (inputs and verification excluded) per
             # message event, in units of a bare SimPy event

@@ -22,6 +22,7 @@ import os
 import subprocess
 import sys
 import tempfile
+import time
 
 __all__ = ["STARTUP_COMMANDS", "README_COMMAND", "CHILD", "cli_point", "import_profile", "format_import_profile"]
 
@@ -52,6 +53,11 @@ status = main(sys.argv[2:])
 marks["total_cpu_s"] = time.process_time()
 marks["interpreter_cpu_s"] = t_start
 marks["status"] = status
+import os
+# the project's modules without a bytecode cache (compiled again by every command)
+marks["uncached_modules"] = sum(1 for name, m in list(sys.modules.items())
+                                if name.split(".")[0] in ("simcollective", "topologies")
+                                and getattr(m, "__cached__", None) and not os.path.exists(m.__cached__))
 with open(sys.argv[1], "w") as f:
     json.dump(marks, f)
 sys.exit(status)
@@ -61,8 +67,6 @@ sys.exit(status)
 def _once(argv: list, env=None) -> dict:
     with tempfile.TemporaryDirectory() as tmp:
         marks, report = os.path.join(tmp, "marks.json"), os.path.join(tmp, "report.json")
-        import time
-
         t0 = time.perf_counter()
         proc = subprocess.run([sys.executable, "-c", CHILD, marks, *argv, "--quiet", "--json", report],
                               capture_output=True, text=True, env=env)
@@ -82,7 +86,10 @@ def cli_point(command: str, repeats: int = 5) -> dict:
     """Run ``simcollective <command>`` ``repeats`` times, each in a fresh interpreter; the
     smallest of each figure (``first_event_cpu_s``, ``cli_import_cpu_s``,
     ``interpreter_cpu_s``, ``total_cpu_s``, ``process_wall_s``), the simulated time
-    (``time_s``, which must be the same in every repeat) and ``ranks``."""
+    (``time_s``, which must be the same in every repeat), ``ranks`` and
+    ``uncached_modules``: simcollective's and topologies' modules that had no bytecode
+    cache (with ``PYTHONDONTWRITEBYTECODE`` set an editable install never writes one, and
+    every command compiles them again)."""
     runs = [_once(command.split()) for _ in range(repeats)]
     times = {r["time_s"] for r in runs}
     if len(times) != 1:
@@ -90,6 +97,7 @@ def cli_point(command: str, repeats: int = 5) -> dict:
     keys = ("first_event_cpu_s", "cli_import_cpu_s", "interpreter_cpu_s", "total_cpu_s", "process_wall_s")
     out = {k: min(r[k] for r in runs) for k in keys}
     out.update(time_s=runs[0]["time_s"], ranks=runs[0]["ranks"], repeats=repeats, command=command,
+               uncached_modules=max(r["uncached_modules"] for r in runs),
                wall_s=out["process_wall_s"], startup=True)
     return out
 
