@@ -2,8 +2,10 @@
 
 Prints the JIT compile time of the compiled kernels (first run with an empty cache, then
 cached), then warms the real kernel cache once so that no scenario pays a compilation; for
-each scenario (S1-S6, and E: the engine without data operations), wall time, CPU time,
-simulated events per second, peak resident memory and the simulated time; the bare SimPy
+each scenario (S1-S6, E: the engine without data operations, ST: start-up, the CPU time
+of 16-rank command lines to their first event and the README's first command, see
+benchmarks/startup.py), wall time, CPU time, simulated events per second, peak resident
+memory and the simulated time; the bare SimPy
 event rate measured in the same run; the measured exponent of wall time versus P (S5).
 Simulated times are compared with ``benchmarks/baseline.json``: any difference beyond
 float rounding fails the run. At the end, the targets for the scenarios that ran
@@ -40,7 +42,7 @@ def tolerance(key: str) -> float:
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(prog="python -m benchmarks", description=__doc__.split("\n\n")[1])
-    ap.add_argument("--only", help="comma-separated scenarios: S1,S2,S3,S4,S5,S6,E (default: all)")
+    ap.add_argument("--only", help="comma-separated scenarios: S1,S2,S3,S4,S5,S6,E,ST (default: all)")
     ap.add_argument("--flows", action="store_true", help="also run the engine flow benchmark")
     ap.add_argument("--no-jit", action="store_true", help="skip the JIT compile time measurement")
     ap.add_argument("--no-profile", action="store_true", help="do not profile the points of missed targets")
@@ -154,9 +156,16 @@ def report_targets(ctx: Context, profile: bool = True, printer=print, run=None) 
                 printer(f"    why (measured, docs/performance.md 'Where the time goes'): {t.why}")
             continue
         done[point.key()] = t.name
-        printer(f"\nprofile for {t.name}: {point.label} ({point.why}), fresh process under cProfile")
+        how = "its imports under -X importtime" if point.kind == "startup" else "fresh process under cProfile"
+        printer(f"\nprofile for {t.name}: {point.label} ({point.why}), {how}")
         if t.why:
             printer(f"    why (measured, docs/performance.md 'Where the time goes'): {t.why}")
+        if point.kind == "startup":
+            from .startup import format_import_profile, import_profile
+
+            for line in format_import_profile(import_profile(point.kwargs["command"])):
+                printer(line)
+            continue
         p = run(profile_point, point.kind, point.kwargs)
         if "error" in p:
             printer(f"    ERROR {p['error']}")

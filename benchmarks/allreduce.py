@@ -19,6 +19,7 @@ import math
 
 from ._harness import measure
 from .engine import ring_messages
+from .startup import README_COMMAND, STARTUP_COMMANDS, cli_point
 from .targets import overheads
 
 S1_S2_DENSE = ("ring", "ring-ring")
@@ -74,6 +75,10 @@ def scenarios(only=None) -> dict:
                                                        topology_opts={"hosts_per_leaf": 64}, options={"group_size": 64}))]
     # engine overhead without the data layer: the ring's messages only (benchmarks.engine)
     sc["E"] = [(f"ring messages, no data P={P}", dict(target=ring_messages, P=P)) for P in (16, 64, 256, 1024)]
+    # start-up: 16-rank commands' CPU time to their first event, and the README's first
+    # command, each a command line in a fresh interpreter (benchmarks.startup)
+    sc["ST"] = [(label, dict(target=cli_point, command=cmd, repeats=5)) for label, cmd in STARTUP_COMMANDS.items()]
+    sc["ST"].append(("README first command", dict(target=cli_point, command=README_COMMAND, repeats=2)))
     if only:
         sc = {k: v for k, v in sc.items() if k in only}
     return sc
@@ -102,6 +107,14 @@ def run_scenarios(only=None, bare_rate: float = 1.0, printer=print, bare_cpu_rat
                 continue
             total_wall += r["wall_s"]
             peak = max(peak, r["peak_rss"])
+            if r.get("startup"):
+                printer(f"  {label:<40} P={r['ranks']:<5} cpu to first event {r['first_event_cpu_s']:.3f} s "
+                        f"(interpreter {r['interpreter_cpu_s']:.3f} s, front end imported at {r['cli_import_cpu_s']:.3f} s)  "
+                        f"total cpu {r['total_cpu_s']:.2f} s  wall {r['process_wall_s']:.2f} s  "
+                        f"(min of {r['repeats']})  sim {r['time_s']:.9g} s"
+                        + (f"  [{r['uncached_modules']} modules without a bytecode cache: "
+                           "python -m compileall simcollective topologies]" if r.get("uncached_modules") else ""))
+                continue
             # engine overhead: simulation wall time (inputs and verification excluded) per
             # message event, in units of a bare SimPy event
             # (and the same on CPU time: the simulation's CPU time / the bare event's CPU time)
