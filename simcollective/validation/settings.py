@@ -12,6 +12,12 @@ __all__ = ["log_settings", "settings_pick", "settings_note", "DIAGNOSTIC", "CHAN
 DIAGNOSTIC = ("NCCL_DEBUG", "NCCL_DEBUG_SUBSYS", "NCCL_DEBUG_FILE")
 CHANNEL_FLOOR = ("NCCL_MIN_CTAS", "NCCL_MIN_NCHANNELS")
 CHANNEL_CEILING = ("NCCL_MAX_CTAS", "NCCL_MAX_NCHANNELS")
+#: settings not modelled, with the reason shown beside them
+NOT_MODELLED_WHY = {
+    "NCCL_TREE_THRESHOLD": "the size below which NCCL 2.4 ran tree instead of ring; later NCCL choose by "
+                           "their tuning model and ignore it, and the model here is the later NCCL's, "
+                           "whose protocols and channels 2.4 did not have",
+}
 
 
 def _channel_setting(name, value, log) -> int:
@@ -48,7 +54,8 @@ def log_settings(settings: dict, log: str, coll: str, algorithm: str, protocol=N
                 out["applied"][name] = value   # compare runs nccl-X (Table.forced_algorithm)
             continue
         if name not in ("NCCL_PROTO", "NCCL_NVLS_ENABLE") + CHANNEL_FLOOR + CHANNEL_CEILING:
-            out["not_modelled"][name] = value
+            why = NOT_MODELLED_WHY.get(name)
+            out["not_modelled"][name] = f"{value} ({why})" if why else value
             continue
         if coll != "allreduce" or not nccl_algorithm:
             why = (f"--algorithm {algorithm} is not NCCL's" if not nccl_algorithm
