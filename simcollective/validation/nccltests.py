@@ -42,8 +42,9 @@ import re
 from dataclasses import dataclass, field
 
 from ..errors import UserInputError
+from .settings import settings_of
 
-__all__ = ["Row", "Table", "parse_log", "BUS_FACTOR", "DTYPES"]
+__all__ = ["Row", "Table", "parse_log", "strip_launcher", "BUS_FACTOR", "DTYPES"]
 
 #: nccl-tests type name -> NumPy dtype name (those the simulator runs)
 DTYPES = {"float": "float32", "half": "float16", "double": "float64", "int32": "int32", "int": "int32",
@@ -227,7 +228,7 @@ class _Reader:
         cur.rows.append(row)
 
     def drop(self, lineno: int, s: str, reason: str, size) -> None:
-        d = {"line": lineno, "size": size, "reason": reason, "text": s}
+        d = {"line": lineno, "size": size, "reason": reason, "text": " ".join(s.split())}
         (self.current.dropped if self.current is not None else self.drops).append(d)
 
     def _table(self, fmt: str) -> Table:
@@ -346,35 +347,6 @@ def _ranks_from_count(t: Table) -> int | None:
             return None
         found.add(r.size // (r.count * item))
     return found.pop() if len(found) == 1 else None
-
-
-_SETTING = re.compile(r"\b(NCCL_[A-Z0-9_]+)=(\"[^\"]*\"|'[^']*'|[^\s;)]+)")
-_SET_BY_ENV = re.compile(r"\b(NCCL_[A-Z0-9_]+) set by environment to (\S+)")
-_KEY = re.compile(r"\s*([A-Za-z][A-Za-z0-9 _()/-]{0,40}?)\s*:\s")
-#: keys whose lines (and indented continuations) are prose, not the run's settings
-_PROSE_KEYS = ("note", "notes")
-
-
-def settings_of(lines) -> dict:
-    """``{NCCL_X: value}`` stated in ``lines`` (see the module docstring); placeholders such as
-    ``NCCL_ALGO=<algo>`` or ``$VAR`` are not settings."""
-    out: dict = {}
-    key = None
-    for line in lines:
-        body = line.strip()
-        body = body[1:] if body.startswith("#") else body
-        m = _KEY.match(body)
-        if m:
-            key = m.group(1).strip().lower()
-        elif not (body[:1].isspace() and len(body) - len(body.lstrip()) > 2):
-            key = None                       # a line of its own, not a continuation
-        if key is not None and key.split()[0] in _PROSE_KEYS:
-            continue
-        for name, value in _SETTING.findall(body) + _SET_BY_ENV.findall(body):
-            value = value.strip("\"'").rstrip(",.")
-            if value and value[0] not in "<$":
-                out[name] = value
-    return out
 
 
 def _forced(text: str) -> str | None:
