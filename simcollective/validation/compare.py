@@ -182,6 +182,10 @@ def _ranks(log, table, graph, topology, nodes, topology_file, ranks=None) -> tup
     if n > gpus_available:
         raise UserInputError(f"{log}: the log has {n} ranks; {where} holds {gpus_available} GPUs "
                              f"(use --nodes {math.ceil(n / max(1, gpus_available // max(1, nodes)))})")
+    m = table.ranks_by_columns
+    if m is not None and m != n:
+        what = "busbw/algbw" if table.collective == "all_reduce" else "size/count"
+        return n, f"{n} ranks (from the log's '# Rank' lines; its {what} says {m}: --ranks {m} to simulate those)"
     return n, f"{n} ranks (from the log)"
 
 

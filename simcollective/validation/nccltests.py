@@ -93,6 +93,8 @@ class Table:
     problem: str | None = None
     #: ``# Rank N`` lines in this table's own text (0: none)
     run_devices: int = 0
+    #: the rank count the columns imply (busbw/algbw, or size/count), None when they do not
+    ranks_by_columns: int | None = None
 
     @property
     def redops(self) -> set:
@@ -303,14 +305,11 @@ def _complete_tables(tables: list, devices: int, where: str) -> None:
         if not t.collective:
             t.collective = _guess_collective(t, where)
         t.problem = _op_problem(t, where, i + 1 if len(tables) > 1 else None)
-        if t.run_devices:
-            t.nranks = t.run_devices
-        elif devices and len(tables) == 1:
-            t.nranks = devices
-        elif t.collective == "all_reduce":
-            t.nranks = _ranks_from_ratio(t)
+        if t.collective == "all_reduce":
+            t.ranks_by_columns = _ranks_from_ratio(t)
         elif t.collective in PER_RANK_COLLECTIVES:
-            t.nranks = _ranks_from_count(t)
+            t.ranks_by_columns = _ranks_from_count(t)
+        t.nranks = t.run_devices or (devices if len(tables) == 1 else 0) or t.ranks_by_columns
 
 
 #: collectives whose op column is a reduction, and those whose op column is ``none``

@@ -13,7 +13,7 @@ import pytest
 from simcollective.cli import main
 
 sys.path.insert(0, str(Path(__file__).parent))
-from test_nccltests import P4D, alltoall_run, prefixed, with_bad_rows  # noqa: E402
+from test_nccltests import P4D, alltoall_run, one_node_of_ranks, prefixed, with_bad_rows  # noqa: E402
 
 MACHINE = ["--topology", "dgx-a100", "--nodes", "2"]
 SMALL = ["--max-size", "1K"]          # 8 sizes, quickly
@@ -113,6 +113,16 @@ def test_ranks_overrides_the_log(capsys, tmp_path, clean):
     assert res["ranks"] == 8 and res["ranks_note"] == "8 ranks (--ranks; the log: 16)"
     assert [r["elements"] for r in res["rows"]] == [2, 4, 8, 16]
     assert res["rows"][0]["simulated_time_us"] != clean["rows"][0]["simulated_time_us"]
+
+
+def test_rank_lines_against_the_columns_point_to_ranks(capsys, tmp_path, clean):
+    log = write(tmp_path, "p4d.txt", one_node_of_ranks(P4D.read_text()))
+    res = json.loads(cli(capsys, "compare", log, *MACHINE, "--max-size", "64", "--json", "-")[1])
+    assert res["ranks"] == 8
+    assert res["ranks_note"] == ("8 ranks (from the log's '# Rank' lines; its busbw/algbw says 16: "
+                                 "--ranks 16 to simulate those)")
+    res = json.loads(cli(capsys, "compare", log, *MACHINE, "--max-size", "64", "--ranks", "16", "--json", "-")[1])
+    assert res["ranks"] == 16 and res["rows"] == clean["rows"][:4]
 
 
 @pytest.mark.parametrize("value, needle", [("0", "--ranks"), ("x", "--ranks"),

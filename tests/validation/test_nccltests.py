@@ -144,3 +144,15 @@ def test_tree_threshold_is_listed_as_not_modelled_with_the_reason():
     ls = log_settings({"NCCL_TREE_THRESHOLD": "0"}, "log", "allreduce", "auto")
     assert ls["not_modelled"]["NCCL_TREE_THRESHOLD"].startswith("0 (the size below which NCCL 2.4 ran tree")
     assert ls["algos"] is None and ls["applied"] == {}
+
+
+def one_node_of_ranks(text: str) -> str:
+    """The log with the '# Rank' lines of one node only (8 of its 16 ranks), as a paste of one
+    node's output would have them."""
+    ranks = [f"#  Rank {r:2d} Group  0 Pid  {100 + r} on ip-10-0-0-1 device  {r} [0x10] A100-SXM4-40GB" for r in range(8)]
+    return "\n".join(["# Using devices"] + ranks + [text])
+
+
+def test_rank_lines_and_columns_that_disagree_are_both_kept():
+    (t,) = parse_log(one_node_of_ranks(P4D.read_text()))
+    assert (t.nranks, t.ranks_by_columns) == (8, 16)
