@@ -17,9 +17,9 @@ CHANNEL_FLOOR = ("NCCL_MIN_CTAS", "NCCL_MIN_NCHANNELS")
 CHANNEL_CEILING = ("NCCL_MAX_CTAS", "NCCL_MAX_NCHANNELS")
 #: settings not modelled, with the reason shown beside them
 NOT_MODELLED_WHY = {
-    "NCCL_TREE_THRESHOLD": "the size below which NCCL 2.4 ran tree instead of ring; later NCCL choose by "
-                           "their tuning model and ignore it, and the model here is the later NCCL's, "
-                           "whose protocols and channels 2.4 did not have",
+    "NCCL_TREE_THRESHOLD": "the size below which NCCL 2.4 ran tree instead of ring, a rule later NCCL "
+                           "replaced by its tuning model; the model here is that later one, with "
+                           "protocols and channels 2.4 did not have",
 }
 
 
