@@ -173,10 +173,13 @@ def _ranks(log, table, graph, topology, nodes, topology_file, ranks=None) -> tup
     gpus_available = sum(1 for _, d in graph.nodes(data=True) if d.get("kind") == "gpu")
     where = f"{topology}" + ("" if topology_file else f" with --nodes {nodes}")
     if ranks is not None:
-        if ranks > gpus_available:
-            raise UserInputError(f"--ranks {ranks}: {where} holds {gpus_available} GPUs; allowed: 1 to {gpus_available}")
+        if not 2 <= ranks <= gpus_available:
+            raise UserInputError(f"--ranks {ranks}: {where} holds {gpus_available} GPUs; allowed: 2 to {gpus_available}")
         return ranks, f"{ranks} ranks (--ranks; the log: {table.nranks or 'not stated'})"
     n = table.nranks
+    if n is not None and n < 2:
+        raise UserInputError(f"{log}: the log has {n} rank: a collective of one rank moves nothing to compare; "
+                             "--ranks N (2 or more) to simulate N")
     if n is None:
         return gpus_available, f"rank count not in the log: all {gpus_available} GPUs of {where}"
     if n > gpus_available:

@@ -15,9 +15,8 @@ Lines may carry a launcher's prefix, removed before reading: ``0: `` (Slurm ``sr
 Each table's collective comes from the binary named in its own text (the lines from the end
 of the previous table to its first row: ``# Collective test starting: alltoall_perf``, a
 command naming ``alltoall_perf`` or ``-t alltoall``), else from the first one the file names;
-its op column must agree (``none`` for alltoall, all_gather, broadcast; a reduction for
-all_reduce, reduce_scatter, reduce), else the table is refused when picked
-(:attr:`Table.problem`). The rank count comes from the table's ``# Rank N`` lines, else from
+a table read as all_reduce, reduce_scatter or reduce whose op column says ``none`` (as the
+collectives that do not reduce print it) is refused when picked (:attr:`Table.problem`). The rank count comes from the table's ``# Rank N`` lines, else from
 busbw/algbw (allreduce: 2(n-1)/n) or printed size / count; GPUs per process from the
 ``nGpus`` header or ``-g N``.
 
@@ -312,15 +311,14 @@ def _complete_tables(tables: list, devices: int, where: str) -> None:
         t.nranks = t.run_devices or (devices if len(tables) == 1 else 0) or t.ranks_by_columns
 
 
-#: collectives whose op column is a reduction, and those whose op column is ``none``
+#: collectives whose op column is a reduction (nccl-tests prints ``none`` for those that do not reduce)
 REDUCING = ("all_reduce", "reduce_scatter", "reduce")
-NOT_REDUCING = ("all_gather", "alltoall", "broadcast", "gather", "scatter")
 
 
 def _op_problem(t: Table, where: str, section) -> str | None:
-    """One line when the table's op column contradicts its collective, else None."""
+    """One line when the table's op column says ``none`` under a reducing collective, else None."""
     ops = t.redops
-    if not ((t.collective in REDUCING and "none" in ops) or (t.collective in NOT_REDUCING and ops - {"none"})):
+    if not (t.collective in REDUCING and "none" in ops):
         return None
     sec = f" section {section}" if section else ""
     return (f"{where}{sec}: the op column says {', '.join(sorted(ops))} but the collective read is "

@@ -126,7 +126,8 @@ def test_rank_lines_against_the_columns_point_to_ranks(capsys, tmp_path, clean):
 
 
 @pytest.mark.parametrize("value, needle", [("0", "--ranks"), ("x", "--ranks"),
-                                           ("17", "--ranks 17: dgx-a100 with --nodes 2 holds 16 GPUs; allowed: 1 to 16")])
+                                           ("1", "--ranks 1: dgx-a100 with --nodes 2 holds 16 GPUs; allowed: 2 to 16"),
+                                           ("17", "--ranks 17: dgx-a100 with --nodes 2 holds 16 GPUs; allowed: 2 to 16")])
 def test_bad_ranks_is_one_line(capsys, value, needle):
     code, out, err = cli(capsys, "compare", P4D, *MACHINE, "--ranks", value)
     assert code == 2 and out == "" and needle in err and len(err.strip().splitlines()) == 1
@@ -138,3 +139,11 @@ def test_help_states_the_nccl_default_profile(capsys):
     out = " ".join(capsys.readouterr().out.split())
     assert "nccl or a TOML file (default: nccl)" in out and "(default: ideal)" not in out
     assert "--ranks N" in out and "[1,0]<stdout>:" in out
+
+
+def test_a_one_rank_log_is_one_line(capsys, tmp_path):
+    text = "\n".join(["# Using devices", "#  Rank  0 Group  0 Pid 1 on host device  0 [0x10] A100-SXM4-40GB",
+                      P4D.read_text()])
+    code, out, err = cli(capsys, "compare", write(tmp_path, "one.txt", text), *MACHINE)
+    assert code == 2 and out == "" and len(err.strip().splitlines()) == 1
+    assert "the log has 1 rank: a collective of one rank moves nothing to compare; --ranks N" in err
