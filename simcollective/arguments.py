@@ -126,10 +126,11 @@ def check_distinct_outputs(**paths) -> None:
         seen[where] = (flag, path)
 
 
-def add_topology_arguments(p: argparse.ArgumentParser, network: bool = True) -> None:
+def add_topology_arguments(p: argparse.ArgumentParser, network: bool = True, profile: str | None = None) -> None:
     """The hardware options shared by ``run``, ``p2p`` and ``draw-topology``.
 
     ``network=False`` (``draw-topology``): no ``--profile``/``--routing``, which would be ignored.
+    ``profile``: the command's own default profile (``compare``: nccl), else the run default.
     """
     import topologies
 
@@ -146,8 +147,9 @@ def add_topology_arguments(p: argparse.ArgumentParser, network: bool = True) -> 
     g.add_argument("--topology-file", metavar="PATH", help="a user graph (.graphml or node-link .json)")
     if not network:
         return
-    g.add_argument("--profile", default=D["profile"], metavar="NAME|PATH",
-                   help=f"network profile: ideal, cm02, smpi, nccl or a TOML file (default: {D['profile']})")
+    profile = profile or D["profile"]
+    g.add_argument("--profile", default=profile, metavar="NAME|PATH",
+                   help=f"network profile: ideal, cm02, smpi, nccl or a TOML file (default: {profile})")
     g.add_argument("--routing", default=D["routing"], choices=("first", "hash", "study"),
                    help="equal-cost path choice: first (static) or hash (ECMP), or study: SimGrid's "
                         f"Floyd routes over the study's platform files (abci, dgx1, dgx2) (default: {D['routing']})")

@@ -17,11 +17,12 @@ def add_parser(sub) -> None:
     p = sub.add_parser("compare", help="compare a published nccl-tests run with the simulation",
                        description="Parse an nccl-tests output file (all_reduce_perf, all_gather_perf, reduce_scatter_perf, "
                                    "broadcast_perf, reduce_perf, alltoall_perf; current and old column "
-                                   "formats, busbw-only summaries), simulate every size on the given machine, "
-                                   "and print measured and simulated time and busbw side by side.")
+                                   "formats, busbw-only summaries; launcher prefixes such as '0: ' (srun -l) or "
+                                   "'[1,0]<stdout>:' (mpirun --tag-output) are removed), simulate every size on the "
+                                   "given machine, and print measured and simulated time and busbw side by side; "
+                                   "rows that cannot be simulated (size 0, negative, nan, inf) are listed as dropped.")
     p.add_argument("log", metavar="LOG", help="nccl-tests output file")
-    add_topology_arguments(p)
-    p.set_defaults(profile="nccl")
+    add_topology_arguments(p, profile="nccl")
     p.add_argument("--algorithm", default="auto", metavar="NAME",
                    help="simulated algorithm (default: nccl-X when the log says NCCL_ALGO=X, else nccl, "
                         "NCCL's own choice per size; for a collective without an NCCL algorithm (alltoall): "
@@ -29,6 +30,8 @@ def add_parser(sub) -> None:
     p.add_argument("--protocol", metavar="simple|ll|ll128", help="force NCCL's protocol")
     p.add_argument("--channels", metavar="N", help="force the channel count")
     p.add_argument("--section", metavar="K", help="which result table of a file with several (1, 2, ...)")
+    p.add_argument("--ranks", metavar="N", help="simulate N ranks instead of the log's count (from its '# Rank' "
+                                                "lines, busbw/algbw or size/count)")
     p.add_argument("--in-place", action="store_true", help="compare the in-place columns (default: out-of-place)")
     p.add_argument("--min-size", metavar="BYTES", help="skip smaller sizes of the log")
     p.add_argument("--max-size", metavar="BYTES", help="skip larger sizes of the log")
@@ -58,6 +61,7 @@ def cmd_compare(args) -> int:
         topology_opts=parse_topology_opts(args.topology_opt), algorithm=args.algorithm, profile=args.profile,
         protocol=args.protocol, channels=parse_int(args.channels, "--channels", 1) if args.channels else None,
         section=parse_int(args.section, "--section", 1) if args.section else None, in_place=args.in_place,
+        ranks=parse_int(args.ranks, "--ranks", 1) if args.ranks else None,
         min_size=parse_size(args.min_size, "--min-size") if args.min_size else None,
         max_size=parse_size(args.max_size, "--max-size") if args.max_size else None,
         routing=args.routing, topology_file=args.topology_file,

@@ -54,7 +54,14 @@ def read_table(log, section=None):
         text = path.read_text()
     except UnicodeDecodeError:
         raise UserInputError(f"{log}: not nccl-tests output (not a text file)") from None
-    return _pick_table(parse_log(text, str(log)), section, str(log))
+    table = _pick_table(parse_log(text, str(log)), section, str(log))
+    if table.problem:
+        raise UserInputError(table.problem)
+    ops = sorted(table.redops - {"sum", "none"})
+    if ops:
+        raise UserInputError(f"{log}: the op column says {', '.join(ops)} (nccl-tests -o {ops[0]}); "
+                             "compare simulates sum reductions only; allowed: sum")
+    return table
 
 
 def _pick_table(tables, section, where):
@@ -63,8 +70,9 @@ def _pick_table(tables, section, where):
             raise UserInputError(f"--section {section}: {where} has {len(tables)} result table(s)")
         return tables[section - 1]
     if len(tables) > 1:
-        names = "; ".join(f"{i + 1}: {t.title or 'untitled'} ({t.nranks or '?'} ranks, {len(t.rows)} sizes)"
-                          for i, t in enumerate(tables))
+        mixed = len({t.collective for t in tables}) > 1
+        names = "; ".join(f"{i + 1}: {t.title or 'untitled'} ({t.collective + '_perf, ' if mixed else ''}"
+                          f"{t.nranks or '?'} ranks, {len(t.rows)} sizes)" for i, t in enumerate(tables))
         raise UserInputError(f"{where} has {len(tables)} result tables; pick one with --section ({names})")
     return tables[0]
 
@@ -72,11 +80,13 @@ def _pick_table(tables, section, where):
 
 def compare(log, topology="dgx-h100", nodes=1, topology_opts=None, algorithm="auto", profile="nccl",
             protocol=None, channels=None, section=None, in_place=False, min_size=None, max_size=None,
-            routing="first", topology_file=None, sizes=None) -> dict:
+            routing="first", topology_file=None, sizes=None, ranks=None) -> dict:
     """Simulate every size of ``log`` (path) and return the comparison (JSON-ready dict).
 
     ``sizes``: simulate only these sizes of the log (a calibration's search, see
-    :mod:`simcollective.validation.fit`); None: all of them (within ``min_size``/``max_size``)."""
+    :mod:`simcollective.validation.fit`); None: all of them (within ``min_size``/``max_size``).
+    ``ranks``: the rank count to simulate instead of the one read from the log. The rows the
+    log's parser dropped are listed under ``dropped_rows`` (absent when none)."""
     from ..profiles import load_profile
     from ..simulate import RunConfig, build_graph
 
@@ -91,7 +101,7 @@ def compare(log, topology="dgx-h100", nodes=1, topology_opts=None, algorithm="au
     config0 = RunConfig(topology=topology, nodes=nodes, topology_opts=dict(topology_opts or {}),
                         topology_file=topology_file, routing=routing)
     graph = build_graph(config0)
-    n, ranks_note = _ranks(log, table, graph, topology, nodes, topology_file)
+    n, ranks_note = _ranks(log, table, graph, topology, nodes, topology_file, ranks)
     dtype_name = table.dtype or "float"
     if dtype_name not in DTYPES:
         raise UserInputError(f"{log}: data type {dtype_name!r} is not simulated; allowed: "
@@ -124,6 +134,7 @@ def compare(log, topology="dgx-h100", nodes=1, topology_opts=None, algorithm="au
         "forced": forced_note or None, "rows": rows, "summary": summarize(rows),
         "log_settings": {k: ls[k] for k in ("read", "applied", "overridden", "not_modelled", "diagnostic")},
         "settings_note": settings_note(ls, rows),
+        **({"dropped_rows": list(table.dropped)} if table.dropped else {}),
     }
 
 
@@ -156,16 +167,28 @@ def _candidates(table, coll, algorithm, protocol, channels) -> tuple:
     return algorithm, candidates, forced_note
 
 
-def _ranks(log, table, graph, topology, nodes, topology_file) -> tuple:
-    """``(ranks, note)``: the log's rank count (checked against the machine), or every GPU."""
+def _ranks(log, table, graph, topology, nodes, topology_file, ranks=None) -> tuple:
+    """``(ranks, note)``: ``ranks`` (``--ranks``) or the log's rank count (checked against the
+    machine), or every GPU."""
     gpus_available = sum(1 for _, d in graph.nodes(data=True) if d.get("kind") == "gpu")
     where = f"{topology}" + ("" if topology_file else f" with --nodes {nodes}")
+    if ranks is not None:
+        if not 2 <= ranks <= gpus_available:
+            raise UserInputError(f"--ranks {ranks}: {where} holds {gpus_available} GPUs; allowed: 2 to {gpus_available}")
+        return ranks, f"{ranks} ranks (--ranks; the log: {table.nranks or 'not stated'})"
     n = table.nranks
+    if n is not None and n < 2:
+        raise UserInputError(f"{log}: the log has {n} rank: a collective of one rank moves nothing to compare; "
+                             "--ranks N (2 or more) to simulate N")
     if n is None:
         return gpus_available, f"rank count not in the log: all {gpus_available} GPUs of {where}"
     if n > gpus_available:
         raise UserInputError(f"{log}: the log has {n} ranks; {where} holds {gpus_available} GPUs "
                              f"(use --nodes {math.ceil(n / max(1, gpus_available // max(1, nodes)))})")
+    m = table.ranks_by_columns
+    if m is not None and m != n:
+        what = "busbw/algbw" if table.collective == "all_reduce" else "size/count"
+        return n, f"{n} ranks (from the log's '# Rank' lines; its {what} says {m}: --ranks {m} to simulate those)"
     return n, f"{n} ranks (from the log)"
 
 

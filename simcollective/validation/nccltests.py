@@ -9,16 +9,28 @@ Formats understood, one or several result tables per file:
 * busbw-only summaries (Azure AI-benchmarking-guide): ``size-label in-place-busbw`` with
   binary size labels such as ``65K`` or ``1G`` (the nearest power of two).
 
-The collective comes from the binary name in the text (``all_reduce_perf``, ``# Collective
-test starting: ...``); the rank count from the ``# Using devices`` lines, else from
-busbw/algbw (allreduce: 2(n-1)/n); GPUs per process from the ``nGpus`` header or ``-g N``.
+Lines may carry a launcher's prefix, removed before reading: ``0: `` (Slurm ``srun -l``) or
+``[1,0]<stdout>:`` (Open MPI ``mpirun --tag-output``).
+
+Each table's collective comes from the binary named in its own text (the lines from the end
+of the previous table to its first row: ``# Collective test starting: alltoall_perf``, a
+command naming ``alltoall_perf`` or ``-t alltoall``), else from the first one the file names;
+a table read as all_reduce, reduce_scatter or reduce whose op column says ``none`` (as the
+collectives that do not reduce print it) is refused when picked (:attr:`Table.problem`). The rank count comes from the table's ``# Rank N`` lines, else from
+busbw/algbw (allreduce: 2(n-1)/n) or printed size / count; GPUs per process from the
+``nGpus`` header or ``-g N``.
+
+Rows that cannot be simulated are dropped and listed (:attr:`Table.dropped`, with the line
+number and the reason): size 0, a negative size, nan or inf in a time or bandwidth column.
 
 NCCL environment settings the run stated (``Table.settings``: ``NCCL_X=V`` in a command,
 an ``-x``/``export``/``env`` line or a section title, or NCCL's own ``NCCL_X set by
 environment to V`` lines) are read per table: the file's preamble (the lines before its
 first section title, or before its first result row when it has no titles) applies to every
-table, and a table's own text (from the end of the previous table to its first row: its
-section title, command and header lines) to that table only. Lines under a ``notes:`` or
+table but those that start a run of their own (an nccl-tests ``# nThread N nGpus N`` header
+or ``# Collective test starting`` line in their own text: the outputs of several runs pasted
+into one file), and a table's own text (its section title, command and header lines) to that
+table only. Lines under a ``notes:`` or
 ``NOTE:`` key (and their indented continuations) are prose about other runs and are not read.
 """
 
@@ -29,8 +41,9 @@ import re
 from dataclasses import dataclass, field
 
 from ..errors import UserInputError
+from .settings import settings_of
 
-__all__ = ["Row", "Table", "parse_log", "BUS_FACTOR", "DTYPES"]
+__all__ = ["Row", "Table", "parse_log", "strip_launcher", "BUS_FACTOR", "DTYPES"]
 
 #: nccl-tests type name -> NumPy dtype name (those the simulator runs)
 DTYPES = {"float": "float32", "half": "float16", "double": "float64", "int32": "int32", "int": "int32",
@@ -59,6 +72,7 @@ class Row:
     time_ip_us: float | None     # in-place
     algbw_ip: float | None
     busbw_ip: float | None
+    redop: str | None = None     # the op column (sum, max, none, ...), None for busbw-only rows
 
 
 @dataclass
@@ -72,6 +86,19 @@ class Table:
     forced_algorithm: str | None = None   # NCCL_ALGO=X named in the table's title or the file's header
     #: NCCL environment settings stated for this table (name -> value as written), in order read
     settings: dict = field(default_factory=dict)
+    #: rows of the log not read: ``{"line", "size", "reason", "text"}`` (see the module docstring)
+    dropped: list = field(default_factory=list)
+    #: why this table cannot be compared (its op column contradicts its collective), or None
+    problem: str | None = None
+    #: ``# Rank N`` lines in this table's own text (0: none)
+    run_devices: int = 0
+    #: the rank count the columns imply (busbw/algbw, or size/count), None when they do not
+    ranks_by_columns: int | None = None
+
+    @property
+    def redops(self) -> set:
+        """The op column's values (``{"sum"}``, ``{"none"}``, ...; empty for busbw-only tables)."""
+        return {r.redop for r in self.rows if r.redop}
 
     @property
     def dtype(self) -> str | None:
@@ -99,81 +126,156 @@ def _num(tok: str) -> float | None:
     return v if math.isfinite(v) else None
 
 
+def _is_num(tok: str) -> bool:
+    """A number as printed, nan and inf included."""
+    try:
+        float(tok)
+    except ValueError:
+        return False
+    return True
+
+
+_INT = re.compile(r"-?\d+")
+#: a launcher's line prefix: ``0: `` (srun -l) or ``[1,0]<stdout>:`` (mpirun --tag-output)
+_LAUNCHER = re.compile(r"^\s*(?:\[\d+,\d+\]<std(?:out|err)>:|\d+:(?=\s|$))\s?")
+
+
+def strip_launcher(line: str) -> str:
+    """``line`` without a launcher's prefix (see the module docstring)."""
+    return _LAUNCHER.sub("", line, count=1)
+
+
 def _parse_row(tokens: list):
-    """(format, Row) or None when the line is not a result row."""
+    """(format, Row), ``("dropped", reason, size)`` for a result row that cannot be simulated,
+    or None when the line is not a result row."""
     n = len(tokens)
     if n == 2:
         size = _label_size(tokens[0])
-        bw = _num(tokens[1])
-        if size is None or bw is None:
+        if size is None or not _is_num(tokens[1]):
             return None
+        bw = _num(tokens[1])
+        if bw is None:
+            return "dropped", f"busbw {tokens[1]}", size
+        if size == 0:
+            return "dropped", "size 0: nothing to simulate", 0
         return "busbw-only", Row(size, None, None, None, None, None, None, None, bw)
-    if n < 12 or not tokens[0].isdigit() or not tokens[1].isdigit():
+    if n < 12 or not _INT.fullmatch(tokens[0]) or not _INT.fullmatch(tokens[1]):
         return None
-    has_root = n >= 13 and re.fullmatch(r"-?\d+", tokens[4]) is not None and _num(tokens[5]) is not None \
-        and n in (13, 21)
+    has_root = n >= 13 and _INT.fullmatch(tokens[4]) is not None and _is_num(tokens[5]) and n in (13, 21)
     base = 5 if has_root else 4
     vals = tokens[base:]
     width = len(vals) // 2
     if len(vals) % 2 or width not in (4, 8):
         return None
     oop, ip = vals[:width], vals[width:]
+    if not all(_is_num(v) for v in oop[:3] + ip[:3]):
+        return None
     t, a, b = (_num(v) for v in oop[:3])
     ti, ai, bi = (_num(v) for v in ip[:3])
-    if None in (t, a, b, ti, ai, bi):
-        return None
-    return ("current" if has_root else "old"), Row(int(tokens[0]), int(tokens[1]), tokens[2], t, a, b, ti, ai, bi)
+    size = int(tokens[0])
+    bad = [v for v in oop[:3] + ip[:3] if _num(v) is None]
+    if size < 0 or int(tokens[1]) < 0:
+        return "dropped", "negative size or count", size
+    if bad:
+        return "dropped", f"{', '.join(sorted(set(bad)))} in the time/algbw/busbw columns", size
+    if size == 0:
+        return "dropped", "size 0: nothing to simulate", 0
+    fmt = "current" if has_root else "old"
+    return fmt, Row(size, int(tokens[1]), tokens[2], t, a, b, ti, ai, bi, tokens[3])
+
+
+#: an nccl-tests run's own header: the outputs of several runs pasted into one file
+_RUN_START = re.compile(r"^#\s*(?:nThread\s+\d+\s+nGpus|Collective test starting)")
+
+
+class _Reader:
+    """The state of one pass over a log's lines (see :func:`parse_log`)."""
+
+    def __init__(self, lines: list):
+        self.file_collective, self.gpp = _binary("\n".join(lines))
+        self.tables: list = []
+        self.header: list = []    # comment lines before the first result row
+        self.pending: list = []   # lines (not result rows) since the last result row
+        self.preamble: list | None = None  # lines before the first section title
+        self.current: Table | None = None
+        self.devices = 0
+        self.title = ""
+        self.drops: list = []     # dropped rows waiting for their table
+
+    def comment(self, line: str, s: str) -> None:
+        if re.match(r"#\s*-{2,}\s*\S", s) and self.preamble is None and not self.tables:
+            self.preamble = list(self.pending)
+            self.pending = []
+        self.pending.append(line)
+        if not self.tables:
+            self.header.append(s)
+        if re.match(r"#\s+Rank\s+\d+", s):
+            self.devices += 1
+        if "Avg bus bandwidth" in s and self.current is not None:
+            self.current = None
+        sec = re.match(r"#\s*-{2,}\s*(.*?)\s*-*$", s)
+        if sec and sec.group(1):
+            self.title = sec.group(1)
+            self.current = None
+
+    def row(self, fmt: str, row: Row) -> None:
+        cur = self.current
+        if cur is None or cur.format != fmt or (cur.rows and row.size <= cur.rows[-1].size):
+            cur = self.current = self._table(fmt)
+            self.tables.append(cur)
+        cur.dropped += self.drops
+        self.drops = []
+        self.pending = []
+        cur.rows.append(row)
+
+    def drop(self, lineno: int, s: str, reason: str, size) -> None:
+        d = {"line": lineno, "size": size, "reason": reason, "text": " ".join(s.split())}
+        (self.current.dropped if self.current is not None else self.drops).append(d)
+
+    def _table(self, fmt: str) -> Table:
+        """A new table; its own text is the lines since the previous table's last row."""
+        own = self.pending
+        if self.preamble is None:          # no section titles: the first table's text is the preamble
+            self.preamble = list(own)
+            own = self.pending = []
+        new_run = bool(self.tables) and any(_RUN_START.match(x.strip()) for x in own)
+        collective, gpp = _binary("\n".join(own))
+        t = Table(collective or self.file_collective or "", fmt, title=self.title,
+                  gpus_per_process=gpp if new_run and gpp is not None else self.gpp)
+        inherited = {} if new_run else settings_of(self.preamble)
+        t.settings = {**inherited, **settings_of(own), **settings_of([self.title])}
+        t.run_devices = sum(1 for x in own if re.match(r"#\s+Rank\s+\d+", x.strip()))
+        algo = t.settings.get("NCCL_ALGO")
+        t.forced_algorithm = (_forced(f"NCCL_ALGO={algo}") if algo is not None else None) \
+            or _forced(t.title) or (None if new_run else _forced(" ".join(self.header)))
+        return t
 
 
 def parse_log(text: str, where: str = "log") -> list:
     """The result tables of an nccl-tests output; a one-line error if there is none."""
-    collective, gpp = _binary(text)
-    tables: list = []
-    header: list = []   # comment lines before the first result row
-    pending: list = []  # lines (not result rows) since the last result row
-    preamble: list | None = None  # lines before the first section title
-    current: Table | None = None
-    devices = 0
-    title = ""
-    for line in text.splitlines():
+    lines = [strip_launcher(line) for line in text.splitlines()]
+    r = _Reader(lines)
+    for lineno, line in enumerate(lines, 1):
         s = line.strip()
         if not s:
             continue
-        if s.startswith("#") and re.match(r"#\s*-{2,}\s*\S", s) and preamble is None and not tables:
-            preamble = list(pending)
-            pending = []
         if s.startswith("#"):
-            pending.append(line)
-            if not tables:
-                header.append(s)
-            if re.match(r"#\s+Rank\s+\d+", s):
-                devices += 1
-            if "Avg bus bandwidth" in s and current is not None:
-                current = None
-            sec = re.match(r"#\s*-{2,}\s*(.*?)\s*-*$", s)
-            if sec and sec.group(1):
-                title = sec.group(1)
-                current = None
+            r.comment(line, s)
             continue
         parsed = _parse_row(s.split())
         if parsed is None:
-            pending.append(line)
-            continue
-        fmt, row = parsed
-        if current is None or current.format != fmt or (current.rows and row.size <= current.rows[-1].size):
-            current = Table(collective or "", fmt, title=title, gpus_per_process=gpp)
-            if preamble is None:          # no section titles: the first table's text is the preamble
-                preamble = list(pending)
-                pending = []
-            current.settings = {**settings_of(preamble), **settings_of(pending), **settings_of([title])}
-            tables.append(current)
-        pending = []
-        current.rows.append(row)
-    if not tables:
+            r.pending.append(line)
+        elif parsed[0] == "dropped":
+            r.drop(lineno, s, parsed[1], parsed[2])
+        else:
+            r.row(*parsed)
+    if not r.tables:
+        dropped = f" ({len(r.drops)} row(s) dropped: {r.drops[0]['reason']}, ...)" if r.drops else ""
         raise UserInputError(f"{where}: not nccl-tests output (no result rows of the form "
-                             "'size count type redop [root] time algbw busbw ...')")
-    _complete_tables(tables, header, devices, where)
-    return tables
+                             f"'size count type redop [root] time algbw busbw ...'){dropped}")
+    r.tables[-1].dropped += r.drops
+    _complete_tables(r.tables, r.devices, where)
+    return r.tables
 
 
 def _binary(text: str) -> tuple:
@@ -195,21 +297,33 @@ def _binary(text: str) -> tuple:
     return collective, gpp
 
 
-def _complete_tables(tables: list, header: list, devices: int, where: str) -> None:
-    """Each table's forced algorithm, collective (guessed when the text names none) and ranks."""
-    forced = _forced(" ".join(header))
-    for t in tables:
-        algo = t.settings.get("NCCL_ALGO")
-        t.forced_algorithm = (_forced(f"NCCL_ALGO={algo}") if algo is not None else None) \
-            or _forced(t.title) or forced
+def _complete_tables(tables: list, devices: int, where: str) -> None:
+    """Each table's collective (guessed when the text names none), its agreement with the op
+    column, and its ranks."""
+    for i, t in enumerate(tables):
         if not t.collective:
             t.collective = _guess_collective(t, where)
-        if devices and len(tables) == 1:
-            t.nranks = devices
-        elif t.collective == "all_reduce":
-            t.nranks = _ranks_from_ratio(t)
+        t.problem = _op_problem(t, where, i + 1 if len(tables) > 1 else None)
+        if t.collective == "all_reduce":
+            t.ranks_by_columns = _ranks_from_ratio(t)
         elif t.collective in PER_RANK_COLLECTIVES:
-            t.nranks = _ranks_from_count(t)
+            t.ranks_by_columns = _ranks_from_count(t)
+        t.nranks = t.run_devices or (devices if len(tables) == 1 else 0) or t.ranks_by_columns
+
+
+#: collectives whose op column is a reduction (nccl-tests prints ``none`` for those that do not reduce)
+REDUCING = ("all_reduce", "reduce_scatter", "reduce")
+
+
+def _op_problem(t: Table, where: str, section) -> str | None:
+    """One line when the table's op column says ``none`` under a reducing collective, else None."""
+    ops = t.redops
+    if not (t.collective in REDUCING and "none" in ops):
+        return None
+    sec = f" section {section}" if section else ""
+    return (f"{where}{sec}: the op column says {', '.join(sorted(ops))} but the collective read is "
+            f"{t.collective}_perf; name the section's binary in the file (e.g. "
+            "'# Collective test starting: alltoall_perf')")
 
 
 #: collectives whose printed size is ranks x count x element size
@@ -230,35 +344,6 @@ def _ranks_from_count(t: Table) -> int | None:
             return None
         found.add(r.size // (r.count * item))
     return found.pop() if len(found) == 1 else None
-
-
-_SETTING = re.compile(r"\b(NCCL_[A-Z0-9_]+)=(\"[^\"]*\"|'[^']*'|[^\s;)]+)")
-_SET_BY_ENV = re.compile(r"\b(NCCL_[A-Z0-9_]+) set by environment to (\S+)")
-_KEY = re.compile(r"\s*([A-Za-z][A-Za-z0-9 _()/-]{0,40}?)\s*:\s")
-#: keys whose lines (and indented continuations) are prose, not the run's settings
-_PROSE_KEYS = ("note", "notes")
-
-
-def settings_of(lines) -> dict:
-    """``{NCCL_X: value}`` stated in ``lines`` (see the module docstring); placeholders such as
-    ``NCCL_ALGO=<algo>`` or ``$VAR`` are not settings."""
-    out: dict = {}
-    key = None
-    for line in lines:
-        body = line.strip()
-        body = body[1:] if body.startswith("#") else body
-        m = _KEY.match(body)
-        if m:
-            key = m.group(1).strip().lower()
-        elif not (body[:1].isspace() and len(body) - len(body.lstrip()) > 2):
-            key = None                       # a line of its own, not a continuation
-        if key is not None and key.split()[0] in _PROSE_KEYS:
-            continue
-        for name, value in _SETTING.findall(body) + _SET_BY_ENV.findall(body):
-            value = value.strip("\"'").rstrip(",.")
-            if value and value[0] not in "<$":
-                out[name] = value
-    return out
 
 
 def _forced(text: str) -> str | None:

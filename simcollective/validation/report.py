@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from ..units import format_bytes
 
-__all__ = ["format_table", "fit_line"]
+__all__ = ["format_table", "fit_line", "dropped_lines"]
 
 
 def _fmt(v, spec="8.2f"):
@@ -47,6 +47,7 @@ def format_table(res: dict) -> str:
         lines.append(f"! the log's {res['measured']} and {other} columns differ by more than the size's "
                      "tolerance band (30 % time <= 64 KiB, 25 % busbw below 64 MiB, 10 % from 64 MiB):")
         lines += ["  " + n for n in notes]
+    lines += dropped_lines(res.get("dropped_rows"))
     s = res["summary"]
     labels = (("busbw_ratio_worst_ge_64MiB", "busbw >= 64 MiB"), ("busbw_ratio_worst_1MiB_64MiB", "busbw 1-64 MiB"),
               ("time_ratio_worst_le_64KiB", "time <= 64 KiB"))
@@ -58,6 +59,14 @@ def format_table(res: dict) -> str:
         lines.append(f"  where the log agrees with itself ({len(res['rows']) - s['rows_log_disagrees']} sizes, "
                      f"without the {s['rows_log_disagrees']} marked !): " + "; ".join(parts))
     return "\n".join(lines)
+
+
+def dropped_lines(dropped) -> list:
+    """The rows of the log not simulated, one line each with its reason (none: no line)."""
+    if not dropped:
+        return []
+    return [f"dropped {len(dropped)} row(s) of the log:"] + [
+        f"  line {d['line']}: {d['reason']}: {d['text']}" for d in dropped]
 
 
 def fit_line(f: dict) -> str:

@@ -1,17 +1,55 @@
-"""The ``NCCL_*`` settings an nccl-tests log states, applied as NCCL applies them (see
+"""The ``NCCL_*`` settings an nccl-tests log states: read from its lines (:func:`settings_of`;
+which lines count: :mod:`.nccltests`), and applied as NCCL applies them (see
 :mod:`.compare`): which are applied, overridden by a flag, not modelled or diagnostic, and
 NCCL's pick of algorithm, protocol and channels under them."""
 
 from __future__ import annotations
 
+import re
+
 from ..errors import UserInputError
 
-__all__ = ["log_settings", "settings_pick", "settings_note", "DIAGNOSTIC", "CHANNEL_FLOOR", "CHANNEL_CEILING"]
+__all__ = ["settings_of", "log_settings", "settings_pick", "settings_note", "DIAGNOSTIC", "CHANNEL_FLOOR", "CHANNEL_CEILING"]
 
 #: NCCL settings with no effect on timing (diagnostics)
 DIAGNOSTIC = ("NCCL_DEBUG", "NCCL_DEBUG_SUBSYS", "NCCL_DEBUG_FILE")
 CHANNEL_FLOOR = ("NCCL_MIN_CTAS", "NCCL_MIN_NCHANNELS")
 CHANNEL_CEILING = ("NCCL_MAX_CTAS", "NCCL_MAX_NCHANNELS")
+#: settings not modelled, with the reason shown beside them
+NOT_MODELLED_WHY = {
+    "NCCL_TREE_THRESHOLD": "the size below which NCCL 2.4 ran tree instead of ring, a rule later NCCL "
+                           "replaced by its tuning model; the model here is that later one, with "
+                           "protocols and channels 2.4 did not have",
+}
+
+
+_SETTING = re.compile(r"\b(NCCL_[A-Z0-9_]+)=(\"[^\"]*\"|'[^']*'|[^\s;)]+)")
+_SET_BY_ENV = re.compile(r"\b(NCCL_[A-Z0-9_]+) set by environment to (\S+)")
+_KEY = re.compile(r"\s*([A-Za-z][A-Za-z0-9 _()/-]{0,40}?)\s*:\s")
+#: keys whose lines (and indented continuations) are prose, not the run's settings
+_PROSE_KEYS = ("note", "notes")
+
+
+def settings_of(lines) -> dict:
+    """``{NCCL_X: value}`` stated in ``lines`` (see :mod:`.nccltests`); placeholders such as
+    ``NCCL_ALGO=<algo>`` or ``$VAR`` are not settings."""
+    out: dict = {}
+    key = None
+    for line in lines:
+        body = line.strip()
+        body = body[1:] if body.startswith("#") else body
+        m = _KEY.match(body)
+        if m:
+            key = m.group(1).strip().lower()
+        elif not (body[:1].isspace() and len(body) - len(body.lstrip()) > 2):
+            key = None                       # a line of its own, not a continuation
+        if key is not None and key.split()[0] in _PROSE_KEYS:
+            continue
+        for name, value in _SETTING.findall(body) + _SET_BY_ENV.findall(body):
+            value = value.strip("\"'").rstrip(",.")
+            if value and value[0] not in "<$":
+                out[name] = value
+    return out
 
 
 def _channel_setting(name, value, log) -> int:
@@ -48,7 +86,8 @@ def log_settings(settings: dict, log: str, coll: str, algorithm: str, protocol=N
                 out["applied"][name] = value   # compare runs nccl-X (Table.forced_algorithm)
             continue
         if name not in ("NCCL_PROTO", "NCCL_NVLS_ENABLE") + CHANNEL_FLOOR + CHANNEL_CEILING:
-            out["not_modelled"][name] = value
+            why = NOT_MODELLED_WHY.get(name)
+            out["not_modelled"][name] = f"{value} ({why})" if why else value
             continue
         if coll != "allreduce" or not nccl_algorithm:
             why = (f"--algorithm {algorithm} is not NCCL's" if not nccl_algorithm
