@@ -407,7 +407,7 @@ def test_cli_bench_json_csv(capsys, tmp_path):
     assert [r["size"] for r in rows] == [1024, 2048, 4096]
     assert all(r["root"] == 2 and r["redop"] == "none" and r["wrong"] == 0 for r in rows)
     text = csv_path.read_text().splitlines()
-    assert text[0].startswith("size,count,type,redop,root,time_us,algbw,busbw,wrong") and len(text) == 4
+    assert text[0].startswith("bytes,count,type,redop,root,time_s,algbw,busbw,wrong") and len(text) == 4
 
 
 @pytest.mark.parametrize("argv,message", [
