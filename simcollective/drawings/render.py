@@ -11,7 +11,7 @@ from ..parsing import check_output_path
 from .layout import CUBE_ROW_GAP, cube_mesh_grid, layout, natural, rack_groups, servers
 from .utilization import check_same_machine, link_utilization
 
-__all__ = ["draw_topology", "LINK_COLORS"]
+__all__ = ["draw_topology", "LINK_COLORS", "link_color", "link_label"]
 
 #: colour of each link type
 LINK_COLORS = {
@@ -23,6 +23,17 @@ LINK_COLORS = {
 }
 _LINK_LABELS = {"nvlink": "NVLink", "nvswitch": "NVSwitch port", "pcie": "PCIe",
                 "infiniband": "InfiniBand", "ethernet": "Ethernet"}
+
+
+def link_color(link_type: str) -> str:
+    """The colour of a link type in every drawing (grey for a type without one)."""
+    return LINK_COLORS.get(link_type, "#7f7f7f")
+
+
+def link_label(link_type: str) -> str:
+    """The legend name of a link type (``nvlink`` -> ``NVLink``)."""
+    return _LINK_LABELS.get(link_type, link_type)
+
 _NODE_STYLE = {
     "gpu": dict(marker="s", s=90, color="#76b900", edgecolor="#2d4a00"),
     "nvswitch": dict(marker="s", s=140, color="#a6d96a", edgecolor="#1b7837"),
@@ -187,7 +198,7 @@ def _links(sc, cube_rows, planes) -> set:
         bw = float(a.get("bandwidth", 1e10))
         if graph.has_edge(v, u) and a.get("duplex") == "full":
             bw = max(bw, float(graph.edges[v, u].get("bandwidth", bw)))
-        color, alpha, z = LINK_COLORS.get(lt, "#7f7f7f"), 0.85, 2
+        color, alpha, z = link_color(lt), 0.85, 2
         lw = _edge_width(bw)
         if sc.utilization is not None:         # busiest: thickest, darkest, on top
             if k in sc.util_edges:
@@ -291,8 +302,7 @@ def _legend(sc, types_seen, cube_rows, by_kind) -> None:
     handles = []
     if sc.utilization is None:
         for lt in [t for t in LINK_COLORS if t in types_seen] + sorted(t for t in types_seen if t not in LINK_COLORS):
-            handles.append(Line2D([], [], color=LINK_COLORS.get(lt, "#7f7f7f"), linewidth=2.2,
-                                  label=_LINK_LABELS.get(lt, lt)))
+            handles.append(Line2D([], [], color=link_color(lt), linewidth=2.2, label=link_label(lt)))
         if cube_rows:
             handles.append(Line2D([], [], color="none", label="NVLink in a cube-mesh: one line = single link,\n"
                                                                "two lines = double link"))
