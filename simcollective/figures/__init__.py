@@ -165,8 +165,9 @@ def _panels(df, facet, n, breakdown, ax, sharey) -> tuple:
 def _y_axis(df, y, value_cols, breakdown, speedup_over) -> tuple:
     """``(label, divisor)`` of the y axis."""
     sparse = "kind" in df.columns and (df["kind"].astype(str) == "sparse").any()
+    colls = set(df["collective"].fillna("allreduce").astype(str)) if "collective" in df.columns else {"allreduce"}
     ylabel, yscale = y_spec(y if not breakdown else "phase_", df[value_cols].to_numpy().ravel().tolist(),
-                            speedup_over, sparse)
+                            speedup_over, sparse, colls.pop() if len(colls) == 1 else None)
     if breakdown:
         ylabel = f"time per phase ({time_unit(df[value_cols].sum(axis=1).tolist())[0]})"
         yscale = time_unit(df[value_cols].sum(axis=1).tolist())[1]

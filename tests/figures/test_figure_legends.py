@@ -60,3 +60,14 @@ def test_a_table_without_ok_is_read_as_successful_rows(tmp_path):
     assert df[df["ok"].astype(bool)]["algorithm"].tolist() == ["ring"] * 3 + ["bruck"] * 2 + ["direct"] * 3
     fig = plot_results([sweep, other], x="bytes", hue="algorithm")
     assert sorted(ln.get_label() for ln in fig.axes[0].get_lines()) == ["bruck", "direct", "ring"]
+
+
+def test_the_time_axis_names_the_collective_drawn():
+    two = _table({"allgather": ALLGATHER, "alltoall": ALLTOALL})
+    fig = plot_results(two[two["collective"] == "alltoall"], x="bytes", hue="algorithm", logx=True)
+    assert fig.axes[0].get_ylabel().startswith("alltoall time (")
+    assert fig.axes[0].get_xlabel() == "size (bytes, as nccl-tests)"
+    fig = plot_results(two, x="bytes", hue="algorithm", facet="collective", logx=True)
+    assert fig.axes[0].get_ylabel().startswith("time (")
+    fig = plot_results(two.drop(columns="collective").iloc[:3], x="bytes", logx=True)   # no column: allreduce
+    assert fig.axes[0].get_ylabel().startswith("allreduce time (")
