@@ -79,6 +79,19 @@ def plot_results(data, x, y="time_s", hue=None, facet=None, logx=False, logy=Fal
     for j in range(len(facets), len(axes) * ncols):
         axes[j // ncols][j % ncols].set_visible(False)
     _legend(fig, axes, handles, in_panel, breakdown, hue)
+    _title(fig, ax, title, filters, notes)
+    if ax is None:
+        fig.tight_layout()
+    if out is not None:
+        save_figure(fig, out)
+        if ax is None:
+            plt.close(fig)
+    return fig
+
+
+def _title(fig, ax, title, filters, notes) -> None:
+    """The title (default: the --where filters) and the notes on the rows, over the figure
+    (or over ``ax`` when drawing into one)."""
     sup = title or "; ".join(filters)
     if notes:
         sup = (sup + "  " if sup else "") + "(" + "; ".join(notes) + ")"
@@ -87,13 +100,6 @@ def plot_results(data, x, y="time_s", hue=None, facet=None, logx=False, logy=Fal
             ax.set_title(sup, fontsize=10)
         else:
             fig.suptitle(sup, fontsize=11)
-    if ax is None:
-        fig.tight_layout()
-    if out is not None:
-        save_figure(fig, out)
-        if ax is None:
-            plt.close(fig)
-    return fig
 
 
 def _rows(data, x, y, hue, facet, speedup_over, breakdown, where) -> tuple:
