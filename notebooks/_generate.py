@@ -7,8 +7,22 @@ from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
 
 HERE = Path(__file__).resolve().parent
 
-SETUP = '''\
+def parameters(values: str) -> "nbformat.NotebookNode":
+    """The first code cell, tagged ``parameters``: the one place the environment is read.
+    Every other cell uses only these names, so the tests (SIMCOLLECTIVE_SMALL=1) run the
+    notebook exactly as shipped, with smaller numbers."""
+    cell = new_code_cell("""\
+# Parameters: the only values the cells below depend on. SIMCOLLECTIVE_SMALL=1 in the
+# environment (the test suite sets it) makes the numbers small; every cell runs either way.
 import os
+
+SMALL = os.environ.get("SIMCOLLECTIVE_SMALL", "0") == "1"
+""" + values)
+    cell.metadata["tags"] = ["parameters"]
+    return cell
+
+
+SETUP = '''\
 import tempfile
 from pathlib import Path
 
@@ -17,37 +31,33 @@ import pandas as pd
 
 import simcollective as sc
 
-# SMALL = True: tiny sizes (seconds); set SIMCOLLECTIVE_SMALL=0/1 in the environment to override.
-SMALL = os.environ.get("SIMCOLLECTIVE_SMALL", "0") == "1"
 ROOT = next(p for p in [Path.cwd(), *Path.cwd().parents] if (p / "experiments").is_dir())
+RESULTS = ROOT / "experiments" / "results"
 plt.rcParams["figure.dpi"] = 90
-print("SMALL =", SMALL, "| repository:", ROOT)'''
+print("repository:", ROOT)'''
 
 SCALING = [
     new_markdown_cell("""\
 # Scaling curves, speedups and phase breakdowns
 
-This notebook loads the results tables of the experiments (`experiments/results/*.csv`, written by
-`python experiments/fig_*.py`). If there are none yet (or `SMALL` is set) it runs a small sweep
-itself with `sc.sweep`. It then draws, with `sc.plot` (the function behind `simcollective plot`;
-both from the Python API, `import simcollective as sc`):
+This notebook loads the allreduce results tables of the experiments (`experiments/results/
+fig_a_gpus.csv`, `fig_b_size.csv`, `fig_c_density.csv`, written by `python experiments/fig_*.py`)
+and draws, with `sc.plot` (the function behind `simcollective plot`; both from the Python API,
+`import simcollective as sc`):
 
 1. allreduce time against the number of GPUs, one line per algorithm, one panel per topology;
 2. the speedup of every algorithm over the dense `ring` at the same inputs;
-3. where the time goes: the phases of each algorithm, stacked."""),
+3. where the time goes: the phases of each algorithm, stacked.
+
+Then it runs a sweep of its own with `sc.sweep` and draws it the same way."""),
+    parameters("""\
+TABLES = ["fig_a_gpus.csv", "fig_b_size.csv", "fig_c_density.csv"]   # in experiments/results/
+SWEEP_GPUS = [4, 8] if SMALL else [4, 8, 16, 32]                     # the sweep of the last cells
+SWEEP_ELEMENTS = "64K" if SMALL else "4M\""""),
     new_code_cell(SETUP),
     new_code_cell('''\
-files = sorted((ROOT / "experiments" / "results").glob("*.csv"))
-if files and not SMALL:
-    df = sc.load_results(*files).drop_duplicates("key")
-    print(f"loaded {len(df)} rows from", ", ".join(f.name for f in files))
-else:
-    df = sc.sweep(topology=["abci", "dgx1"], gpus=[4, 8] if SMALL else [4, 8, 16, 32], nodes="auto",
-                  algorithm=["ring", "ring-ring", "sparse-ring", "sparse-ring-ring", "topk-allgather",
-                             "ssar-split-allgather"],
-                  elements="64K" if SMALL else "4M", density="1/128", profile="smpi", placement="study",
-                  workers=1 if SMALL else None, progress=not SMALL)
-    print(df.attrs["summary"])
+df = sc.load_results(*[RESULTS / name for name in TABLES]).drop_duplicates("key")
+print(f"loaded {len(df)} rows from", ", ".join(TABLES))
 ok = df[df["ok"].astype(bool)]
 print(f"{len(ok)} successful rows, {len(df) - len(ok)} failed")
 ok[["topology", "gpus", "algorithm", "elements", "density", "profile", "time_s", "busbw"]].head(10)'''),
@@ -74,6 +84,16 @@ fig = sc.plot(ok, x="gpus", y="time_s", hue="algorithm", facet="topology", where
 largest = int(sl["gpus"].max())
 fig = sc.plot(ok, x="topology", hue="algorithm", breakdown=True, where={**where, "gpus": largest},
               title=f"phases at {largest} GPUs")'''),
+    new_markdown_cell("A sweep of your own: `sc.sweep` takes lists (or `from`/`to` ranges) of any "
+                      "input and returns the same table, ready for `sc.plot`."),
+    new_code_cell('''\
+mine = sc.sweep(topology=["abci", "dgx1"], gpus=SWEEP_GPUS, nodes="auto",
+                algorithm=["ring", "ring-ring", "sparse-ring", "sparse-ring-ring", "topk-allgather",
+                           "ssar-split-allgather"],
+                elements=SWEEP_ELEMENTS, density="1/128", profile="smpi", placement="study", workers=1,
+                progress=False)
+print(mine.attrs["summary"])
+fig = sc.plot(mine, x="gpus", y="time_s", hue="algorithm", facet="topology", logx=True, logy=True)'''),
 ]
 
 EXPLORE = [
@@ -83,14 +103,16 @@ EXPLORE = [
 Draw a hardware model, simulate one allreduce on it (with real data, verified against NumPy),
 and see which links it loads: per-link bytes and utilization (bytes / capacity / run time),
 and the same drawn on the topology. A Chrome/Perfetto trace of the run is written too."""),
+    parameters("""\
+TOPOLOGY, NODES = "abci", 2
+ALGORITHM = "ring-ring"
+ELEMENTS = "64K" if SMALL else "16M\""""),
     new_code_cell(SETUP),
     new_code_cell('''\
-TOPOLOGY, NODES = "abci", 2
 fig = sc.draw_topology(TOPOLOGY, NODES)'''),
     new_code_cell('''\
-ALGORITHM = "ring-ring"
-result = sc.run(topology=TOPOLOGY, nodes=NODES, algorithm=ALGORITHM, elements="64K" if SMALL else "16M",
-                profile="smpi", trace=True)
+result = sc.run(topology=TOPOLOGY, nodes=NODES, algorithm=ALGORITHM, elements=ELEMENTS, profile="smpi",
+                trace=True)
 print(result)            # the summary `simcollective run` prints
 result'''),
     new_code_cell('''\
@@ -98,15 +120,10 @@ links = result.links                          # a DataFrame, busiest first
 links = links[links["link_type"] != "switch"]     # switch crossings: huge capacities, ~0 utilization
 links.head(12)'''),
     new_code_cell('''\
-top = links.head(20)
-colors = dict(zip(sorted(links["link_type"].unique()), plt.get_cmap("tab10").colors))
-fig, ax = plt.subplots(figsize=(8, 4))
-ax.barh(top["link"][::-1], 100 * top["utilization"][::-1],
-        color=[colors[lt] for lt in top["link_type"][::-1]])
-ax.set_xlabel("utilization over the run (% of capacity)")
-ax.set_title(f"busiest links: {ALGORITHM} on {TOPOLOGY} ({NODES} nodes)")
-ax.tick_params(axis="y", labelsize=7)
-fig.tight_layout()'''),
+# the busiest links, in the colours the drawing above gives their types
+from simcollective.drawings import draw_link_bars
+
+fig = draw_link_bars(links, top=20, title=f"busiest links: {ALGORITHM} on {TOPOLOGY} ({NODES} nodes)")'''),
     new_code_cell('''\
 # every link coloured by its utilization (the "links" form of a run's JSON)
 fig = sc.draw_topology(TOPOLOGY, NODES, utilization=result)'''),
@@ -124,49 +141,32 @@ WHICH = [
 Time against size (nccl-tests bytes) for every algorithm of a collective, one figure per
 collective, one panel per machine: `dgx-h100` with 1, 2, 4 and 8 nodes and `abci`. The data
 are the table of `python experiments/fig_f_collectives.py` (`experiments/results/
-fig_f_collectives.csv`); if it is not there (or `SMALL` is set) a small grid is run here with
-the same configuration (`--reduced`). Every point was verified on every rank."""),
+fig_f_collectives.csv`; `--reduced` writes a small one to `results/reduced/`). Every point
+was verified on every rank."""),
+    parameters("""\
+TABLE = "fig_f_collectives.csv"       # in experiments/results/ (or "reduced/fig_f_collectives.csv")"""),
     new_code_cell(SETUP),
     new_code_cell('''\
-import sys
-
-sys.path.insert(0, str(ROOT / "experiments"))
-import fig_f_collectives as exp
-from simcollective.sweeps import read_results, run_sweep
-
-table = ROOT / "experiments" / "results" / "fig_f_collectives.csv"
-if table.exists() and not SMALL:
-    df = read_results(table)
-    print(f"loaded {len(df)} rows from {table.name}")
-else:
-    out = Path(tempfile.mkdtemp()) / "fig_f_small.csv"
-    df = run_sweep(exp.config(exp.MAIN, reduced=True), out, workers=1, progress=False)
-    print(df.attrs["summary"])
+df = sc.load_results(RESULTS / TABLE)
+print(f"loaded {len(df)} rows from {TABLE}")
 ok = df[df["ok"].astype(bool)]
-ok[["collective", "algorithm", "topology", "nodes", "ranks", "bytes", "time_s", "busbw"]].head()'''),
+ok = ok.assign(machine=[f"{t}, {n} node{'s' if n > 1 else ''} ({r} GPUs)"
+                        for t, n, r in zip(ok["topology"], ok["nodes"], ok["ranks"])])
+ok[["collective", "algorithm", "machine", "bytes", "time_s", "busbw"]].head()'''),
     new_code_cell('''\
 # one figure per collective: time vs size, one line per algorithm, one panel per machine
-outdir = Path(tempfile.mkdtemp())
-for path in exp.figures(ok, outdir):
-    if path.suffix == ".png":
-        from IPython.display import Image, display
-        display(Image(filename=str(path)))'''),
+for coll, part in ok.groupby("collective", sort=False):
+    fig = sc.plot(part, x="bytes", y="time_s", hue="algorithm", facet="machine", logx=True, logy=True,
+                  sharey=True, title=f"{coll}: time vs size per algorithm (profile {part['profile'].iloc[0]})")
+    plt.show()'''),
     new_code_cell('''\
-# bus bandwidth (nccl-tests definition) against size on the largest machine of the table
-fig, axes = plt.subplots(1, 2, figsize=(9, 3.4), sharey=True)
-for ax, (coll, part) in zip(axes, ok.groupby("collective", sort=False)):
-    big = part[part["ranks"] == part["ranks"].max()]
-    for algo, rows in big.groupby("algorithm"):
-        rows = rows.sort_values("bytes")
-        ax.plot(rows["bytes"], rows["busbw"] / 1e9, marker="o", ms=3, label=algo)
-    ax.set_xscale("log", base=2)
-    ax.set_title(f"{coll}, {int(big['ranks'].iloc[0])} GPUs ({big['topology'].iloc[0]})", fontsize=9)
-    ax.set_xlabel("size (bytes)")
-    ax.grid(True, alpha=0.3)
-axes[0].set_ylabel("busbw (GB/s)")
-axes[-1].legend(fontsize=7)
-fig.tight_layout()
-plt.show()'''),
+# bus bandwidth (nccl-tests definition) against size on the largest machine of each collective:
+# one colour per algorithm in both panels, each panel's legend naming its algorithms
+big = ok[ok["ranks"] == ok.groupby("collective")["ranks"].transform("max")]
+machines = "; ".join(f"{c}: {int(g['ranks'].iloc[0])} GPUs ({g['topology'].iloc[0]})"
+                     for c, g in big.groupby("collective", sort=False))
+fig = sc.plot(big, x="bytes", y="busbw", hue="algorithm", facet="collective", logx=True, sharey=True,
+              title=f"bus bandwidth against size, {machines}")'''),
     new_code_cell('''\
 # the fastest algorithm at each size and machine
 best = ok.loc[ok.groupby(["collective", "topology", "nodes", "bytes"])["time_s"].idxmin()]

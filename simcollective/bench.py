@@ -17,6 +17,11 @@ The simulator runs one collective per size: the in-place columns repeat the out-
 ones (the simulation does not tell them apart), ``#wrong`` is 0 when every element of every
 rank was verified (a wrong result stops the command with exit status 3 instead), and
 alltoall's in-place ``#wrong`` is ``N/A`` as in nccl-tests.
+
+``--json`` writes the rows in the table's units (``time_us``, GB/s); ``--csv`` writes them
+in SI units under a sweep table's column names (``bytes``, ``time_s`` in seconds, ``algbw``
+and ``busbw`` in bytes/s), as every CSV of the package is, so ``simcollective plot`` reads a
+bench CSV and a sweep's results table alike.
 """
 
 from __future__ import annotations
@@ -30,7 +35,7 @@ from .errors import UserInputError
 from .parsing import check_output_path, parse_int, parse_topology_opts, write_json
 from .units import parse_size
 
-__all__ = ["add_parser", "cmd_bench", "bench_sizes", "run_bench", "format_table", "DEFAULT_ALGORITHM",
+__all__ = ["add_parser", "cmd_bench", "bench_sizes", "run_bench", "nccl_units", "format_table", "DEFAULT_ALGORITHM",
            "NCCL_TYPES"]
 
 #: the algorithm ``bench`` runs when ``--algorithm`` is not given (NCCL's ring where it has
@@ -89,9 +94,10 @@ def _dtype(name: str) -> str:
 
 
 def run_bench(base, sizes: list[int], progress=None) -> list[dict]:
-    """One verified simulation per size; rows as nccl-tests prints them (plus the run's
-    algorithm, ranks and verification). ``base`` is a RunConfig (its ``bytes`` is set per
-    size)."""
+    """One verified simulation per size; rows with nccl-tests' columns (plus the run's
+    algorithm, ranks and verification) in SI units: ``time_s`` in seconds, ``algbw`` and
+    ``busbw`` in bytes/s (:func:`nccl_units` gives the us and GB/s nccl-tests prints).
+    ``base`` is a RunConfig (its ``bytes`` is set per size)."""
     from dataclasses import replace
 
     from .data.collectives import get_collective
@@ -111,15 +117,27 @@ def run_bench(base, sizes: list[int], progress=None) -> list[dict]:
             "collective": coll.name, "algorithm": plan.algo.name, "ranks": P, "requested_bytes": size,
         }
         if count == 0:
-            row.update(time_us=0.0, algbw=0.0, busbw=0.0, wrong=0, verification="empty (count 0, not run)")
+            row.update(time_s=0.0, algbw=0.0, busbw=0.0, wrong=0, verification="empty (count 0, not run)")
         else:
             rep = run(replace(base, bytes=None, elements=count), graph=graph)
-            row.update(time_us=rep["time_s"] * 1e6, algbw=rep["algbw"] / 1e9, busbw=rep["busbw"] / 1e9, wrong=0,
+            row.update(time_s=rep["time_s"], algbw=rep["algbw"], busbw=rep["busbw"], wrong=0,
                        verification=rep["verification"])
         rows.append(row)
         if progress is not None:
             progress(row)
     return rows
+
+
+def nccl_units(row: dict) -> dict:
+    """A row of :func:`run_bench` in nccl-tests' units: ``time_us`` in us, ``algbw`` and
+    ``busbw`` in GB/s (1e9 bytes/s); the other fields as they are, in the same order."""
+    out = {}
+    for k, v in row.items():
+        if k == "time_s":
+            out["time_us"] = v * 1e6
+        else:
+            out[k] = v / 1e9 if k in ("algbw", "busbw") else v
+    return out
 
 
 def _time(us: float) -> str:
@@ -164,7 +182,7 @@ def format_table(rows: list[dict], collective: str) -> str:
 def format_footer(rows: list[dict], collective: str) -> str:
     from .data.collectives import get_collective
 
-    avg = sum(r["busbw"] for r in rows) / len(rows) if rows else 0.0
+    avg = sum(r["busbw"] for r in rows) / len(rows) if rows else 0.0      # GB/s: rows in nccl_units
     return "\n".join([
         "# Out of bounds values : 0 OK",
         f"# Avg bus bandwidth    : {avg:g} ",
@@ -259,17 +277,19 @@ def cmd_bench(args) -> int:
     if not quiet:
         print(format_header(base, info, minbytes, maxbytes, factor, step), flush=True)
     rows = run_bench(base, sizes, progress=None if quiet else
-                     (lambda row: print(_row(row, coll.name), flush=True)))
+                     (lambda row: print(_row(nccl_units(row), coll.name), flush=True)))
     if not quiet:
-        print(format_footer(rows, coll.name))
+        print(format_footer([nccl_units(r) for r in rows], coll.name))
     if args.json:
-        write_json(rows, args.json)
+        write_json([nccl_units(r) for r in rows], args.json)
     if args.csv:
         _write_csv(rows, args.csv)
     return 0
 
 
-CSV_COLUMNS = ("size", "count", "type", "redop", "root", "time_us", "algbw", "busbw", "wrong",
+#: the columns of ``--csv``, in SI units and named as a sweep's results table names them:
+#: ``bytes`` (nccl-tests' size), ``time_s`` in seconds, ``algbw`` and ``busbw`` in bytes/s
+CSV_COLUMNS = ("bytes", "count", "type", "redop", "root", "time_s", "algbw", "busbw", "wrong",
                "collective", "algorithm", "ranks", "requested_bytes", "verification")
 
 
@@ -279,7 +299,7 @@ def _write_csv(rows, dest) -> None:
         w = csv.DictWriter(fh, fieldnames=CSV_COLUMNS)
         w.writeheader()
         for r in rows:
-            w.writerow({k: r[k] for k in CSV_COLUMNS})
+            w.writerow({k: r["size" if k == "bytes" else k] for k in CSV_COLUMNS})
     finally:
         if fh is not sys.stdout:
             fh.close()

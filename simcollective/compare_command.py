@@ -94,7 +94,7 @@ def plot(res: dict, path: str) -> None:
     meas = [(s, r["measured_busbw"]) for s, r in zip(sizes, res["rows"]) if r["measured_busbw"]]
     ax.plot([s for s, _ in meas], [b for _, b in meas], "o-", label=f"measured ({res['measured']})")
     ax.plot(sizes, [r["simulated_busbw"] for r in res["rows"]], "s--", label=f"simulated ({res['algorithm']})")
-    ax.set_xscale("log", base=2)
+    _size_axis(ax, sizes)
     ax.set_yscale("log")
     ax.set_xlabel("size (bytes)")
     ax.set_ylabel("busbw (GB/s)")
@@ -109,3 +109,29 @@ def plot(res: dict, path: str) -> None:
         raise UserInputError(f"--plot {path!r}: cannot write ({exc.strerror})") from None
     finally:
         plt.close(fig)
+
+
+def _size_axis(ax, sizes) -> None:
+    """Log-2 x axis of sizes, ticks written as the command line writes sizes (1M, 4M), at most
+    about ten of them (every second power of two, or every fourth, over a wide range)."""
+    import math
+
+    import matplotlib.ticker as mt
+
+    ax.set_xscale("log", base=2)
+    pos = [s for s in sizes if s > 0]
+    if not pos:
+        return
+    lo, hi = math.floor(math.log2(min(pos))), math.ceil(math.log2(max(pos)))
+    step = max(1, math.ceil((hi - lo + 1) / 10))
+    ax.xaxis.set_major_locator(mt.FixedLocator([2.0 ** k for k in range(lo, hi + 1, step)]))
+    ax.xaxis.set_minor_locator(mt.NullLocator())
+    ax.xaxis.set_major_formatter(mt.FuncFormatter(lambda v, _p: _size_tick(v)))
+
+
+def _size_tick(v) -> str:
+    """``_size_tick(2**22) == '4M'``, ``_size_tick(2**31) == '2G'``, ``_size_tick(8) == '8'``."""
+    for suffix, scale in (("G", 2**30), ("M", 2**20), ("K", 2**10)):
+        if v >= scale and v % scale == 0:
+            return f"{int(v // scale)}{suffix}"
+    return f"{v:g}"

@@ -1,9 +1,11 @@
 """``simcollective bench``: nccl-tests-like tables, JSON/CSV, verified runs, bad input."""
 
+import csv
 import json
 
 import pytest
 
+from simcollective.cli import main
 from tests.conftest import run_cli
 
 
@@ -54,7 +56,7 @@ def test_cli_bench_json_csv(capsys, tmp_path):
     assert [r["size"] for r in rows] == [1024, 2048, 4096]
     assert all(r["root"] == 2 and r["redop"] == "none" and r["wrong"] == 0 for r in rows)
     text = csv_path.read_text().splitlines()
-    assert text[0].startswith("size,count,type,redop,root,time_us,algbw,busbw,wrong") and len(text) == 4
+    assert text[0].startswith("bytes,count,type,redop,root,time_s,algbw,busbw,wrong") and len(text) == 4
 
 
 @pytest.mark.parametrize("argv,message", [
@@ -71,3 +73,63 @@ def test_cli_bench_bad_input(capsys, argv, message):
     code, out, err = run_cli(capsys, "bench", "--topology", "abci", *argv)
     assert code == 2
     assert message in err and len(err.strip().splitlines()) == 1
+
+
+BENCH = ["bench", "--collective", "allgather", "--topology", "dgx-h100", "--nodes", "1", "-g", "4",
+         "-b", "64K", "-e", "4M", "-f", "8"]
+
+
+def _cli(capsys, *argv):
+    code = main(list(argv))
+    out, err = capsys.readouterr()
+    assert code == 0, err
+    return out
+
+
+def test_bench_csv_is_si_and_equals_the_runs_json(capsys, tmp_path):
+    path = tmp_path / "bench.csv"
+    _cli(capsys, *BENCH, "--csv", str(path))
+    with open(path, newline="") as fh:
+        rows = list(csv.DictReader(fh))
+    assert list(rows[0])[:9] == ["bytes", "count", "type", "redop", "root", "time_s", "algbw", "busbw", "wrong"]
+    assert [int(r["bytes"]) for r in rows] == [65536, 524288, 4194304]
+    for r in rows:
+        run = json.loads(_cli(capsys, "run", "--collective", "allgather", "--topology", "dgx-h100", "--nodes", "1",
+                              "--gpus", "4", "--algorithm", r["algorithm"], "--elements", r["count"],
+                              "--json", "-"))
+        assert run["bytes"] == int(r["bytes"])
+        # the CSV writes Python's repr of the floats: they read back bit-identical
+        assert float(r["time_s"]) == run["time_s"]
+        assert float(r["algbw"]) == run["algbw"] and float(r["busbw"]) == run["busbw"]
+        assert float(r["algbw"]) == int(r["bytes"]) / float(r["time_s"])      # bytes/s, not GB/s
+
+
+def test_bench_table_and_json_keep_nccl_tests_units(capsys, tmp_path):
+    path = tmp_path / "bench.csv"
+    table = _cli(capsys, *BENCH, "--csv", str(path))
+    with open(path, newline="") as fh:
+        si = list(csv.DictReader(fh))
+    rows = json.loads(_cli(capsys, *BENCH, "--json", "-"))
+    assert [list(r)[:9] for r in rows][0] == ["size", "count", "type", "redop", "root", "collective", "algorithm",
+                                               "ranks", "requested_bytes"]
+    for r, s in zip(rows, si):
+        assert r["time_us"] == float(s["time_s"]) * 1e6
+        assert r["busbw"] == float(s["busbw"]) / 1e9
+    line = next(ln for ln in table.splitlines() if ln.split() and ln.split()[0] == "4194304")
+    assert rows[-1]['time_us'] < 100 and line.split()[5] == f"{rows[-1]['time_us']:.2f}" and line.split()[7] == f"{rows[-1]['busbw']:.2f}"
+
+
+def test_plot_reads_a_bench_csv_in_gb_per_s(capsys, tmp_path):
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import simcollective as sc
+
+    path = tmp_path / "bench.csv"
+    _cli(capsys, *BENCH, "--csv", str(path))
+    with open(path, newline="") as fh:
+        busbw = [float(r["busbw"]) for r in csv.DictReader(fh)]
+    fig = sc.plot(path, x="bytes", y="busbw")
+    (line,) = fig.axes[0].get_lines()
+    assert list(line.get_ydata()) == [b / 1e9 for b in busbw]        # the axis says GB/s
+    assert fig.axes[0].get_ylabel() == "bus bandwidth (GB/s)"

@@ -10,17 +10,21 @@ the top switch row (spines, core, root) spans the whole width. Links are coloure
 (bytes / capacity / run time).
 
 The package: :mod:`.layout` (where each node goes), :mod:`.utilization` (a run's link
-utilization) and :mod:`.render` (the matplotlib drawing).
+utilization), :mod:`.render` (the matplotlib drawing; :func:`.render.link_color`, the one
+colour of each link type) and :mod:`.links` (a bar chart of a run's busiest links in those
+colours).
 """
 
 from __future__ import annotations
 
 from ..parsing import check_output_path
 from .layout import CUBE_ROW_GAP, layered_layout
-from .render import LINK_COLORS, draw_topology
+from .links import draw_link_bars
+from .render import LINK_COLORS, draw_topology, link_color, link_label
 from .utilization import link_utilization
 
-__all__ = ["layered_layout", "draw_topology", "link_utilization", "add_parser", "LINK_COLORS", "CUBE_ROW_GAP"]
+__all__ = ["layered_layout", "draw_topology", "draw_link_bars", "link_utilization", "add_parser", "LINK_COLORS",
+           "link_color", "link_label", "CUBE_ROW_GAP"]
 
 
 # -- command line ----------------------------------------------------------------------------

@@ -11,7 +11,7 @@ from ..parsing import check_output_path
 from .layout import CUBE_ROW_GAP, cube_mesh_grid, layout, natural, rack_groups, servers
 from .utilization import check_same_machine, link_utilization
 
-__all__ = ["draw_topology", "LINK_COLORS"]
+__all__ = ["draw_topology", "LINK_COLORS", "link_color", "link_label"]
 
 #: colour of each link type
 LINK_COLORS = {
@@ -23,6 +23,17 @@ LINK_COLORS = {
 }
 _LINK_LABELS = {"nvlink": "NVLink", "nvswitch": "NVSwitch port", "pcie": "PCIe",
                 "infiniband": "InfiniBand", "ethernet": "Ethernet"}
+
+
+def link_color(link_type: str) -> str:
+    """The colour of a link type in every drawing (grey for a type without one)."""
+    return LINK_COLORS.get(link_type, "#7f7f7f")
+
+
+def link_label(link_type: str) -> str:
+    """The legend name of a link type (``nvlink`` -> ``NVLink``)."""
+    return _LINK_LABELS.get(link_type, link_type)
+
 _NODE_STYLE = {
     "gpu": dict(marker="s", s=90, color="#76b900", edgecolor="#2d4a00"),
     "nvswitch": dict(marker="s", s=140, color="#a6d96a", edgecolor="#1b7837"),
@@ -49,11 +60,18 @@ class _Scene:
         self.pos, self.rack_switches = layout(graph)
         self.server = servers(graph)
         self.labels = graph.number_of_nodes() <= 160 if labels is None else labels
+        # the switches (a few dozen) keep their names in a drawing too big to name every node
+        switches = sum(1 for _, a in graph.nodes(data=True) if a.get("kind", "switch") in ("switch", "nvswitch"))
+        self.switch_labels = self.labels or (labels is None and switches <= 64)
         self.xs = [p[0] for p in self.pos.values()]
         self.ys = [p[1] for p in self.pos.values()]
         width_units = max(self.xs) - min(self.xs) + 1
-        fig_w = min(28.0, max(7.0, 0.42 * width_units + 1.5))
-        fig_h = max(3.8, 0.95 * (max(self.ys) - min(self.ys) + 1) + 1.2)
+        want_w = 0.42 * width_units + 1.5
+        fig_w = min(28.0, max(7.0, want_w))
+        # squeezed into the widest figure: taller (up to twice), so links between levels are not flat,
+        # and links drawn lighter and thinner, so a fabric's many cables stay apart
+        self.squeeze = min(2.0, max(1.0, want_w / fig_w))
+        fig_h = max(3.8, 0.95 * (max(self.ys) - min(self.ys) + 1) + 1.2) * self.squeeze
         self.fig, self.ax = plt.subplots(figsize=(fig_w, fig_h))
         self.util_edges, self.util_nodes, self.note = ({}, {}, "")
         self.cmap = self.norm = None
@@ -187,8 +205,8 @@ def _links(sc, cube_rows, planes) -> set:
         bw = float(a.get("bandwidth", 1e10))
         if graph.has_edge(v, u) and a.get("duplex") == "full":
             bw = max(bw, float(graph.edges[v, u].get("bandwidth", bw)))
-        color, alpha, z = LINK_COLORS.get(lt, "#7f7f7f"), 0.85, 2
-        lw = _edge_width(bw)
+        color, alpha, z = link_color(lt), 0.85 if sc.squeeze == 1.0 else 0.55, 2
+        lw = _edge_width(bw) / sc.squeeze
         if sc.utilization is not None:         # busiest: thickest, darkest, on top
             if k in sc.util_edges:
                 frac = sc.norm(sc.util_edges[k])
@@ -253,7 +271,7 @@ def _nodes(sc, planes) -> dict:
         ax.add_patch(FancyBboxPatch((x_lo, pos[n][1] - 0.09), x_hi - x_lo, 0.18, boxstyle="round,pad=0.01",
                                     facecolor=face, edgecolor=st["edgecolor"], linewidth=0.8, zorder=4,
                                     gid=f"plane:{n}"))
-        if sc.labels:
+        if sc.switch_labels:
             ax.text((x_lo + x_hi) / 2, pos[n][1], f"{str(n).rsplit('/', 1)[-1]} (switch plane)", fontsize=6,
                     ha="center", va="center", zorder=5, color="#00441b")
     for kind, nodes in by_kind.items():
@@ -266,7 +284,7 @@ def _nodes(sc, planes) -> dict:
             face = [sc.cmap(sc.norm(sc.util_nodes[n])) if n in sc.util_nodes else style["color"] for n in nodes]
         ax.scatter([pos[n][0] for n in nodes], [pos[n][1] for n in nodes], marker=style["marker"], s=style["s"],
                    c=face, edgecolors=style["edgecolor"], linewidths=0.8, zorder=4)
-        if sc.labels:
+        if sc.labels or (sc.switch_labels and kind in ("switch", "nvswitch")):
             _node_labels(sc, kind, nodes)
     return by_kind
 
@@ -291,8 +309,7 @@ def _legend(sc, types_seen, cube_rows, by_kind) -> None:
     handles = []
     if sc.utilization is None:
         for lt in [t for t in LINK_COLORS if t in types_seen] + sorted(t for t in types_seen if t not in LINK_COLORS):
-            handles.append(Line2D([], [], color=LINK_COLORS.get(lt, "#7f7f7f"), linewidth=2.2,
-                                  label=_LINK_LABELS.get(lt, lt)))
+            handles.append(Line2D([], [], color=link_color(lt), linewidth=2.2, label=link_label(lt)))
         if cube_rows:
             handles.append(Line2D([], [], color="none", label="NVLink in a cube-mesh: one line = single link,\n"
                                                                "two lines = double link"))

@@ -25,10 +25,10 @@ from pathlib import Path
 from ..errors import UserInputError
 from ..parsing import check_output_path
 from .axes import log_y, style_x, time_unit, x_label, y_spec
-from .marks import draw_breakdown, draw_lines
+from .marks import draw_breakdown, draw_lines, hue_colors
 from .rows import all_numeric, apply_where, check_unique, load_results, need, sort_key, speedup
 
-__all__ = ["plot_results", "load_results", "save_figure", "FIGURE_SUFFIXES", "add_parser"]
+__all__ = ["plot_results", "load_results", "hue_colors", "save_figure", "FIGURE_SUFFIXES", "add_parser"]
 
 # -- plotting --------------------------------------------------------------------------------
 
@@ -52,19 +52,22 @@ def plot_results(data, x, y="time_s", hue=None, facet=None, logx=False, logy=Fal
     hues = sorted(df[hue].unique(), key=sort_key) if hue else [None]
     fig, axes, ncols = _panels(df, facet, len(facets), breakdown, ax, sharey)
     numeric_x = pd.api.types.is_numeric_dtype(df[x]) and not breakdown
-    cmap = plt.get_cmap("tab10" if len(hues) <= 10 else "tab20")
-    colors = {h: cmap(i % cmap.N) for i, h in enumerate(hues)}
+    colors = hue_colors(hues)
     ylabel, yscale = _y_axis(df, y, value_cols, breakdown, speedup_over)
-    handles = {}
+    handles, in_panel = {}, []
     for i, fv in enumerate(facets):
         pax = axes[i // ncols][i % ncols]
         sub = df if fv is None else df[df[facet] == fv]
+        drawn = {}
         if breakdown:
-            draw_breakdown(pax, sub, x, hue, hues, value_cols, yscale, handles)
+            draw_breakdown(pax, sub, x, hue, hues, value_cols, yscale, drawn)
         else:
-            draw_lines(pax, sub, x, hue, hues, value_cols[0], yscale, colors, speedup_over, handles, numeric_x)
+            draw_lines(pax, sub, x, hue, hues, value_cols[0], yscale, colors, speedup_over, drawn, numeric_x)
             style_x(pax, x, sub[x].tolist(), logx, numeric_x)
             pax.set_xlabel(x_label(x))
+        in_panel.append((pax, drawn))
+        for label, h in drawn.items():
+            handles.setdefault(label, h)
         if logy:
             log_y(pax)
         if i % ncols == 0 or not sharey:
@@ -75,7 +78,20 @@ def plot_results(data, x, y="time_s", hue=None, facet=None, logx=False, logy=Fal
         pax.set_axisbelow(True)
     for j in range(len(facets), len(axes) * ncols):
         axes[j // ncols][j % ncols].set_visible(False)
-    _legend(fig, axes, handles, len(facets), breakdown, hue)
+    _legend(fig, axes, handles, in_panel, breakdown, hue)
+    _title(fig, ax, title, filters, notes)
+    if ax is None:
+        fig.tight_layout()
+    if out is not None:
+        save_figure(fig, out)
+        if ax is None:
+            plt.close(fig)
+    return fig
+
+
+def _title(fig, ax, title, filters, notes) -> None:
+    """The title (default: the --where filters) and the notes on the rows, over the figure
+    (or over ``ax`` when drawing into one)."""
     sup = title or "; ".join(filters)
     if notes:
         sup = (sup + "  " if sup else "") + "(" + "; ".join(notes) + ")"
@@ -84,13 +100,6 @@ def plot_results(data, x, y="time_s", hue=None, facet=None, logx=False, logy=Fal
             ax.set_title(sup, fontsize=10)
         else:
             fig.suptitle(sup, fontsize=11)
-    if ax is None:
-        fig.tight_layout()
-    if out is not None:
-        save_figure(fig, out)
-        if ax is None:
-            plt.close(fig)
-    return fig
 
 
 def _rows(data, x, y, hue, facet, speedup_over, breakdown, where) -> tuple:
@@ -162,17 +171,27 @@ def _panels(df, facet, n, breakdown, ax, sharey) -> tuple:
 def _y_axis(df, y, value_cols, breakdown, speedup_over) -> tuple:
     """``(label, divisor)`` of the y axis."""
     sparse = "kind" in df.columns and (df["kind"].astype(str) == "sparse").any()
+    colls = set(df["collective"].fillna("allreduce").astype(str)) if "collective" in df.columns else {"allreduce"}
     ylabel, yscale = y_spec(y if not breakdown else "phase_", df[value_cols].to_numpy().ravel().tolist(),
-                            speedup_over, sparse)
+                            speedup_over, sparse, colls.pop() if len(colls) == 1 else None)
     if breakdown:
         ylabel = f"time per phase ({time_unit(df[value_cols].sum(axis=1).tolist())[0]})"
         yscale = time_unit(df[value_cols].sum(axis=1).tolist())[1]
     return ylabel, yscale
 
 
-def _legend(fig, axes, handles, n, breakdown, hue) -> None:
+def _legend(fig, axes, handles, in_panel, breakdown, hue) -> None:
+    """One legend for the figure, or, when the panels draw different ``hue`` values (e.g. the
+    algorithms of two collectives), one legend in each panel naming what that panel draws."""
     legend_title = "phase" if breakdown else (hue if hue else None)
     if not handles:
+        return
+    n = len(in_panel)
+    if n > 1 and not breakdown and len({tuple(drawn) for _, drawn in in_panel}) > 1:
+        for pax, drawn in in_panel:
+            if drawn:
+                pax.legend(list(drawn.values()), list(drawn), title=legend_title, fontsize=7, title_fontsize=8,
+                           frameon=False)
         return
     labels = list(handles)
     hs = [handles[k] for k in labels]

@@ -13,7 +13,7 @@ _POW2_COLS = ("elements", "bytes", "message_bytes", "ranks", "gpus", "nodes", "k
               "out_density", "result_density", "chunk_size", "group_size")
 _LABELS = {
     "time_s": "allreduce time", "wall_s": "simulator wall time", "algbw": "algorithm bandwidth",
-    "busbw": "bus bandwidth", "elements": "vector length N (elements)", "bytes": "vector size",
+    "busbw": "bus bandwidth", "elements": "vector length N (elements)", "bytes": "size (bytes, as nccl-tests)",
     "message_bytes": "bytes sent", "ranks": "GPUs", "gpus": "GPUs", "nodes": "nodes",
     "density": "density d (nonzeros / N)", "out_density": "density d (nonzeros / N)",
     "result_density": "result density (nonzeros / N)", "k": "nonzeros per rank k", "out_k": "nonzeros per rank k",
@@ -37,10 +37,14 @@ def time_unit(values):
     return "ns", 1e-9
 
 
-def y_spec(col, values, speedup_over=None, sparse=False):
-    """(label, divisor) of the y axis."""
+def y_spec(col, values, speedup_over=None, sparse=False, collective="allreduce"):
+    """(label, divisor) of the y axis; ``collective``: what ``time_s`` is the time of (the
+    one collective of the rows, or ``None`` for several)."""
     if speedup_over is not None:
         return f"speedup over {speedup_over} (×)", 1.0
+    if col == "time_s":
+        unit, scale = time_unit(values)
+        return f"{collective + ' ' if collective else ''}time ({unit})", scale
     if col in TIME_COLS or col.startswith("phase_"):
         unit, scale = time_unit(values)
         name = _LABELS.get(col, col[6:] + " time" if col.startswith("phase_") else col)

@@ -6,9 +6,19 @@ from __future__ import annotations
 from .axes import x_formatter, x_label
 from .rows import approximate, sort_key
 
-__all__ = ["draw_lines", "draw_breakdown"]
+__all__ = ["draw_lines", "draw_breakdown", "hue_colors"]
 
 _MARKERS = ("o", "s", "^", "D", "v", "P", "X", "<", ">", "h", "*", "p")
+
+
+def hue_colors(hues) -> dict:
+    """The colour of each ``hue`` value, in the order given: tab10, or tab20 past ten values.
+    One map for every panel of a figure, so one algorithm has one colour in all of them."""
+    import matplotlib.pyplot as plt
+
+    hues = list(hues)
+    cmap = plt.get_cmap("tab10" if len(hues) <= 10 else "tab20")
+    return {h: cmap(i % cmap.N) for i, h in enumerate(hues)}
 
 
 def draw_lines(ax, sub, x, hue, hues, col, yscale, colors, speedup_over, handles, numeric_x):

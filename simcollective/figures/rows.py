@@ -19,7 +19,11 @@ __all__ = ["load_results", "need", "input_columns", "apply_where", "sort_key", "
 
 
 def load_results(paths) -> "pd.DataFrame":
-    """Concatenate results tables (CSV or Parquet by extension)."""
+    """Concatenate results tables (CSV or Parquet by extension).
+
+    A table without an ``ok`` column (``bench --csv``, a table made by hand) holds only
+    successful rows: its rows get ``ok`` True, so a concatenation keeps ``ok`` boolean (a
+    sweep's table marks its failed points ``ok`` False)."""
     import pandas as pd
 
     from ..sweeps import read_results
@@ -27,6 +31,7 @@ def load_results(paths) -> "pd.DataFrame":
     if isinstance(paths, (str, Path)):
         paths = [paths]
     frames = [read_results(p) for p in paths]
+    frames = [f if "ok" in f.columns else f.assign(ok=True) for f in frames]
     if not frames:
         raise UserInputError("no results file given")
     return pd.concat(frames, ignore_index=True) if len(frames) > 1 else frames[0]

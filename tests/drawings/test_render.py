@@ -1,10 +1,15 @@
 """``draw-topology``: files drawn, no network options, utilization of the drawn machine only,
 cube mesh, busiest links thickest, fabrics in racks, NVSwitch planes."""
 
-import pytest
+import matplotlib
 
-from simcollective.cli import main
-from tests.conftest import one_line_error
+matplotlib.use("Agg")
+
+import pytest  # noqa: E402
+
+import simcollective as sc  # noqa: E402
+from simcollective.cli import main  # noqa: E402
+from tests.conftest import one_line_error  # noqa: E402
 
 
 MAGIC = {".png": b"\x89PNG", ".svg": b"<?xml", ".pdf": b"%PDF"}
@@ -158,3 +163,33 @@ def test_nvswitch_drawn_as_a_plane_under_vertical_ports(name):
             xs = arts[0].get_xdata()
             assert xs[0] == xs[1]                # vertical port line
     plt.close(fig)
+
+
+
+def _texts(ax) -> set:
+    return {t.get_text() for t in ax.texts}
+
+
+def test_a_wide_fabric_is_drawn_taller_with_its_switches_named():
+    fig = sc.draw_topology("gb200-nvl72", 18)
+    ax = fig.axes[0]
+    w, h = fig.get_size_inches()
+    assert w == 28.0 and 1.3 * 5.76 < h <= 2 * 5.76             # 5.76 in: the height of its levels alone
+    names = _texts(ax)
+    assert {f"leaf{i}" for i in range(4)} <= names and {f"spine{i}" for i in range(18)} <= names
+    assert "nvswitch (switch plane)" in names
+    assert not names & {"0", "1", "2", "3"}                   # 72 GPUs and 72 NICs stay unnamed
+    assert {ln.get_alpha() for ln in ax.lines} == {0.55}
+
+
+def test_a_drawing_that_fits_is_unchanged():
+    fig = sc.draw_topology("abci", 2)
+    ax = fig.axes[0]
+    assert list(fig.get_size_inches()) == [7.0, 5.95]
+    assert {ln.get_alpha() for ln in ax.lines} == {0.85}
+    assert {"leaf0", "spine1", "0", "3"} <= _texts(ax)
+
+
+def test_no_labels_names_nothing():
+    fig = sc.draw_topology("gb200-nvl72", 18, labels=False)
+    assert not [t for t in _texts(fig.axes[0]) if t.startswith(("leaf", "spine"))]

@@ -12,7 +12,7 @@ from simcollective.profiles import load_profile
 from simcollective.runtime import communicators
 from simcollective.runtime.communicators import group_of, rule_groups, split
 from simcollective.runtime.tasks import Task, run_tasks
-from conftest import mesh_graph
+from tests.conftest import mesh_graph
 
 
 def test_doctests():
