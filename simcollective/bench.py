@@ -26,7 +26,7 @@ import sys
 
 from . import __version__
 from .errors import UserInputError
-from .parsing import check_output_path, parse_int, parse_topology_opts, write_json
+from .parsing import check_output_path, parse_int, parse_topology_opts, write_json, writing
 from .units import parse_size
 
 __all__ = ["add_parser", "cmd_bench", "bench_sizes", "run_bench", "format_table", "DEFAULT_ALGORITHM",
@@ -267,12 +267,13 @@ CSV_COLUMNS = ("size", "count", "type", "redop", "root", "time_us", "algbw", "bu
 
 
 def _write_csv(rows, dest) -> None:
-    fh = sys.stdout if dest == "-" else open(dest, "w", newline="")
-    try:
-        w = csv.DictWriter(fh, fieldnames=CSV_COLUMNS)
-        w.writeheader()
-        for r in rows:
-            w.writerow({k: r[k] for k in CSV_COLUMNS})
-    finally:
-        if fh is not sys.stdout:
-            fh.close()
+    with writing(dest, "--csv"):
+        fh = sys.stdout if dest == "-" else open(dest, "w", newline="")
+        try:
+            w = csv.DictWriter(fh, fieldnames=CSV_COLUMNS)
+            w.writeheader()
+            for r in rows:
+                w.writerow({k: r[k] for k in CSV_COLUMNS})
+        finally:
+            if fh is not sys.stdout:
+                fh.close()
