@@ -167,26 +167,25 @@ def check_xml_nesting(data: bytes, where: str) -> None:
 
 def load_json(path, what: str, kind: str = "file"):
     """A user JSON file, size- and depth-checked; one-line errors."""
-    where = f"{what} {str(path)!r}"
-    text = read_text(path, what, kind)
-    check_nesting(text, where, "json")
-    try:
-        return json.loads(text)
-    except ValueError as exc:              # JSONDecodeError, or an integer of > 4300 digits
-        raise UserInputError(f"{where} is not JSON: {' '.join(str(exc).split())}") from None
+    return _load(path, what, kind, "json")
 
 
 def load_toml(path, what: str, kind: str = "file") -> dict:
     """A user TOML file, size- and depth-checked; one-line errors."""
+    return _load(path, what, kind, "toml")
+
+
+def _load(path, what: str, kind: str, syntax: str):
     import tomllib
 
     where = f"{what} {str(path)!r}"
     text = read_text(path, what, kind)
-    check_nesting(text, where, "toml")
+    check_nesting(text, where, syntax)
     try:
-        return tomllib.loads(text)
-    except ValueError as exc:              # TOMLDecodeError, or an integer of > 4300 digits
-        raise UserInputError(f"{where} is not valid TOML: {' '.join(str(exc).split())}") from None
+        return json.loads(text) if syntax == "json" else tomllib.loads(text)
+    except ValueError as exc:        # a decode error, or an integer of more than 4300 digits
+        name = "JSON" if syntax == "json" else "valid TOML"
+        raise UserInputError(f"{where} is not {name}: {' '.join(str(exc).split())}") from None
 
 
 # -- output paths -----------------------------------------------------------------------------
@@ -212,6 +211,8 @@ def check_output_path(path, what: str, suffixes: tuple | None = None) -> None:
     if p.is_symlink():
         target = Path(resolve_output(p))
         shown = f"{shown} (a symlink to {str(target)!r})"
+        if target.is_symlink():                  # realpath stops where symlinks loop
+            raise UserInputError(f"{shown}: the symlinks loop; give a file name")
         p = target
     if p.is_dir():
         raise UserInputError(f"{shown} is a directory; give a file name")

@@ -121,7 +121,10 @@ def load_topology_file(path):
     else:                                     # node-link JSON
         data = read_text(path, "--topology-file", "topology file")
         check_nesting(data, where, "json")
-    return topologies.load(path, data)
+    try:
+        return topologies.load(path, data)
+    except topologies.TopologyError as exc:          # its message starts with the path
+        raise topologies.TopologyError(f"--topology-file {exc}") from None
 
 
 def build_graph(config: RunConfig):

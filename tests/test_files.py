@@ -213,6 +213,13 @@ def test_json_on_a_dangling_symlink_is_refused_before_the_run(capsys, tmp_path, 
     one_line_error(capsys, RING + ["--json", link], "--json", "a symlink to", "does not exist")
 
 
+def test_json_on_a_symlink_loop_is_refused_before_the_run(capsys, tmp_path, monkeypatch):
+    (tmp_path / "a.json").symlink_to(tmp_path / "b.json")
+    (tmp_path / "b.json").symlink_to(tmp_path / "a.json")
+    _no_run(monkeypatch)
+    one_line_error(capsys, RING + ["--json", tmp_path / "a.json"], "--json", "symlinks loop")
+
+
 def test_json_through_a_dangling_symlink_into_a_directory_writes_the_target(capsys, tmp_path):
     (tmp_path / "d").mkdir()
     link = tmp_path / "r.json"

@@ -10,15 +10,8 @@ from simcollective.cli import main
 from simcollective.sweeps import read_results, run_sweep
 from simcollective.sweeps.execution import _Lock
 
-TINY = """
-name = "tiny"
-[fixed]
-topology = "abci"
-nodes = 1
-[grid]
-algorithm = ["ring", "ring-ring"]
-elements = ["4K", "16K"]
-"""
+#: four points of one algorithm
+TINY = '[fixed]\ntopology = "abci"\nalgorithm = "ring"\n[grid]\nelements = ["4K", "8K", "16K", "32K"]\n'
 
 
 def _config(tmp_path):
