@@ -120,8 +120,7 @@ def read_text(path, what: str, kind: str = "file") -> str:
                              f"{data[exc.start:exc.start + 1]!r}); give a text file") from None
 
 
-# strings and comments, whose brackets do not nest (one regex pass, no recursion)
-_JSON_SKIP = re.compile(r'"(?:[^"\\\n]|\\.)*"')
+# TOML strings and comments, whose brackets do not nest (one regex pass, no recursion)
 _TOML_SKIP = re.compile(r'"""(?:[^\\]|\\.)*?"""|\'\'\'.*?\'\'\'|"(?:[^"\\\n]|\\.)*"|\'[^\'\n]*\'|#[^\n]*',
                         re.DOTALL)
 _BRACKETS = "[]{}"
@@ -132,8 +131,10 @@ _DELTA = {ord("["): 1, ord("{"): 1, ord("]"): -1, ord("}"): -1}
 def check_nesting(text: str, where: str, syntax: str) -> None:
     """Refuse JSON or TOML ``text`` that nests deeper than :data:`MAX_NESTING` levels, before
     a (recursive) parser sees it. ``where``: the option and file, for the message."""
-    skip = _JSON_SKIP if syntax == "json" else _TOML_SKIP
-    rest = skip.sub("", text)
+    if syntax == "json":      # escapes out (left to right, as JSON pairs them), then what is outside "..."
+        rest = "".join(text.replace("\\\\", "").replace('\\"', "").split('"')[0::2])
+    else:
+        rest = _TOML_SKIP.sub("", text)
     if syntax == "toml" and re.search(r"(?:[\w-]*[ \t]*\.[ \t]*){%d,}" % MAX_NESTING, rest):
         raise UserInputError(f"{where}: a dotted key has more than {MAX_NESTING} parts")
     brackets = rest.encode("ascii", "ignore").translate(None, _DROP.encode())

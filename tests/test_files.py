@@ -159,6 +159,9 @@ def test_nesting_check_ignores_brackets_in_strings_and_comments():
     with pytest.raises(UserInputError, match="65 levels deep"):
         check_nesting("[" * 65 + "]" * 65, "x", "json")
     check_nesting("[" * 64 + "]" * 64, "x", "json")
+    check_nesting('["\\"' + "[" * 100 + '"]', "x", "json")          # an escaped quote inside the string
+    with pytest.raises(UserInputError, match="levels deep"):       # an escaped backslash ends it
+        check_nesting('["\\\\", ' + "[" * 100 + "]" * 100 + "]", "x", "json")
 
 
 def test_nesting_check_does_not_recurse():
