@@ -123,6 +123,8 @@ def read_text(path, what: str, kind: str = "file") -> str:
 # TOML strings and comments, whose brackets do not nest (one regex pass, no recursion)
 _TOML_SKIP = re.compile(r'"""(?:[^\\]|\\.)*?"""|\'\'\'.*?\'\'\'|"(?:[^"\\\n]|\\.)*"|\'[^\'\n]*\'|#[^\n]*',
                         re.DOTALL)
+# a key of more than MAX_NESTING dotted parts (possessive, tried only where a part starts: linear)
+_DOTTED = re.compile(r"(?<![\w-])(?:[\w-]*+[ \t]*+\.[ \t]*+){%d,}" % MAX_NESTING)
 _BRACKETS = "[]{}"
 _DROP = "".join(chr(c) for c in range(128) if chr(c) not in _BRACKETS)
 _DELTA = {ord("["): 1, ord("{"): 1, ord("]"): -1, ord("}"): -1}
@@ -135,7 +137,7 @@ def check_nesting(text: str, where: str, syntax: str) -> None:
         rest = "".join(text.replace("\\\\", "").replace('\\"', "").split('"')[0::2])
     else:
         rest = _TOML_SKIP.sub("", text)
-    if syntax == "toml" and re.search(r"(?:[\w-]*[ \t]*\.[ \t]*){%d,}" % MAX_NESTING, rest):
+    if syntax == "toml" and _DOTTED.search(rest):
         raise UserInputError(f"{where}: a dotted key has more than {MAX_NESTING} parts")
     brackets = rest.encode("ascii", "ignore").translate(None, _DROP.encode())
     depth = max(itertools.accumulate(map(_DELTA.__getitem__, brackets)), default=0)
