@@ -44,7 +44,7 @@ class _Lock:
             holder = self.fh.read().strip() or "?"
             self.fh.close()
             table = str(self.path.with_name(self.path.name[1:-5]))
-            also = f" ({table!r})" if table != self.shown else ""
+            also = f" ({table!r})" if table != os.path.abspath(self.shown) else ""
             raise UserInputError(f"--out {self.shown!r}{also} is being written by another sweep (pid {holder}); "
                                  "wait for it to finish or choose another --out") from None
         self.fh.seek(0)
