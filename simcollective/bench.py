@@ -32,7 +32,7 @@ import sys
 from . import __version__
 from .arguments import check_distinct_outputs, check_topology_conflicts, refuse_unused
 from .errors import UserInputError
-from .parsing import check_output_path, parse_int, parse_topology_opts, write_json
+from .parsing import check_output_path, parse_int, parse_topology_opts, write_json, writing
 from .units import parse_size
 
 __all__ = ["add_parser", "cmd_bench", "bench_sizes", "run_bench", "nccl_units", "format_table", "DEFAULT_ALGORITHM",
@@ -294,12 +294,13 @@ CSV_COLUMNS = ("bytes", "count", "type", "redop", "root", "time_s", "algbw", "bu
 
 
 def _write_csv(rows, dest) -> None:
-    fh = sys.stdout if dest == "-" else open(dest, "w", newline="")
-    try:
-        w = csv.DictWriter(fh, fieldnames=CSV_COLUMNS)
-        w.writeheader()
-        for r in rows:
-            w.writerow({k: r["size" if k == "bytes" else k] for k in CSV_COLUMNS})
-    finally:
-        if fh is not sys.stdout:
-            fh.close()
+    with writing(dest, "--csv"):
+        fh = sys.stdout if dest == "-" else open(dest, "w", newline="")
+        try:
+            w = csv.DictWriter(fh, fieldnames=CSV_COLUMNS)
+            w.writeheader()
+            for r in rows:
+                w.writerow({k: r["size" if k == "bytes" else k] for k in CSV_COLUMNS})
+        finally:
+            if fh is not sys.stdout:
+                fh.close()

@@ -10,6 +10,7 @@ __all__ = [
     "TopologyError",
     "VerificationError",
     "DeadlockError",
+    "OutputError",
 ]
 
 
@@ -24,6 +25,11 @@ class UserInputError(SimCollectiveError, ValueError):
 # The one TopologyError: the topologies package's (a ValueError, one line naming the node,
 # edge, option or file). The CLI reports it like a UserInputError (exit 2).
 from topologies import TopologyError  # noqa: E402
+
+
+class OutputError(SimCollectiveError):
+    """An output file could not be written (disk full, read-only file system, permission);
+    the message names the path and the operating system's error."""
 
 
 class VerificationError(SimCollectiveError):

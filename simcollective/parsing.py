@@ -21,17 +21,16 @@ from __future__ import annotations
 
 import json
 import math
-import os
-import tempfile
-from pathlib import Path
 
 from .errors import UserInputError
+from .files import check_nesting, check_output_path, load_json, load_toml, read_bytes, read_text, resolve_output, writing
 from .units import (MAX_SIZE, format_bytes, format_rate, format_time, parse_float, parse_fraction,
                     parse_size)
 
 __all__ = [
     "MAX_SIZE", "MAX_SEED", "parse_size", "parse_fraction", "parse_float", "parse_int", "parse_seed",
-    "parse_overlap", "parse_topology_opts", "parse_bool", "read_text", "check_output_path",
+    "parse_overlap", "parse_topology_opts", "parse_bool", "read_text", "read_bytes", "load_json", "check_nesting",
+    "load_toml", "check_output_path", "resolve_output", "writing",
     "format_bytes", "format_time", "format_rate", "format_count", "format_fraction", "format_axis_bytes",
     "strict_json", "write_json", "json_default", "check_exclusive",
 ]
@@ -93,50 +92,6 @@ def check_exclusive(first, second, names: tuple, prefix: str = "") -> None:
     end (``--density``/``--k`` on the command line) after ``prefix`` (``run(): ``)."""
     if first is not None and second is not None:
         raise UserInputError(f"{prefix}give either {names[0]} or {names[1]}, not both")
-
-
-def read_text(path, what: str) -> str:
-    """The UTF-8 text of a user file; a missing or undecodable file is a one-line error."""
-    try:
-        data = Path(path).read_bytes()
-    except FileNotFoundError:
-        raise UserInputError(f"{what} {str(path)!r} does not exist") from None
-    except OSError as exc:
-        raise UserInputError(f"{what} {str(path)!r} cannot be read: {exc.strerror or exc}") from None
-    try:
-        return data.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise UserInputError(f"{what} {str(path)!r} is not UTF-8 text (byte {exc.start}: "
-                             f"{data[exc.start:exc.start + 1]!r})") from None
-
-
-def check_output_path(path, what: str, suffixes: tuple | None = None) -> None:
-    """Refuse, before any work, an output path whose directory is missing or not writable.
-
-    ``-`` (stdout) passes. ``suffixes``: the allowed extensions (lower case, with the dot).
-    """
-    if path is None or str(path) == "-":
-        return
-    p = Path(path)
-    if suffixes is not None and p.suffix.lower() not in suffixes:
-        allowed = ", ".join(suffixes[:-1]) + " or " + suffixes[-1] if len(suffixes) > 1 else suffixes[0]
-        raise UserInputError(f"{what} {str(path)!r}: the file type is chosen by extension: {allowed}")
-    if p.is_dir():
-        raise UserInputError(f"{what} {str(path)!r} is a directory; give a file name")
-    parent = p.parent if str(p.parent) else Path(".")
-    if not parent.is_dir():
-        raise UserInputError(f"{what} {str(path)!r}: directory {str(parent)!r} does not exist")
-    # try it for real (permission bits do not tell for root, read-only mounts or /proc)
-    try:
-        if p.exists():
-            with open(p, "ab"):
-                pass
-        else:
-            fd, tmp = tempfile.mkstemp(dir=parent, prefix=f".{p.name}.", suffix=".check")
-            os.close(fd)
-            os.unlink(tmp)
-    except OSError as exc:
-        raise UserInputError(f"{what} {str(path)!r} is not writable: {exc.strerror or exc}") from None
 
 
 # -- axis and table formatting ----------------------------------------------------------------
@@ -257,14 +212,14 @@ def strict_json(obj):
     return obj
 
 
-def write_json(obj, dest) -> None:
+def write_json(obj, dest, what: str = "--json") -> None:
     """Write ``obj`` as strict JSON (see :func:`strict_json`) to the path ``dest``, or to
-    stdout for ``-``."""
+    stdout for ``-``; a write error is one line naming ``what`` and ``dest``."""
     text = json.dumps(strict_json(obj), indent=2, sort_keys=False, default=json_default, allow_nan=False)
     if dest == "-":
         print(text)
     else:
-        with open(dest, "w") as fh:
+        with writing(dest, what), open(dest, "w") as fh:
             fh.write(text + "\n")
 
 

@@ -76,7 +76,7 @@ def resolve_placement(graph, spec: str | list | None = "linear", nranks: int | N
             raise UserInputError(f"placement {spec!r} is not one of {', '.join(PLACEMENTS)} nor an existing file")
         from .parsing import read_text
 
-        text = read_text(path, "placement file")
+        text = read_text(path, "placement file", "placement file")
         items = [t.strip() for line in text.splitlines() for t in line.split(",")]
         order = _explicit(graph, linear, [t for t in items if t and not t.startswith("#")], f"placement file {spec}")
     if nranks is not None:

@@ -105,12 +105,34 @@ class Report:
         return self.fields[key]
 
 
+def load_topology_file(path):
+    """A user topology file, read with the size and nesting limits of
+    :mod:`simcollective.files` before NetworkX parses it."""
+    import topologies
+
+    from .files import check_nesting, check_xml_nesting, read_bytes, read_text
+
+    where = f"--topology-file {str(path)!r}"
+    if not str(path).lower().endswith(topologies.io.FORMATS):
+        return topologies.load(path)          # its one-line error names the allowed extensions
+    if str(path).lower().endswith(".graphml"):
+        data = read_bytes(path, "--topology-file", "topology file")
+        check_xml_nesting(data, where)
+    else:                                     # node-link JSON
+        data = read_text(path, "--topology-file", "topology file")
+        check_nesting(data, where, "json")
+    try:
+        return topologies.load(path, data)
+    except topologies.TopologyError as exc:          # its message starts with the path
+        raise topologies.TopologyError(f"--topology-file {exc}") from None
+
+
 def build_graph(config: RunConfig):
     """The hardware graph of a configuration (validated)."""
     import topologies
 
     if config.topology_file:
-        return topologies.load(config.topology_file)
+        return load_topology_file(config.topology_file)
     from .memory import check_machine_size
 
     if isinstance(config.nodes, int) and config.topology in topologies.PRESETS:

@@ -27,6 +27,7 @@ import json
 from pathlib import Path
 
 from .errors import UserInputError
+from .parsing import writing
 
 __all__ = ["trace_events", "write_trace", "TOP_LINKS"]
 
@@ -212,6 +213,6 @@ def write_trace(report, path) -> None:
     path = Path(path)
     if path.parent and not path.parent.exists():
         raise UserInputError(f"--trace {str(path)!r}: directory {str(path.parent)!r} does not exist")
-    with open(path, "w") as fh:
+    with writing(path, "--trace"), open(path, "w") as fh:
         json.dump(doc, fh, default=_json_default, allow_nan=False)
         fh.write("\n")

@@ -20,7 +20,8 @@ ROOT = Path(__file__).resolve().parents[1]
 
 FLOORS = (
     ("physical graphs", ("topologies",)),
-    ("base", ("simcollective.errors", "simcollective.units", "simcollective.parsing", "simcollective.data")),
+    ("base", ("simcollective.errors", "simcollective.units", "simcollective.parsing", "simcollective.files",
+              "simcollective.data")),
     ("network", ("simcollective.network",)),
     ("runtime", ("simcollective.runtime",)),
     ("patterns", ("simcollective.patterns",)),

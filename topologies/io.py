@@ -8,6 +8,7 @@ edges, node/edge/graph attributes and their types).
 
 from __future__ import annotations
 
+import io
 import json
 import math
 import os
@@ -57,8 +58,17 @@ def _coerce(value: Any, kind: type, what: str, path: Path) -> Any:
         raise TopologyError(f"{str(path)!r}: {what} is {value!r}, expected a number")
     try:
         return float(value)
+    except OverflowError:                  # an integer beyond a float's range (10**400)
+        raise TopologyError(f"{str(path)!r}: {what} is {_short(value)}, beyond the range of a float "
+                            "(about 1.8e308)") from None
     except (TypeError, ValueError):
         raise TopologyError(f"{str(path)!r}: {what} is {value!r}, expected a number") from None
+
+
+def _short(value: Any) -> str:
+    """An integer of hundreds of digits as its first digits and its length."""
+    text = str(value)
+    return text if len(text) <= 20 else f"{text[:12]}... ({len(text)} digits)"
 
 
 def _to_digraph(H: nx.Graph, path: Path) -> nx.DiGraph:
@@ -95,8 +105,11 @@ def _to_digraph(H: nx.Graph, path: Path) -> nx.DiGraph:
     return G
 
 
-def load(path: str | os.PathLike) -> nx.DiGraph:
+def load(path: str | os.PathLike, data: bytes | str | None = None) -> nx.DiGraph:
     """Load a topology from a ``.graphml`` or node-link ``.json`` file and validate it.
+
+    ``data``: the file's bytes (or, for JSON, its text), already read (the command line reads user files with size and
+    nesting limits first); ``path`` then only names the file and its format.
 
     Undirected graphs become two directed edges per edge. ``bandwidth`` and
     ``latency`` become floats; ``server``, ``local``, ``gpus_per_node`` and
@@ -130,41 +143,47 @@ def load(path: str | os.PathLike) -> nx.DiGraph:
     """
     path = Path(path)
     ext = _ext(path)
-    G = _to_digraph(_read(path, ext), path)
+    G = _to_digraph(_read(path, ext, data), path)
     try:
         return validate(G)
     except TopologyError as exc:
         raise TopologyError(f"{str(path)!r}: {exc}") from None
 
 
-def _read(path: Path, ext: str) -> nx.Graph:
-    """The graph stored in `path` as NetworkX reads it; every failure a TopologyError naming
-    the path."""
+def _read(path: Path, ext: str, data: bytes | str | None) -> nx.Graph:
+    """The graph stored in `path` (or in its bytes `data`) as NetworkX reads it; every failure
+    a TopologyError naming the path."""
     try:
         if ext == ".graphml":
-            H = nx.read_graphml(path)
+            H = nx.read_graphml(path if data is None else io.BytesIO(
+                data.encode("utf-8") if isinstance(data, str) else data))
             # networkx adds these (dict-valued) defaults; they are not topology data
             H.graph.pop("node_default", None)
             H.graph.pop("edge_default", None)
             return H
-        return _read_node_link(path)
+        return _read_node_link(path, data)
     except TopologyError:
         raise
+    except RecursionError:
+        raise TopologyError(f"{str(path)!r}: nested too deeply to read") from None
     except FileNotFoundError:
         raise TopologyError(f"{str(path)!r}: no such file") from None
     except OSError as exc:
         raise TopologyError(f"{str(path)!r}: cannot read ({exc.strerror or exc})") from None
     except (ET.ParseError, json.JSONDecodeError, UnicodeDecodeError) as exc:
         raise TopologyError(f"{str(path)!r}: malformed {ext[1:]} file ({exc})") from None
-    except (nx.NetworkXError, KeyError, TypeError, ValueError, AttributeError) as exc:
+    except (nx.NetworkXError, KeyError, TypeError, ValueError, AttributeError, OverflowError) as exc:
         msg = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
         raise TopologyError(f"{str(path)!r}: malformed {ext[1:]} file ({msg})") from None
 
 
-def _read_node_link(path: Path) -> nx.Graph:
+def _read_node_link(path: Path, raw: bytes | str | None) -> nx.Graph:
     """A node-link JSON graph (its edges under ``"edges"`` or, older, ``"links"``)."""
-    with open(path, encoding="utf-8") as fh:
-        data = json.load(fh)
+    if raw is None:
+        with open(path, encoding="utf-8") as fh:
+            data = json.load(fh)
+    else:
+        data = json.loads(raw)
     if not isinstance(data, dict) or "nodes" not in data:
         raise TopologyError(f"{str(path)!r}: not a node-link JSON graph (no 'nodes' list)")
     edges = "links" if "links" in data and "edges" not in data else "edges"

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 from ..errors import UserInputError
+from ..parsing import load_json
 
 __all__ = ["link_utilization", "check_same_machine"]
 
@@ -18,13 +18,7 @@ def link_utilization(run_json) -> tuple[dict, dict, str]:
     a full-duplex link share the largest of their utilizations).
     """
     if isinstance(run_json, (str, Path)):
-        try:
-            with open(run_json) as fh:
-                run_json = json.load(fh)
-        except FileNotFoundError:
-            raise UserInputError(f"--utilization-from {str(run_json)!r} does not exist") from None
-        except json.JSONDecodeError as exc:
-            raise UserInputError(f"--utilization-from {str(run_json)!r} is not JSON: {exc}") from None
+        run_json = load_json(run_json, "--utilization-from", "run JSON")
     if not isinstance(run_json, dict) or not ("links" in run_json or "top_links" in run_json):
         raise UserInputError("--utilization-from needs a `simcollective run --json` file (with 'top_links' or 'links')")
     key = "links" if "links" in run_json else "top_links"

@@ -23,7 +23,7 @@ import math
 from pathlib import Path
 
 from ..errors import UserInputError
-from ..parsing import check_output_path
+from ..parsing import check_output_path, writing
 from .axes import log_y, style_x, time_unit, x_label, y_spec
 from .marks import draw_breakdown, draw_lines, hue_colors
 from .rows import all_numeric, apply_where, check_unique, load_results, need, sort_key, speedup
@@ -218,7 +218,8 @@ def save_figure(fig, out) -> None:
     import matplotlib
 
     with matplotlib.rc_context({"svg.hashsalt": "simcollective"}):     # stable SVG element ids
-        fig.savefig(out, dpi=200 if ext == ".png" else None, bbox_inches="tight", metadata=metadata)
+        with writing(out, "-o"):
+            fig.savefig(out, dpi=200 if ext == ".png" else None, bbox_inches="tight", metadata=metadata)
 
 
 

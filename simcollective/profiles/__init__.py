@@ -27,7 +27,7 @@ from pathlib import Path
 from ..errors import UserInputError
 from ..nccl.constants import NcclConstants
 from ..network.model import NetworkModel
-from ..parsing import read_text
+from ..parsing import check_nesting, read_text
 from ..runtime.compute import ComputeModel
 
 __all__ = ["Profile", "load_profile", "BUILTIN_PROFILES"]
@@ -101,8 +101,9 @@ def load_profile(spec: str | Path | Profile | None = None) -> Profile:
             raise UserInputError(
                 f"profile {spec!r} is neither a built-in ({', '.join(BUILTIN_PROFILES)}) nor an existing TOML file"
             )
-        text = read_text(path, "profile file")
+        text = read_text(path, "profile file", "profile file")
         where = f"profile file {spec}"
+        check_nesting(text, where, "toml")
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:

@@ -8,13 +8,12 @@ error names the table and key it comes from.
 from __future__ import annotations
 
 import os
-import tomllib
 from collections import OrderedDict
 from pathlib import Path
 
 from ..algorithms.registry import OPTION_FLAGS
 from ..errors import UserInputError
-from ..parsing import parse_bool, parse_float, parse_fraction, parse_seed, parse_size, read_text
+from ..parsing import parse_bool, parse_float, parse_fraction, parse_seed, parse_size, load_toml
 
 __all__ = ["INPUT_KEYS", "TABLE_INPUTS", "DEFAULTS", "ALGO_OPTIONS", "WHEN_SET_OPTIONS", "SPARSE_ONLY",
            "load_config", "norm_key", "opts_dict", "int_value", "resolve_path"]
@@ -188,10 +187,7 @@ def _read_config(config) -> tuple:
     """(raw table, directory of relative paths, default name) of a TOML path or a dict."""
     if isinstance(config, (str, os.PathLike)):
         path = Path(config)
-        try:
-            raw = tomllib.loads(read_text(path, "sweep config"))
-        except tomllib.TOMLDecodeError as exc:
-            raise UserInputError(f"sweep config {str(path)!r} is not valid TOML: {exc}") from None
+        raw = load_toml(path, "sweep config", "sweep config")
         return raw, path.resolve().parent, path.stem
     if isinstance(config, dict):
         return config, Path.cwd(), "sweep"

@@ -15,7 +15,7 @@ from collections import OrderedDict
 from pathlib import Path
 
 from ..errors import UserInputError
-from ..parsing import check_output_path
+from ..parsing import check_output_path, resolve_output, writing
 from .config import load_config
 from .grid import expand_grid, grid_size
 # module globals looked up when called (tests replace them)
@@ -28,8 +28,9 @@ class _Lock:
     """An exclusive lock on ``out`` (a ``.NAME.lock`` file next to it, flock'ed): a second
     sweep writing the same table refuses in one line instead of losing rows."""
 
-    def __init__(self, out):
+    def __init__(self, out, shown=None):
         self.path = Path(out).with_name(f".{Path(out).name}.lock")
+        self.shown = str(shown or out)
         self.fh = None
 
     def __enter__(self):
@@ -42,8 +43,10 @@ class _Lock:
             self.fh.seek(0)
             holder = self.fh.read().strip() or "?"
             self.fh.close()
-            raise UserInputError(f"--out {str(self.path.with_name(self.path.name[1:-5]))!r} is being written by "
-                                 f"another sweep (pid {holder}); wait for it to finish or choose another --out") from None
+            table = str(self.path.with_name(self.path.name[1:-5]))
+            also = f" ({table!r})" if table != os.path.abspath(self.shown) else ""
+            raise UserInputError(f"--out {self.shown!r}{also} is being written by another sweep (pid {holder}); "
+                                 "wait for it to finish or choose another --out") from None
         self.fh.seek(0)
         self.fh.truncate()
         self.fh.write(str(os.getpid()))
@@ -59,6 +62,9 @@ class _Lock:
 
 
 
+#: said when the table cannot be written mid-run (disk full, read-only): every finished row
+#: is in the table or its fsync'ed journal, and the next run resumes from them
+KEPT = "the rows finished so far are kept (the table and its journal); run the same command again to resume"
 #: attempts of a point whose worker (process, Dask worker or scheduler) was lost
 MAX_ATTEMPTS = 3
 #: grids larger than this need ``max_points`` or ``yes=True`` (``--max-points``/``--yes``)
@@ -241,12 +247,13 @@ def run_sweep(config, out, workers: int | None = None, scheduler: str | None = N
     if not (out.endswith(".csv") or out.endswith(".parquet")):
         raise UserInputError(f"--out {out!r} must end in .csv or .parquet")
     check_output_path(out, "--out")
+    shown, out = out, resolve_output(out)      # a symlink's target is the table (and is locked)
     size = grid_size(cfg)
     if size > LARGE_GRID and max_points is None and not yes:
         raise UserInputError(f"the sweep has {size} points (more than {LARGE_GRID}); give --max-points N to run N of "
                              "them now, or --yes to run them all")
     points = expand_grid(cfg)
-    with _Lock(out):
+    with writing(shown, "--out", KEPT), _Lock(out, shown):
         return _run_locked(cfg, points, out, workers, scheduler, progress, max_points, retry_failed, t0)
 
 

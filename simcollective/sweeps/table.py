@@ -18,6 +18,7 @@ import os
 from pathlib import Path
 
 from ..errors import UserInputError
+from ..files import check_size
 from .config import TABLE_INPUTS
 
 __all__ = ["read_results", "write_results", "existing_rows", "journal_path", "journal_rows", "STATUS_COLUMNS",
@@ -80,6 +81,7 @@ def read_results(path) -> "pd.DataFrame":
     path = str(path)
     if not os.path.exists(path):
         raise UserInputError(f"results file {path!r} does not exist")
+    check_size(path, "results file", "results table")
     try:
         if path.endswith(".parquet"):
             df = pd.read_parquet(path)
@@ -206,6 +208,7 @@ def journal_rows(out) -> list:
     path = journal_path(out)
     if not path.exists():
         return []
+    check_size(path, "sweep journal", "results table")
     rows = []
     with open(path, "rb") as fh:
         for line in fh:

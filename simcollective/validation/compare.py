@@ -31,6 +31,7 @@ import math
 from pathlib import Path
 
 from ..errors import UserInputError
+from ..parsing import read_text
 from .nccltests import BUS_FACTOR, DTYPES, parse_log
 from .settings import log_settings, settings_note, settings_pick
 
@@ -50,10 +51,7 @@ def read_table(log, section=None):
     path = Path(log)
     if not path.is_file():
         raise UserInputError(f"LOG {log!r} is not a file")
-    try:
-        text = path.read_text()
-    except UnicodeDecodeError:
-        raise UserInputError(f"{log}: not nccl-tests output (not a text file)") from None
+    text = read_text(path, "LOG", "nccl-tests log")
     table = _pick_table(parse_log(text, str(log)), section, str(log))
     if table.problem:
         raise UserInputError(table.problem)
