@@ -260,12 +260,12 @@ def test_truncated_row_runs_again(tmp_path):
     assert again.attrs["summary"]["ran"] == 1 and len(again) == 4 and again["ok"].all()
 
 
-TINY = '[fixed]\ntopology = "abci"\nalgorithm = "ring"\n[grid]\nelements = ["4K", "8K", "16K", "32K"]\n'
+TINY_RING = '[fixed]\ntopology = "abci"\nalgorithm = "ring"\n[grid]\nelements = ["4K", "8K", "16K", "32K"]\n'
 
 
 def _config(tmp_path):
     p = tmp_path / "cfg.toml"
-    p.write_text(TINY)
+    p.write_text(TINY_RING)
     return p
 
 
