@@ -16,8 +16,7 @@ import pytest  # noqa: E402
 
 import simcollective.validation.compare as compare_module  # noqa: E402
 from simcollective.cli import main  # noqa: E402
-from simcollective.validation.compare import compare  # noqa: E402
-from tests.conftest import _head, _log, row, run_cli  # noqa: E402
+from tests.conftest import NIC_BW, RING, _log, row, run_cli  # noqa: E402
 
 
 REF = Path(__file__).resolve().parents[1] / "experiments" / "nccl-tests"
@@ -220,39 +219,6 @@ def test_one_cluster_one_figure_at_8_GiB(capsys):
     assert f["channels"] == 24 and f["busbw_ratio"] == pytest.approx(0.985, abs=0.01)
     g = at_8g(7, 2)
     assert g["channels"] == 24 and g["busbw_ratio"] == pytest.approx(1.0, abs=0.01)
-
-
-#: the values the synthetic log was "measured" at (the simulator's own times with them)
-NIC_BW = 2.5e10
-
-NET_LAT = 2e-5
-
-SIZES = (8, 1024, 1 << 20, 4 << 20)
-
-RING = "nccl-ring"    # forced, so that NCCL's pick cannot change with the option
-
-
-def _row(size, t_us, factor=2 * 15 / 16):
-    algbw = size / t_us / 1e3
-    return (f"{size:12d} {size // 4:13d}     float     sum      -1 {t_us:9.2f} {algbw:7.2f} {algbw * factor:7.2f}"
-            f"      0 {t_us:9.2f} {algbw:7.2f} {algbw * factor:7.2f}      0")
-
-
-@pytest.fixture(scope="module")
-def synthetic(tmp_path_factory):
-    """A 2 x 8 H100 all_reduce_perf log whose times are the simulator's own (nccl-ring) with
-    nic_bandwidth=2.5e10 and net_latency=2e-5; its 8 B row is 1 us (no value of a rate reaches it)."""
-    d = tmp_path_factory.mktemp("fit")
-    draft = d / "draft.txt"
-    draft.write_text(_head() + "\n".join(_row(s, 100.0) for s in SIZES) + "\n")
-    res = compare(str(draft), topology="dgx-h100", nodes=2, algorithm=RING,
-                  topology_opts={"nic_bandwidth": NIC_BW, "net_latency": NET_LAT})
-    times = {r["size"]: r["simulated_time_us"] for r in res["rows"]}
-    log = d / "ar.txt"
-    log.write_text(_head() + "\n".join(_row(s, times[s]) for s in SIZES) + "\n")
-    tiny = d / "tiny.txt"
-    tiny.write_text(_head() + "\n".join(_row(s, 1.0 if s == 8 else times[s]) for s in SIZES) + "\n")
-    return log, tiny, times
 
 
 def test_compare_fit_end_to_end_with_json(capsys, synthetic, tmp_path):
