@@ -11,11 +11,10 @@ of the compiled filling (:func:`simcollective.network.kernels.fill`, best of 5):
   split-allgather solves of S2: the levels depend on one another, many passes.
 
 Compiled, a pass costs a few nanoseconds per entry, so the NumPy-era "parallel" filling
-(fixing independent bottlenecks in one pass) no longer pays and was removed (issue 17).
-Since issue 17's second session a pass visits only the unfixed flows, the resources still
-in use and the remaining entries of the resources whose flows it fixed (same sums, same
-order): racks 16 went from 91.5 to 38.5 us and all-to-all from 300 to 150 us (same
-sitting); the smallest problems pay about 1 us for grouping the entries.
+(fixing independent bottlenecks in one pass) does not pay. A pass visits only the unfixed
+flows, the resources still in use and the remaining entries of the resources whose flows
+it fixed (same sums, same order); the smallest problems pay about 1 us for grouping the
+entries.
 """
 
 from __future__ import annotations

@@ -6,8 +6,8 @@
 Runs configs/study_table.toml (resuming results/study_table.csv), then writes, next to it,
 study_table.md (ours beside the published figure, the error per cell, the ranking per row),
 study_table_compare.csv (one row per cell) and study_table.png/.pdf (ours against published,
-one panel per row, and the error per cell). The published figures are those of
-../shared/reference/study-table.md (the study's logs: SimGrid 3.19, SMPI model, ms).
+one panel per row, and the error per cell). The published figures are the study's
+own (its logs: SimGrid 3.19, SMPI model, ms), as docs/study.md lists them.
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ HERE = Path(__file__).resolve().parent
 #: algorithms of the published table, in its column order
 ALGORITHMS = ("ring", "ring-ring", "dsar-split-allgather", "ssar-split-allgather", "sparse-ring",
               "sparse-ring-ring")
-#: (topology, GPUs, elements) -> published time in ms per algorithm (study-table.md)
+#: (topology, GPUs, elements) -> published time in ms per algorithm (the study's table)
 PUBLISHED = {
     ("abci", 8, 32 * 2**20): (23.12, 15.05, 24.10, 4.05, 4.51, 2.36),
     ("abci", 16, 32 * 2**20): (27.46, 21.61, 41.79, 9.96, 9.45, 5.30),

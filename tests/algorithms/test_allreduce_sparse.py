@@ -446,7 +446,7 @@ def test_study_pairs_sizing_closed_form():
 
 
 def test_ssar_study_allgather_is_173_times_longer():
-    # study-quirks.md section 3: 32 GPUs, N = 8M, d = 1/16: the allgather takes 1.73x longer
+    # docs/study.md: 32 GPUs, N = 8M, d = 1/16: the allgather takes 1.73x longer
     base = dict(topology="abci", nodes=8, algorithm="ssar-split-allgather", elements=8 * M, dtype="int32",
                 density=1 / 16, profile="cm02")
     a = run_fields(**base)["phases"]["allgather"]

@@ -1,4 +1,4 @@
-"""The flow engine: the worked checks of network-model.md, calibration conventions (cm02, TCP
+"""The flow engine: the worked checks of the flow model of docs/design.md, calibration conventions (cm02, TCP
 window, SMPI cross traffic), bandwidth-factor modes, routes crossing a resource more than
 once, traced runs bit-identical, property tests over random graphs and flow sets."""
 

@@ -1,4 +1,4 @@
-"""``--routing study``: SimGrid's Floyd routes over the study's declared routes (study-quirks.md
+"""``--routing study``: SimGrid's Floyd routes over the study's declared routes (docs/study.md
 sections 1-2), against closed forms and the worked checks."""
 
 import subprocess
@@ -39,7 +39,7 @@ def test_dgx2_study_route_crosses_gpu15_link_twice():
 
 
 def abci_rule(a, b, per_rack=34):
-    """The closed form of the study's ABCI routes (study-quirks.md section 1)."""
+    """The closed form of the study's ABCI routes (docs/study.md)."""
     sa, la = map(int, a[1:].replace("/gpu", " ").split())
     sb, lb = map(int, b[1:].replace("/gpu", " ").split())
     if sa == sb:
@@ -78,7 +78,7 @@ def test_abci_routes_match_the_closed_form_on_every_gpu_pair(nodes):
 
 
 def test_abci_route_latencies_are_simgrids():
-    # the barrier offsets measured on ABCI (study-quirks.md section 5): leaf crossing in
+    # the barrier offsets measured on ABCI (docs/study.md): leaf crossing in
     # and out of a declared switch route counts twice
     r = Router(topologies.build("abci", 8, {}), "study")
     lat = {d: r.route("n0/gpu0", d).latency for d in ("n0/gpu1", "n4/gpu0", "n1/gpu0", "n4/gpu2")}
@@ -99,7 +99,7 @@ def _all_to_all(comm, payload):
 @pytest.mark.parametrize("nodes,plx0,plx1", [(8, 285.2e6, 184.5e6), (4, 117.4e6, 83.9e6)])
 def test_plx0_skew_of_a_direct_all_to_all(nodes, plx0, plx1):
     # 2 MiB per pair: with study routing the PLX0 EDR ports carry more than PLX1
-    # (32 GPUs: 285.2 MB against 184.5 MB, study-quirks.md section 1)
+    # (32 GPUs: 285.2 MB against 184.5 MB, docs/study.md)
     g = topologies.build("abci", nodes, {})
     gpus = [n for n in g if g.nodes[n]["kind"] == "gpu"]
     payload = np.zeros(2 * 2**20, dtype=np.uint8)
@@ -137,7 +137,7 @@ def cli(*args):
 
 
 def test_dgx2_ring_worked_check():
-    # study-quirks.md section 2: CM02, 16 GPUs, ring, N = 32M int32: about 80.8 ms
+    # docs/study.md: CM02, 16 GPUs, ring, N = 32M int32: about 80.8 ms
     # (10.4 ms with the NVSwitch routed as built)
     from simcollective.simulate import RunConfig, run_allreduce
 

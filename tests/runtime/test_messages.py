@@ -1,4 +1,4 @@
-"""SMPI's small-message semantics as a profile key (study-quirks.md section 4): under ``cm02``
+"""SMPI's small-message semantics as a profile key (docs/study.md): under ``cm02``
 and ``smpi`` a send of < 65536 bytes completes when posted and every flow starts only once its
 message is matched; ``ideal`` keeps eager flows."""
 
@@ -43,7 +43,7 @@ def test_profiles_set_smpi_semantics(profile):
 def test_micro_check_cm02():
     # a 1,000 B send returns at once; its receive, posted 100 us later, completes
     # latency + 1000 / 12.5e9 after being posted (the flow starts only when matched).
-    # study-quirks.md quotes 15.555 us from SimGrid; the flow model gives 15.544 us (the
+    # SimGrid gives 15.555 us; the flow model gives 15.544 us (the
     # 11 ns left are not explained by the latency or the 12.5e9 bottleneck)
     t = micro("cm02", 1000)
     assert t["send"] == 0.0

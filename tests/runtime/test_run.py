@@ -140,7 +140,7 @@ def test_barrier_offsets_are_route_latencies_times_the_zero_byte_factor():
 
 
 def test_timing_study_abci8_ring():
-    # study-quirks.md section 5: ABCI 8 ring 19.007 -> 19.022 ms under CM02
+    # docs/study.md: ABCI 8 ring 19.007 -> 19.022 ms under CM02
     base = dict(topology="abci", nodes=2, algorithm="ring", elements=32 * M, dtype="int32", profile="cm02",
                 routing="study", verify="symbolic")
     t0 = run_fields(**base)
