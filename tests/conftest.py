@@ -359,3 +359,19 @@ def synthetic(tmp_path_factory):
     tiny = d / "tiny.txt"
     tiny.write_text(_head() + "\n".join(fit_row(s, 1.0 if s == 8 else times[s]) for s in SIZES) + "\n")
     return log, tiny, times
+
+
+# -- one collective on a contention-free mesh (the closed-form tests of every collective)
+
+ALPHA, BW = 1e-6, 1e9          # mesh_graph defaults
+BETA = 1 / BW
+E = 4                          # int32 bytes
+
+
+def sim(collective, algorithm, P, count, graph=None, dtype="int32", verify="full", root=None, **options):
+    graph = mesh_graph(P, BW, ALPHA) if graph is None else graph
+    from simcollective.simulate import RunConfig, run
+
+    cfg = RunConfig(topology="test", collective=collective, algorithm=algorithm, elements=count, dtype=dtype,
+                    gpus=P, options=options, verify=verify, root=root)
+    return run(cfg, graph=graph)

@@ -8,20 +8,8 @@ import pytest
 from simcollective import cli
 from simcollective.algorithms import load_all
 from simcollective.data.collectives import COLLECTIVES as DEFS
-from simcollective.simulate import run, RunConfig
-from tests.conftest import mesh_graph
-
-
-ALPHA, BW = 1e-6, 1e9          # mesh_graph defaults
-
-E = 4                          # int32 bytes
-
-
-def sim(collective, algorithm, P, count, graph=None, dtype="int32", verify="full", root=None, **options):
-    graph = mesh_graph(P, BW, ALPHA) if graph is None else graph
-    cfg = RunConfig(topology="test", collective=collective, algorithm=algorithm, elements=count, dtype=dtype,
-                    gpus=P, options=options, verify=verify, root=root)
-    return run(cfg, graph=graph)
+from simcollective.simulate import RunConfig, run
+from tests.conftest import E, mesh_graph, sim
 
 
 # -- sizes and bus bandwidth ------------------------------------------------------------------------

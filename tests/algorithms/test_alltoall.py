@@ -4,22 +4,7 @@ import math
 
 import pytest
 
-from simcollective.simulate import run, RunConfig
-from tests.conftest import mesh_graph, two_level_mesh
-
-
-ALPHA, BW = 1e-6, 1e9          # mesh_graph defaults
-
-BETA = 1 / BW
-
-E = 4                          # int32 bytes
-
-
-def sim(collective, algorithm, P, count, graph=None, dtype="int32", verify="full", root=None, **options):
-    graph = mesh_graph(P, BW, ALPHA) if graph is None else graph
-    cfg = RunConfig(topology="test", collective=collective, algorithm=algorithm, elements=count, dtype=dtype,
-                    gpus=P, options=options, verify=verify, root=root)
-    return run(cfg, graph=graph)
+from tests.conftest import ALPHA, BETA, E, sim, two_level_mesh
 
 
 # -- closed forms on a contention-free mesh ------------------------------------------------------------
