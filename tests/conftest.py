@@ -375,3 +375,16 @@ def sim(collective, algorithm, P, count, graph=None, dtype="int32", verify="full
     cfg = RunConfig(topology="test", collective=collective, algorithm=algorithm, elements=count, dtype=dtype,
                     gpus=P, options=options, verify=verify, root=root)
     return run(cfg, graph=graph)
+
+
+# -- a sweep of four tiny points (the sweep tests)
+
+TINY = """
+name = "tiny"
+[fixed]
+topology = "abci"
+nodes = 1
+[grid]
+algorithm = ["ring", "ring-ring"]
+elements = ["4K", "16K"]
+"""

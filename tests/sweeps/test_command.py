@@ -6,18 +6,7 @@ import simcollective.sweeps.execution as sweep_mod
 from simcollective.cli import main
 from simcollective.errors import UserInputError
 from simcollective.sweeps import run_sweep
-from tests.conftest import _write
-
-
-TINY = """
-name = "tiny"
-[fixed]
-topology = "abci"
-nodes = 1
-[grid]
-algorithm = ["ring", "ring-ring"]
-elements = ["4K", "16K"]
-"""
+from tests.conftest import TINY, _write
 
 
 def test_unknown_key_cli_one_line(tmp_path, capsys):

@@ -17,18 +17,7 @@ from simcollective.cli import main
 from simcollective.sweeps import expand_grid, load_config, read_results, run_sweep
 from simcollective.sweeps.execution import _Lock
 from simcollective.sweeps.table import journal_rows as _journal_rows
-from tests.conftest import _write
-
-
-TINY = """
-name = "tiny"
-[fixed]
-topology = "abci"
-nodes = 1
-[grid]
-algorithm = ["ring", "ring-ring"]
-elements = ["4K", "16K"]
-"""
+from tests.conftest import TINY, _write
 
 
 def _canon(df):

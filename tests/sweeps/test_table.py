@@ -1,18 +1,7 @@
 """Sweep results tables: columns, stable types, Parquet files read together."""
 
 from simcollective.sweeps import expand_grid, read_results, run_sweep
-from tests.conftest import _write
-
-
-TINY = """
-name = "tiny"
-[fixed]
-topology = "abci"
-nodes = 1
-[grid]
-algorithm = ["ring", "ring-ring"]
-elements = ["4K", "16K"]
-"""
+from tests.conftest import TINY, _write
 
 
 def test_table_columns(tmp_path):
