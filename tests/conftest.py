@@ -388,3 +388,18 @@ nodes = 1
 algorithm = ["ring", "ring-ring"]
 elements = ["4K", "16K"]
 """
+
+
+# -- flows on a network with a given router, each flow's finish time (the engine's tests)
+
+def run_routed_flows(graph, router, flows, profile="ideal"):
+    from simcollective.network.engine import Network, SimEnvironment
+    from simcollective.profiles import load_profile
+
+    env = SimEnvironment()
+    net = Network(env, graph, load_profile(profile).network, router=router)
+    done = [None] * len(flows)
+    for i, (s, d, size) in enumerate(flows):
+        net.transfer(s, d, size, lambda f, i=i: done.__setitem__(i, env.now))
+    env.run()
+    return done, net

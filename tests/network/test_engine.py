@@ -15,6 +15,7 @@ from simcollective.network.model import NetworkModel
 from simcollective.network.routing import Route, Router
 from simcollective.profiles import load_profile
 from tests.conftest import graph_and_flows, line_graph, run_flows
+from tests.conftest import run_routed_flows as run
 
 
 C = 10e9
@@ -391,15 +392,6 @@ class HandRoutes(Router):
         lat = sum(self.edge_latency[e] for e in edges)
         return Route((src, dst), res, lat, min(self.capacity[r] for r in res))
 
-
-def run(graph, router, flows, profile="ideal"):
-    env = SimEnvironment()
-    net = Network(env, graph, load_profile(profile).network, router=router)
-    done = [None] * len(flows)
-    for i, (s, d, size) in enumerate(flows):
-        net.transfer(s, d, size, lambda f, i=i: done.__setitem__(i, env.now))
-    env.run()
-    return done, net
 
 AB, BC, CD = ("x0", "x1"), ("x1", "x2"), ("x2", "x3")
 

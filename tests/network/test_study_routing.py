@@ -8,20 +8,10 @@ import numpy as np
 import pytest
 
 import topologies
-from simcollective.network.engine import Network, SimEnvironment
 from simcollective.network.routing import Router
 from simcollective.profiles import load_profile
 from simcollective.runtime import run_ranks
-
-
-def run(graph, router, flows, profile="ideal"):
-    env = SimEnvironment()
-    net = Network(env, graph, load_profile(profile).network, router=router)
-    done = [None] * len(flows)
-    for i, (s, d, size) in enumerate(flows):
-        net.transfer(s, d, size, lambda f, i=i: done.__setitem__(i, env.now))
-    env.run()
-    return done, net
+from tests.conftest import run_routed_flows as run
 
 
 def test_dgx2_study_route_crosses_gpu15_link_twice():
