@@ -80,6 +80,7 @@ class Plan:
 # -- the cache, by value -----------------------------------------------------------------------
 _PLANS: dict = {}
 _GRAPH_KEYS: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
+_CONSTANT_KEYS: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
 
 
 def nccl_table(profile) -> NcclConstants:
@@ -95,6 +96,15 @@ def _frozen(value):
     if isinstance(value, (list, tuple)):
         return tuple(_frozen(v) for v in value)
     return value
+
+
+def _constants_key(table: NcclConstants) -> tuple:
+    """The values of ``table`` as nested tuples, computed once per constants object (every rank
+    of a call asks for the same plan)."""
+    key = _CONSTANT_KEYS.get(table)
+    if key is None:
+        key = _CONSTANT_KEYS[table] = _frozen(asdict(table))
+    return key
 
 
 def graph_key(graph) -> str:
@@ -120,7 +130,7 @@ def cached_plan(graph, gpus, profile, what: tuple, build) -> Plan:
     after, since every rank asks for the same plan (at most 256 kept). The key is made of
     values: the graph's fingerprint, the GPUs, the profile's ``[nccl]`` figures and ``what``."""
     graph = graph.graph.get("line_rate_graph", graph)
-    key = (graph_key(graph), tuple(gpus), _frozen(asdict(nccl_table(profile)))) + what
+    key = (graph_key(graph), tuple(gpus), _constants_key(nccl_table(profile))) + what
     plan = _PLANS.get(key)
     if plan is None:
         if len(_PLANS) > 256:
