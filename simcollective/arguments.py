@@ -19,6 +19,7 @@ import argparse
 from .errors import UserInputError
 
 __all__ = ["Parser", "given", "refuse_unused", "check_distinct_outputs", "add_topology_arguments",
+           "add_nccl_version_argument",
            "check_topology_conflicts", "topology_config"]
 
 #: the namespace attribute in which :class:`Parser` records the options given: dest -> flag
@@ -153,6 +154,16 @@ def add_topology_arguments(p: argparse.ArgumentParser, network: bool = True, pro
     g.add_argument("--routing", default=D["routing"], choices=("first", "hash", "study"),
                    help="equal-cost path choice: first (static) or hash (ECMP), or study: SimGrid's "
                         f"Floyd routes over the study's platform files (abci, dgx1, dgx2) (default: {D['routing']})")
+
+
+def add_nccl_version_argument(p, default_text: str | None = None) -> None:
+    """``--nccl-version X.Y[.Z]``: the NCCL release whose tuner the nccl algorithms model
+    (:mod:`simcollective.nccl.versions`); ``default_text`` says what happens without it."""
+    from .nccl.versions import NEWEST, modelled_range
+
+    p.add_argument("--nccl-version", metavar="X.Y[.Z]",
+                   help=f"NCCL release whose tuner (algorithms, protocols, latency tables) the nccl algorithms "
+                        f"model; modelled: {modelled_range()} (default: {default_text or 'the newest, ' + NEWEST})")
 
 
 def check_topology_conflicts(args) -> None:

@@ -192,7 +192,7 @@ def format_footer(rows: list[dict], collective: str) -> str:
 
 
 def add_parser(subparsers) -> None:
-    from .arguments import add_topology_arguments
+    from .arguments import add_nccl_version_argument, add_topology_arguments
 
     p = subparsers.add_parser(
         "bench", help="nccl-tests for the simulator: every size in one command, the *_perf table",
@@ -222,6 +222,7 @@ def add_parser(subparsers) -> None:
     p.add_argument("--verify", default="auto", choices=("auto", "full", "symbolic"),
                    help="full data, size-only, or auto by --memory-budget (default: auto)")
     p.add_argument("--memory-budget", default="1G", metavar="BYTES")
+    add_nccl_version_argument(p)
     p.add_argument("--json", metavar="PATH|-", help="write the rows as JSON (- for stdout)")
     p.add_argument("--csv", metavar="PATH|-", help="write the rows as CSV (- for stdout)")
     p.set_defaults(func=cmd_bench)
@@ -262,7 +263,8 @@ def cmd_bench(args) -> int:
         options={k: v for k, v in options.items() if v is not None},
         density=parse_fraction(args.density, "--density") if args.density is not None else None,
         verify=args.verify, memory_budget=parse_size(args.memory_budget, "--memory-budget"),
-        collective=coll.name, root=parse_int(args.root, "-r", 0) if args.root is not None else None)
+        collective=coll.name, root=parse_int(args.root, "-r", 0) if args.root is not None else None,
+        nccl_version=args.nccl_version)
     graph = build_graph(base)
     plan = resolve(base, graph)     # every bad input fails here, before the first size
     nodes = graph.nodes

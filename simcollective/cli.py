@@ -17,8 +17,8 @@ import importlib
 import sys
 
 from . import __version__
-from .arguments import (Parser, add_topology_arguments, check_distinct_outputs, check_topology_conflicts,
-                        refuse_unused)
+from .arguments import (Parser, add_nccl_version_argument, add_topology_arguments, check_distinct_outputs,
+                        check_topology_conflicts, refuse_unused)
 from .errors import DeadlockError, SimCollectiveError, TopologyError, UserInputError, VerificationError
 from .parsing import check_exclusive, check_output_path, format_time, write_json
 
@@ -93,6 +93,7 @@ def _add_run_parser(sub) -> None:
                    help="rank order: auto (the graph's rank order if it has one, else linear), "
                         f"linear, the study's order, or a file of GPU ids (default: {D['placement']})")
     p.add_argument("--seed", default=str(D["seed"]), help=f"seed of the inputs (default: {D['seed']})")
+    add_nccl_version_argument(p)
     _add_run_groups(p, D)
     p.set_defaults(func=cmd_run)
 
@@ -181,6 +182,7 @@ def config_from_args(args):
         trace=bool(args.trace),
         timing=args.timing,
         study=bool(args.study),
+        nccl_version=args.nccl_version,
     )
     refuse_unused(args, _unused_by_run(args))    # after the values' own checks
     return config

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from .arguments import add_topology_arguments
+from .arguments import add_nccl_version_argument, add_topology_arguments
 from .errors import UserInputError
 from .parsing import check_output_path, parse_int, parse_size, parse_topology_opts, write_json
 
@@ -30,6 +30,8 @@ def add_parser(sub) -> None:
     p.add_argument("--protocol", metavar="simple|ll|ll128", help="force NCCL's protocol")
     p.add_argument("--channels", metavar="N", help="force the channel count")
     p.add_argument("--section", metavar="K", help="which result table of a file with several (1, 2, ...)")
+    add_nccl_version_argument(p, "the version the log's header names ('NCCL version 2.18.5', 'NCCL 2.26.2'), "
+                                 "else the newest modelled; given, it overrides the log's, with a note")
     p.add_argument("--ranks", metavar="N", help="simulate N ranks instead of the log's count (from its '# Rank' "
                                                 "lines, busbw/algbw or size/count)")
     p.add_argument("--in-place", action="store_true", help="compare the in-place columns (default: out-of-place)")
@@ -64,7 +66,7 @@ def cmd_compare(args) -> int:
         ranks=parse_int(args.ranks, "--ranks", 1) if args.ranks else None,
         min_size=parse_size(args.min_size, "--min-size") if args.min_size else None,
         max_size=parse_size(args.max_size, "--max-size") if args.max_size else None,
-        routing=args.routing, topology_file=args.topology_file,
+        routing=args.routing, topology_file=args.topology_file, nccl_version=args.nccl_version,
     )
     if args.fit is not None or args.fit_at is not None:
         from .validation.fit import fit

@@ -94,6 +94,21 @@ def _check_inputs(config: RunConfig, algo, dtype, options: dict) -> None:
             raise UserInputError(f"--inputs applies to --workload npy, not to --workload {config.workload}")
 
 
+def nccl_version_profile(profile, version, algo):
+    """``profile`` with NCCL release ``version``'s tuner (:func:`simcollective.nccl.versions.with_version`);
+    a one-line error for a version outside the modelled ones, or one given to an algorithm
+    that is not NCCL's."""
+    if version is None:
+        return profile
+    from .nccl.versions import version_of, with_version
+
+    version_of(version)
+    if not spends_nccl_latency(algo):
+        raise UserInputError(f"--nccl-version is not used by the algorithm '{algo.name}': it applies to nccl and "
+                             "the nccl-* algorithms; drop it")
+    return with_version(profile, version)
+
+
 def spends_nccl_latency(algo) -> bool:
     """Whether ``algo`` is one of NCCL's algorithms (``nccl``, ``nccl-*``), which spend NCCL's
     latency of the call (the profile's ``[nccl]`` figures) in place of the graph's link
@@ -131,7 +146,7 @@ def resolve(config: RunConfig, graph=None) -> Plan:
     dtype = data.check_dtype(config.dtype)
     if config.verify not in VERIFY_MODES:
         raise UserInputError(f"--verify {config.verify!r} must be one of {', '.join(VERIFY_MODES)}")
-    profile = load_profile(config.profile)
+    profile = nccl_version_profile(load_profile(config.profile), config.nccl_version, algo)
     if graph is None:
         graph = build_graph(config)
     placement = resolve_placement(graph, config.placement, config.gpus)

@@ -55,6 +55,7 @@ class RunConfig:
     bytes: int | None = None
     timing: str = "simultaneous"                    # simultaneous | study (barrier-exit offsets)
     study: bool = False                             # every behaviour of the study's simulator
+    nccl_version: str | None = None                 # NCCL release X.Y[.Z] of the tuner; None: newest
 
 
     def __post_init__(self):

@@ -48,6 +48,7 @@ def format_report(report) -> str:
     ]
     if "algorithm_chosen" in f:
         lines.append(f"  nccl         {f['algorithm_chosen']}, protocol {f['protocol']}, {f['channels']} channel(s)"
+                     + (f", NCCL {f['nccl_version']}'s tuner" if f.get("nccl_version") else "")
                      + (f"; NCCL's model predicts {f['nccl_predicted_us']:.1f} us"
                         if f.get("nccl_predicted_us") is not None else ""))
         mc = f.get("nccl_model_choice")

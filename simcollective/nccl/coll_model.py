@@ -25,6 +25,7 @@ import math
 from ..errors import UserInputError
 from . import model
 from .protocols import TUNER_ORDER
+from .versions import has_algorithm, latency_tables, ll_max_bw, ring_ll_factor
 
 __all__ = ["NCCL_ALGOS", "coll_enabled", "coll_bandwidth", "coll_latency", "coll_predict", "coll_choose"]
 
@@ -39,7 +40,7 @@ def _nsteps(coll: str, n: int) -> int:
 
 def coll_enabled(m, coll: str, algo: str, proto: str) -> bool:
     """Whether NCCL would consider (algo, proto) for ``coll`` on machine ``m``."""
-    if algo not in NCCL_ALGOS[coll] or m.nranks < 2:
+    if algo not in NCCL_ALGOS[coll] or m.nranks < 2 or not has_algorithm(m, algo, coll):
         return False
     if algo == "nvls":   # single node, NVLink SHARP, Simple, <= 32 local ranks
         return m.nvls and m.nnodes == 1 and proto == "simple" and m.ppn <= 32
@@ -63,7 +64,7 @@ def coll_bandwidth(m, graphs: dict, coll: str, algo: str, proto: str) -> float:
         bw = min(intra, g.bw_inter)
     bus = nch * bw
     if algo == "ring" and proto == "ll":
-        bus = min(model.LL_MAX_BW[arch][ni], 0.5 * bus)
+        bus = min(ll_max_bw(m, model.LL_MAX_BW[arch][ni]), ring_ll_factor(m, coll in ("allreduce", "reduce")) * bus)
     elif algo == "ring" and proto == "ll128":
         bus = min(0.92 * bus, nch * model.PER_CH_RING_LL128[arch])
     if algo == "ring":   # bus -> algorithm bandwidth (skipped for NVLS allgather/reduce-scatter)
@@ -74,8 +75,8 @@ def coll_bandwidth(m, graphs: dict, coll: str, algo: str, proto: str) -> float:
 def coll_latency(m, coll: str, algo: str, proto: str, table: dict | None = None) -> float:
     """NCCL's latency L (us) of one call of ``coll``; ``table`` may replace the
     constants as in :func:`simcollective.nccl.model.latency`."""
-    base_t = (table or {}).get("base", model.BASE_LAT)
-    hop_t = (table or {}).get("hop", model.HW_LAT)
+    base_t, hop_t = latency_tables(m, table)
+    base_t, hop_t = base_t or model.BASE_LAT, hop_t or model.HW_LAT
     p = TUNER_ORDER.index(proto)
     n, nn, ppn = m.nranks, m.nnodes, m.ppn
     link = "nvlink" if m.intra == "nvlink" else "pci"

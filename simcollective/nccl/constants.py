@@ -50,7 +50,9 @@ _DEFAULT: list = []
 class NcclConstants:
     """The ``[nccl]`` figures. ``base`` and ``hop``: per algorithm, (LL, LL128, Simple)
     latencies in us (``hop`` per hop type: nvlink, pci, net); ``wire_factor``: bytes on the
-    wire per byte of data, per protocol; ``launch_us_per_extra_gpu``: per GPU generation."""
+    wire per byte of data, per protocol; ``launch_us_per_extra_gpu``: per GPU generation;
+    ``version``: the NCCL release these tables are the tuner of (None: the newest modelled,
+    :mod:`simcollective.nccl.versions`)."""
 
     launch_us: float
     launch_us_per_extra_gpu: dict
@@ -58,6 +60,8 @@ class NcclConstants:
     wire_factor: dict
     base: dict
     hop: dict
+    #: the NCCL release whose tuner the tables are (``--nccl-version``; None: the newest modelled)
+    version: str | None = None
 
     @classmethod
     def from_table(cls, t, where: str) -> "NcclConstants":

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from ..errors import UserInputError
 from .protocols import ALGOS, TUNER_ORDER
 from .search import GraphInfo, graphs_of
+from .versions import has_algorithm, latency_tables, ll_max_bw, ring_ll_factor
 
 __all__ = [
     "PROTOCOLS", "ALGOS", "Machine", "GraphInfo", "machine_of", "graphs_of", "predict", "choose",
@@ -107,6 +108,7 @@ class Machine:
     nic_bw: float = 0.0              # usable GB/s of one GPU's NIC path
     nics: int = 0                    # NICs per node
     net_latency_us: float = 0.0      # the network transport's advertised latency (graph.latencyInter)
+    tuner: object = None             # the NCCL release's tuner (versions.NcclVersion); None: the newest
 
     @property
     def arch(self) -> str:
@@ -237,6 +239,8 @@ def _node_index(nnodes: int) -> int:
 
 def enabled(m: Machine, algo: str, proto: str) -> bool:
     """Whether NCCL would consider (algo, proto) for allreduce on ``m``."""
+    if not has_algorithm(m, algo):
+        return False
     if algo in ("nvls", "nvlstree"):
         if proto != "simple" or not m.nvls:
             return False
@@ -266,9 +270,9 @@ def bandwidth(m: Machine, graphs: dict, algo: str, proto: str) -> float:
         intra = g.bw_intra * NVLS_EFFICIENCY[arch] * (nch - 1) / nch * 2
         bw = min(intra, inter, PER_CH_NVLSTREE[arch][ni] if algo == "nvlstree" else float("inf"))
     bus = nch * bw
-    ll_max = LL_MAX_BW[arch][ni]
+    ll_max = ll_max_bw(m, LL_MAX_BW[arch][ni])
     if algo == "ring" and proto == "ll":
-        bus = min(ll_max, 0.5 * bus)
+        bus = min(ll_max, ring_ll_factor(m, True) * bus)
     elif algo == "ring" and proto == "ll128":
         bus = min(0.92 * bus, nch * PER_CH_RING_LL128[arch])
     elif algo == "tree":
@@ -284,8 +288,8 @@ def bandwidth(m: Machine, graphs: dict, algo: str, proto: str) -> float:
 def latency(m: Machine, graphs: dict, algo: str, proto: str, table: dict | None = None) -> float:
     """NCCL's latency L (us) for allreduce. ``table`` may replace the constants:
     ``{"base": BASE_LAT-like, "hop": HW_LAT-like}`` (the ``nccl`` profile's figures)."""
-    base_t = (table or {}).get("base", BASE_LAT)
-    hop_t = (table or {}).get("hop", HW_LAT)
+    base_t, hop_t = latency_tables(m, table)
+    base_t, hop_t = base_t or BASE_LAT, hop_t or HW_LAT
     p = PROTOCOLS.index(proto)
     n, nn, ppn = m.nranks, m.nnodes, m.ppn
     L = base_t[algo][p]

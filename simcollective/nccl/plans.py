@@ -34,6 +34,7 @@ from .fill import FILL, FillRules, nvls_fill, ring_fill
 from .protocols import (MAX_CHAIN_CHUNKS, MAX_CHANNELS, MAX_LOOPS, MAX_NVLSTREE_PIECES, MAX_TREE_CHUNKS,
                         NVLSTREE_PIECES, TUNER_ORDER, check_protocol, nvls_chunk_bytes, tree_chunk_bytes)
 from .search import nvlstree_links, ring_orders, ring_search, tree_links
+from .versions import NEWEST, check_available, tuner_of
 
 __all__ = ["Plan", "make_plan", "make_coll_plan", "plan_for", "plan_for_coll", "nccl_bytes",
            "nccl_table", "clear_plans", "cached_plan", "graph_key", "channel_count",
@@ -68,7 +69,8 @@ class Plan:
 
     def fields(self) -> dict:
         out = {"algorithm_chosen": self.chosen, "protocol": self.protocol, "channels": self.channels,
-               "nccl_algorithm": NCCL_NAMES[self.algorithm], "nccl_latency_us": self.latency_s * 1e6}
+               "nccl_algorithm": NCCL_NAMES[self.algorithm], "nccl_latency_us": self.latency_s * 1e6,
+               "nccl_version": getattr(self.machine.tuner, "name", None) or NEWEST}
         if self.predicted_us is not None:
             out["nccl_predicted_us"] = self.predicted_us
         if self.model_choice is not None:
@@ -212,6 +214,7 @@ def _pick(m, nbytes: int, algorithm: str, protocol, channels) -> tuple:
     check_protocol(protocol)
     if algorithm in ("nvls", "nvlstree"):
         require_nvls(m, "nccl-ring or nccl-tree")
+        check_available(m, algorithm)
         _nvls_simple_only(protocol)
     if protocol == "ll128" and not model.enabled(m, algorithm, "ll128"):
         raise _ll128_refused()
@@ -222,6 +225,7 @@ def _build_plan(graph, gpus, profile, algorithm: str, nbytes: int, protocol, cha
     m = model.machine_of(graph, gpus)
     graphs = model.graphs_of(m)
     table = nccl_table(profile)
+    m.tuner = tuner_of(table)
     algorithm, protocol, channels, model_choice, predicted = _pick(m, nbytes, algorithm, protocol, channels)
     if channels is None:
         channels = model.channels_for(m, graphs, algorithm, protocol, nbytes)
@@ -270,6 +274,7 @@ def _pick_coll(m, coll: str, nbytes: int, algorithm: str, protocol, channels) ->
         check_protocol(protocol)
     if algorithm == "nvls":
         require_nvls(m, "nccl-ring")
+        check_available(m, algorithm, coll)
         if m.nnodes > 1:
             raise UserInputError(
                 f"nccl-nvls for {coll} runs inside one node (NCCL needs CollNet for multi-node NVLS); these "
@@ -293,6 +298,7 @@ def _build_coll_plan(graph, gpus, profile, coll: str, algorithm: str, nbytes: in
     m = model.machine_of(graph, gpus)
     graphs = model.graphs_of(m)
     table = nccl_table(profile)
+    m.tuner = tuner_of(table)
     algorithm, protocol, channels, predicted = _pick_coll(m, coll, nbytes, algorithm, protocol, channels)
     if channels is None:
         channels = model.channels_for(m, graphs, algorithm, protocol, nbytes) if algorithm in graphs else 1

@@ -23,9 +23,9 @@ __all__ = ["INPUT_KEYS", "TABLE_INPUTS", "DEFAULTS", "ALGO_OPTIONS", "WHEN_SET_O
 ALGO_OPTIONS = tuple(OPTION_FLAGS)
 #: the options whose columns every table has, in this order (the table's layout)
 _OPTION_COLUMNS = ("group_size", "chunk_size", "allgather", "densify", "resparsify")
-#: the other options of the registry: a point holds them, and the table has their columns,
-#: only when they are set
-WHEN_SET_OPTIONS = tuple(o for o in ALGO_OPTIONS if o not in _OPTION_COLUMNS)
+#: the other options of the registry, and the NCCL release of the nccl algorithms' tuner: a
+#: point holds them, and the table has their columns, only when they are set
+WHEN_SET_OPTIONS = tuple(o for o in ALGO_OPTIONS if o not in _OPTION_COLUMNS) + ("nccl_version",)
 
 #: The inputs of one point, in table column order.
 INPUT_KEYS = (

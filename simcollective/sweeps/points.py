@@ -57,6 +57,8 @@ def effective(point: dict, base: str):
         kw["timing"] = point["timing"]
     if point.get("study") is not None:
         kw["study"] = point["study"]
+    if point.get("nccl_version") is not None:   # the nccl algorithms' tuner release (default: the newest)
+        kw["nccl_version"] = point["nccl_version"]
     if kw["placement"] not in ("auto", "linear", "study"):
         kw["placement"] = resolve_path(kw["placement"], base)
     dense = algo is not None and algo.kind == "dense"

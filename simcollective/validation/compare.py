@@ -35,7 +35,8 @@ from ..parsing import read_text
 from .nccltests import BUS_FACTOR, DTYPES, parse_log
 from .settings import log_settings, settings_note, settings_pick
 
-__all__ = ["compare", "read_table", "band", "disagrees", "summarize", "SUPPORTED", "BEST", "PER_RANK"]
+__all__ = ["compare", "read_table", "band", "disagrees", "summarize", "log_version", "SUPPORTED", "BEST",
+           "PER_RANK"]
 
 #: nccl-tests binary name (without ``_perf``) -> the simulator's collective
 SUPPORTED = {"all_reduce": "allreduce", "all_gather": "allgather", "reduce_scatter": "reduce-scatter",
@@ -78,13 +79,15 @@ def _pick_table(tables, section, where):
 
 def compare(log, topology="dgx-h100", nodes=1, topology_opts=None, algorithm="auto", profile="nccl",
             protocol=None, channels=None, section=None, in_place=False, min_size=None, max_size=None,
-            routing="first", topology_file=None, sizes=None, ranks=None) -> dict:
+            routing="first", topology_file=None, sizes=None, ranks=None, nccl_version=None) -> dict:
     """Simulate every size of ``log`` (path) and return the comparison (JSON-ready dict).
 
     ``sizes``: simulate only these sizes of the log (a calibration's search, see
     :mod:`simcollective.validation.fit`); None: all of them (within ``min_size``/``max_size``).
     ``ranks``: the rank count to simulate instead of the one read from the log. The rows the
-    log's parser dropped are listed under ``dropped_rows`` (absent when none)."""
+    log's parser dropped are listed under ``dropped_rows`` (absent when none). ``nccl_version``:
+    the NCCL release whose tuner the nccl algorithms model (None: the one the log names, else the
+    newest modelled; see :func:`log_version`)."""
     from ..profiles import load_profile
     from ..simulate import RunConfig, build_graph
 
@@ -95,6 +98,7 @@ def compare(log, topology="dgx-h100", nodes=1, topology_opts=None, algorithm="au
     coll = SUPPORTED[table.collective]
     ls = log_settings(table.settings, str(log), coll, algorithm, protocol, channels)
     algorithm, candidates, forced_note = _candidates(table, coll, algorithm, protocol, channels)
+    version, version_note = log_version(log, table, nccl_version, candidates)
     prof = load_profile(profile)
     config0 = RunConfig(topology=topology, nodes=nodes, topology_opts=dict(topology_opts or {}),
                         topology_file=topology_file, routing=routing)
@@ -111,7 +115,7 @@ def compare(log, topology="dgx-h100", nodes=1, topology_opts=None, algorithm="au
     use_ip = in_place or table.format == "busbw-only"
     options = {k: v for k, v in (("protocol", protocol), ("channels", channels)) if v is not None}
     sim = dict(topology=topology, nodes=nodes, topology_opts=dict(topology_opts or {}), topology_file=topology_file,
-               collective=coll, gpus=n, dtype=dtype, profile=profile, routing=routing)
+               collective=coll, gpus=n, dtype=dtype, profile=profile, routing=routing, nccl_version=version)
     runner = _Runner(graph, sim, candidates, options, ls, protocol, channels)
     rows = []
     for row in table.rows:
@@ -128,12 +132,35 @@ def compare(log, topology="dgx-h100", nodes=1, topology_opts=None, algorithm="au
         "topology": topology_file or topology, "nodes": None if topology_file else nodes,
         "topology_opts": dict(topology_opts or {}),
         "algorithm": algorithm if algorithm != BEST else f"best of {', '.join(candidates)}",
-        "profile": prof.name, "options": options, "gpus_per_process": gpp, "launch_overhead_us": extra_us,
+        "profile": prof.name, "nccl_version": version_note, "options": options, "gpus_per_process": gpp, "launch_overhead_us": extra_us,
         "forced": forced_note or None, "rows": rows, "summary": summarize(rows),
         "log_settings": {k: ls[k] for k in ("read", "applied", "overridden", "not_modelled", "diagnostic")},
         "settings_note": settings_note(ls, rows),
         **({"dropped_rows": list(table.dropped)} if table.dropped else {}),
     }
+
+
+def log_version(log, table, explicit, candidates) -> tuple:
+    """``(version to simulate or None, what the report says of it)``: ``explicit``
+    (``--nccl-version``; a note when the log names another), else the version the table's
+    text or the file's header names, else None (the newest modelled). ``(None, None)`` when the
+    simulated algorithms are not NCCL's (an explicit version is then an error)."""
+    from ..nccl.versions import NEWEST, version_of
+
+    if not all(str(c).startswith("nccl") for c in candidates):
+        if explicit is not None:
+            raise UserInputError(f"--nccl-version is not used: the simulated algorithms ({', '.join(candidates)}) "
+                                 "are not NCCL's; drop it")
+        return None, None
+    logged = table.nccl_version
+    if explicit is not None:
+        version_of(explicit)
+        said = f"; the log says {logged}" if logged and logged != explicit else ""
+        return explicit, f"{explicit} (--nccl-version{said})"
+    if logged is not None:
+        version_of(logged, f"{log}: NCCL version (give --nccl-version to simulate a modelled one)")
+        return logged, f"{logged} (from the log)"
+    return None, f"{NEWEST} (the newest modelled: the log names no NCCL version)"
 
 
 def _candidates(table, coll, algorithm, protocol, channels) -> tuple:

@@ -19,7 +19,8 @@ def format_table(res: dict) -> str:
            + f" on {res['topology']}"
            + (f" (--nodes {res['nodes']})" if res["nodes"] else "")
            + "".join(f", {k}={v}" for k, v in res.get("topology_opts", {}).items())
-           + f", profile {res['profile']}")
+           + f", profile {res['profile']}"
+           + (f", NCCL tuner {res['nccl_version']}" if res.get("nccl_version") else ""))
     if res["launch_overhead_us"]:
         sim += (f"; single process driving {res['gpus_per_process']} GPUs: "
                 f"+{res['launch_overhead_us']:.1f} us of serialised launches per call")
