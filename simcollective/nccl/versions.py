@@ -28,7 +28,7 @@ from dataclasses import dataclass, replace
 from ..errors import UserInputError
 
 __all__ = ["NcclVersion", "FAMILIES", "NEWEST", "parse_version", "version_of", "with_version",
-           "modelled_range", "version_line", "tuner_of",
+           "modelled_range", "version_line", "tuner_of", "tuner_named",
            "has_algorithm", "ring_ll_factor", "ll_max_bw", "latency_tables", "check_available"]
 
 _ALL = ("tree", "ring", "nvls", "nvlstree")
@@ -156,8 +156,12 @@ def version_line(text) -> str:
 def tuner_of(table):
     """The :class:`NcclVersion` a ``[nccl]`` table was set to, named as it was given (None: the
     newest release's)."""
-    version = getattr(table, "version", None)
-    return None if version is None else replace(version_of(version), name=str(version))
+    return tuner_named(getattr(table, "version", None))
+
+
+def tuner_named(text):
+    """The :class:`NcclVersion` of release ``text``, named ``text`` (None: None, the newest)."""
+    return None if text is None else replace(version_of(text), name=str(text))
 
 
 def with_version(profile, text):

@@ -98,8 +98,7 @@ def compare(log, topology="dgx-h100", nodes=1, topology_opts=None, algorithm="au
     coll = SUPPORTED[table.collective]
     ls = log_settings(table.settings, str(log), coll, algorithm, protocol, channels)
     algorithm, candidates, forced_note = _candidates(table, coll, algorithm, protocol, channels)
-    version, version_note = log_version(log, table, nccl_version, candidates)
-    prof = load_profile(profile)
+    (version, version_note), prof = log_version(log, table, nccl_version, candidates), load_profile(profile)
     config0 = RunConfig(topology=topology, nodes=nodes, topology_opts=dict(topology_opts or {}),
                         topology_file=topology_file, routing=routing)
     graph = build_graph(config0)
@@ -240,7 +239,10 @@ class _Runner:
             from ..nccl import model
             from ..placement import resolve_placement
 
+            from ..nccl.versions import tuner_named
+
             self.machine = model.machine_of(graph, resolve_placement(graph, "auto", sim["gpus"]))
+            self.machine.tuner = tuner_named(sim.get("nccl_version"))
             self.graphs = model.graphs_of(self.machine)
 
     def __call__(self, count: int, nbytes: int):

@@ -41,9 +41,9 @@ import re
 from dataclasses import dataclass, field
 
 from ..errors import UserInputError
-from .settings import settings_of
+from .settings import nccl_version_of, settings_of
 
-__all__ = ["Row", "Table", "parse_log", "strip_launcher", "BUS_FACTOR", "DTYPES", "nccl_version_of"]
+__all__ = ["Row", "Table", "parse_log", "strip_launcher", "BUS_FACTOR", "DTYPES"]
 
 #: nccl-tests type name -> NumPy dtype name (those the simulator runs)
 DTYPES = {"float": "float32", "half": "float16", "double": "float64", "int32": "int32", "int": "int32",
@@ -252,26 +252,6 @@ class _Reader:
         t.forced_algorithm = (_forced(f"NCCL_ALGO={algo}") if algo is not None else None) \
             or _forced(t.title) or (None if new_run else _forced(" ".join(self.header)))
         return t
-
-
-#: an NCCL version as logs write it: "NCCL version 2.18.5+cuda12.2" (NCCL_DEBUG=VERSION),
-#: "# NCCL version: 2.18.5", "NCCL 2.26.2+cuda12.8"; and nccl-tests' "nccl-library=22809"
-_VERSION = re.compile(r"\bNCCL(?:\s+version)?\s*[:=]?\s*v?(\d+\.\d+(?:\.\d+)?)")
-_VERSION_CODE = re.compile(r"nccl-library=(\d{5})\b")
-
-
-def nccl_version_of(lines) -> str | None:
-    """The first NCCL version named in ``lines`` (``"2.18.5"``; a version code 22809 as
-    ``"2.28.9"``), or None."""
-    for line in lines or ():
-        m = _VERSION.search(line)
-        if m:
-            return m.group(1)
-        m = _VERSION_CODE.search(line)
-        if m:
-            code = int(m.group(1))
-            return f"{code // 10000}.{code // 100 % 100}.{code % 100}"
-    return None
 
 
 def parse_log(text: str, where: str = "log") -> list:

@@ -9,7 +9,8 @@ import re
 
 from ..errors import UserInputError
 
-__all__ = ["settings_of", "log_settings", "settings_pick", "settings_note", "DIAGNOSTIC", "CHANNEL_FLOOR", "CHANNEL_CEILING"]
+__all__ = ["settings_of", "log_settings", "settings_pick", "settings_note", "DIAGNOSTIC", "CHANNEL_FLOOR", "CHANNEL_CEILING",
+           "nccl_version_of"]
 
 #: NCCL settings with no effect on timing (diagnostics)
 DIAGNOSTIC = ("NCCL_DEBUG", "NCCL_DEBUG_SUBSYS", "NCCL_DEBUG_FILE")
@@ -198,3 +199,22 @@ def settings_note(ls, rows) -> str | None:
         parts.append("no effect on timing: " + ", ".join(f"{k}={v}" for k, v in ls["diagnostic"].items()))
     return "; ".join(parts) or None
 
+
+#: an NCCL version as logs write it: "NCCL version 2.18.5+cuda12.2" (NCCL_DEBUG=VERSION),
+#: "# NCCL version: 2.18.5", "NCCL 2.26.2+cuda12.8"; and nccl-tests' "nccl-library=22809"
+_VERSION = re.compile(r"\bNCCL(?:\s+version)?\s*[:=]?\s*v?(\d+\.\d+(?:\.\d+)?)")
+_VERSION_CODE = re.compile(r"nccl-library=(\d{5})\b")
+
+
+def nccl_version_of(lines) -> str | None:
+    """The first NCCL version named in ``lines`` (``"2.18.5"``; a version code 22809 as
+    ``"2.28.9"``), or None."""
+    for line in lines or ():
+        m = _VERSION.search(line)
+        if m:
+            return m.group(1)
+        m = _VERSION_CODE.search(line)
+        if m:
+            code = int(m.group(1))
+            return f"{code // 10000}.{code // 100 % 100}.{code % 100}"
+    return None
