@@ -144,7 +144,7 @@ def log_version(log, table, explicit, candidates) -> tuple:
     (``--nccl-version``; a note when the log names another), else the version the table's
     text or the file's header names, else None (the newest modelled). ``(None, None)`` when the
     simulated algorithms are not NCCL's (an explicit version is then an error)."""
-    from ..nccl.versions import NEWEST, version_of
+    from ..nccl.versions import NEWEST, modelled_range, version_of
 
     if not all(str(c).startswith("nccl") for c in candidates):
         if explicit is not None:
@@ -157,7 +157,11 @@ def log_version(log, table, explicit, candidates) -> tuple:
         said = f"; the log says {logged}" if logged and logged != explicit else ""
         return explicit, f"{explicit} (--nccl-version{said})"
     if logged is not None:
-        version_of(logged, f"{log}: NCCL version (give --nccl-version to simulate a modelled one)")
+        try:
+            version_of(logged)
+        except UserInputError:
+            raise UserInputError(f"{log}: the log's NCCL version {logged!r} is not modelled (modelled: "
+                                 f"{modelled_range()}); give --nccl-version X.Y to simulate a modelled one") from None
         return logged, f"{logged} (from the log)"
     return None, f"{NEWEST} (the newest modelled: the log names no NCCL version)"
 

@@ -145,3 +145,35 @@ def test_a_one_rank_log_is_one_line(capsys, tmp_path):
     code, out, err = cli(capsys, "compare", write(tmp_path, "one.txt", text), *MACHINE)
     assert code == 2 and out == "" and len(err.strip().splitlines()) == 1
     assert "the log has 1 rank: a collective of one rank moves nothing to compare; --ranks N" in err
+
+
+def test_the_nccl_version_is_read_from_the_log_header(clean):
+    assert clean["nccl_version"] == "2.7.8 (from the log)"      # "# NCCL version: 2.7.8+cuda11.0 (printed in the log)"
+
+
+def test_an_explicit_nccl_version_overrides_the_log_with_a_note(capsys, tmp_path, clean):
+    log = write(tmp_path, "p4d.txt", P4D.read_text())
+    code, out, err = cli(capsys, "compare", log, *MACHINE, *SMALL, "--nccl-version", "2.30", "--json", "-")
+    assert code == 0, err
+    res = json.loads(out)
+    assert res["nccl_version"] == "2.30 (--nccl-version; the log says 2.7.8)"
+    # 2.7.8's tables (the 2.4 family) differ from 2.30's in ring LL's base latency: 3.6 us, not 6.6
+    assert [r["simulated_time_us"] for r in res["rows"]] != [r["simulated_time_us"] for r in clean["rows"]]
+    code, out, _ = cli(capsys, "compare", log, *MACHINE, *SMALL, "--nccl-version", "2.7.8")
+    assert code == 0 and "NCCL tuner 2.7.8 (--nccl-version)" in out
+
+
+def test_a_log_without_a_version_runs_the_newest(capsys, tmp_path):
+    text = "\n".join(ln for ln in P4D.read_text().splitlines() if "NCCL version" not in ln)
+    code, out, err = cli(capsys, "compare", write(tmp_path, "p4d.txt", text), *MACHINE, *SMALL)
+    assert code == 0, err
+    assert "NCCL tuner 2.30 (the newest modelled: the log names no NCCL version)" in out
+
+
+@pytest.mark.parametrize("how, needle", [("log", "the log's NCCL version '2.3.7' is not modelled"),
+                                         ("option", "--nccl-version '2.99' is not a modelled")])
+def test_an_unmodelled_version_is_one_line_exit_2(capsys, tmp_path, how, needle):
+    text = P4D.read_text().replace("NCCL version: 2.7.8", "NCCL version: 2.3.7")
+    argv = ["--nccl-version", "2.99"] if how == "option" else []
+    code, out, err = cli(capsys, "compare", write(tmp_path, "p4d.txt", text), *MACHINE, *SMALL, *argv)
+    assert code == 2 and out == "" and needle in err and len(err.strip().splitlines()) == 1

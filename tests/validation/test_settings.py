@@ -8,7 +8,7 @@ import pytest
 
 from simcollective.errors import UserInputError
 from simcollective.validation.nccltests import parse_log, settings_of
-from simcollective.validation.settings import log_settings
+from simcollective.validation.settings import log_settings, nccl_version_of
 from tests.conftest import row
 
 
@@ -81,3 +81,21 @@ def test_log_settings_applied_overridden_and_not_modelled():
 def test_log_settings_bad_values(setting, needle):
     with pytest.raises(UserInputError, match=needle.replace("(", r"\(").replace("^", r"\^")):
         log_settings(setting, "x", "allreduce", "auto")
+
+
+@pytest.mark.parametrize("line, version", [
+    ("# NCCL version: 2.18.5; CUDA 12.5", "2.18.5"),
+    ("# software: NCCL 2.26.2+cuda12.8, CUDA 12.8", "2.26.2"),
+    ("host:1234:1234 [0] NCCL INFO NCCL version 2.19.3+cuda12.3", "2.19.3"),
+    ("# nccl-tests version 2.17.1 nccl-headers=22809 nccl-library=22809", "2.28.9"),
+    ("# NCCL version: not stated (2019)", None),
+    ("# NCCL_ALGO=Ring 2.5", None),
+])
+def test_nccl_versions_as_logs_write_them(line, version):
+    assert nccl_version_of([line]) == version
+
+
+def test_each_section_of_the_h100_thread_has_its_own_version():
+    text = (Path(__file__).resolve().parents[2] / "experiments" / "nccl-tests" /
+            "h100x8-2to8node-ib400_allreduce_ncclt309.txt").read_text()
+    assert [t.nccl_version for t in parse_log(text)] == ["2.26.2", "2.26.2", None, None, None, None, None]

@@ -1,0 +1,132 @@
+"""NCCL's version as an input: the families' algorithms and constants change the tuner's pick
+where they must, the newest family is today's model exactly, bad versions are one line."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+
+import pytest
+
+from simcollective.errors import UserInputError
+from simcollective.nccl import coll_model, model
+from simcollective.nccl.constants import NcclConstants
+from simcollective.nccl.versions import FAMILIES, NEWEST, parse_version, tuner_named, version_of
+from tests.conftest import machine, run_cli
+
+GiB, MiB, KiB = 1 << 30, 1 << 20, 1 << 10
+
+
+def with_tuner(m, version):
+    return dataclasses.replace(m, tuner=tuner_named(version))
+
+
+def test_families_cover_2_4_to_2_30_without_gaps():
+    for a, b in zip(FAMILIES, FAMILIES[1:]):
+        assert b.first == (a.last[0], a.last[1] + 1)
+    assert FAMILIES[0].first == (2, 4) and FAMILIES[-1].last == (2, 30)
+    assert version_of(NEWEST) is FAMILIES[-1]
+
+
+def test_the_newest_family_is_the_profile_and_the_model_unchanged():
+    fam = version_of("2.30.7")
+    table = NcclConstants.default()
+    assert fam.base == table.base and fam.hop == table.hop
+    assert fam.base == model.BASE_LAT and fam.hop == model.HW_LAT
+
+
+@pytest.mark.parametrize("version, algo", [("2.16", "ring"), ("2.16.5", "ring"), ("2.30", "nvls"), (None, "nvls")])
+def test_dgx_h100_1gib_picks_nvls_only_from_2_17(version, algo):
+    m = with_tuner(machine("dgx-h100"), version)
+    assert model.choose(m, GiB)[0] == algo
+
+
+def test_nvlstree_exists_from_2_18_across_nodes():
+    m = machine("dgx-h100", nodes=2)
+    assert model.choose(with_tuner(m, "2.18"), 4 * GiB)[0] == "nvlstree"
+    assert model.choose(with_tuner(m, "2.17"), 4 * GiB)[0] != "nvlstree"
+    assert not model.enabled(with_tuner(m, "2.17"), "nvlstree", "simple")
+
+
+def test_nvls_allgather_exists_from_2_19():
+    m = machine("dgx-h100")
+    assert not coll_model.coll_enabled(with_tuner(m, "2.18"), "allgather", "nvls", "simple")
+    assert coll_model.coll_enabled(with_tuner(m, "2.19"), "allgather", "nvls", "simple")
+
+
+def test_ring_ll_bandwidth_before_2_21_is_half_of_todays_for_allreduce():
+    # 2.18-2.20: busBw x 1/4 (allreduce) where 2.21 on has x 1/2; one 24 GB/s ring: 6 and 12 GB/s,
+    # both below the llMaxBw cap (39 GB/s across nodes)
+    m = machine("dgx-a100", nodes=2, opts={"nics_per_node": 1})
+    graphs = model.graphs_of(m)
+    new = model.bandwidth(with_tuner(m, "2.21"), graphs, "ring", "ll")
+    old = model.bandwidth(with_tuner(m, "2.20"), graphs, "ring", "ll")
+    assert old == pytest.approx(new / 2)
+    assert new == pytest.approx(0.5 * 24.0 * 16 / 30)
+
+
+def test_tree_simple_latency_follows_the_family_tables():
+    # 2 nodes x 8: L = base + 2 ((ppn - 1) x NVLink hop + log2(2) x net hop)
+    m = machine("dgx-h100", nodes=2)
+    graphs = model.graphs_of(m)
+    assert model.latency(with_tuner(m, "2.30"), graphs, "tree", "simple") == pytest.approx(8.4 + 2 * (7 * 4.0 + 14.0))
+    assert model.latency(with_tuner(m, "2.20"), graphs, "tree", "simple") == pytest.approx(0.0 + 2 * (7 * 28.0 + 28.0))
+    assert model.latency(with_tuner(m, "2.12"), graphs, "tree", "simple") == pytest.approx(0.0 + 2 * (7 * 28.0 + 28.0))
+
+
+@pytest.mark.parametrize("text", ["2.3", "2.31", "3.0", "two", "2", "2.18.x", 2.18])
+def test_bad_versions_are_refused(text):
+    with pytest.raises(UserInputError) as e:
+        parse_version(text)
+    assert "2.4 to 2.30" in str(e.value) and "\n" not in str(e.value)
+
+
+def test_suffixes_are_dropped():
+    assert parse_version("2.18.5+cuda12.2") == (2, 18, 5)
+    assert parse_version("2.12.12-1") == (2, 12, 12)
+
+
+def test_run_names_the_version_and_changes_the_pick(capsys, tmp_path):
+    out = {}
+    for v in ("2.16", "2.30"):
+        path = tmp_path / f"{v}.json"
+        code, _, err = run_cli(capsys, "run", "--algorithm", "nccl", "--topology", "dgx-h100", "--bytes", "1G",
+                               "--verify", "symbolic", "--nccl-version", v, "--json", path)
+        assert code == 0, err
+        out[v] = json.loads(path.read_text())
+    assert out["2.16"]["nccl_version"] == "2.16" and out["2.16"]["algorithm_chosen"] == "nccl-ring"
+    assert out["2.30"]["algorithm_chosen"] == "nccl-nvls"
+    code, text, _ = run_cli(capsys, "run", "--algorithm", "nccl", "--topology", "dgx-h100", "--bytes", "1M",
+                            "--verify", "symbolic", "--nccl-version", "2.18.5")
+    assert code == 0 and "NCCL 2.18.5's tuner" in text
+
+
+def test_default_run_is_the_newest_and_equals_an_explicit_2_30(capsys, tmp_path):
+    times = []
+    for extra in ([], ["--nccl-version", "2.30"]):
+        path = tmp_path / f"{len(extra)}.json"
+        code, _, err = run_cli(capsys, "run", "--algorithm", "nccl", "--topology", "dgx-h100", "--nodes", "2",
+                               "--bytes", "64M", "--verify", "symbolic", "--json", path, *extra)
+        assert code == 0, err
+        js = json.loads(path.read_text())
+        assert js["nccl_version"] == NEWEST
+        times.append(js["time_s"])
+    assert times[0] == times[1]
+
+
+@pytest.mark.parametrize("argv, needle", [
+    (["--algorithm", "nccl", "--nccl-version", "2.31"], "2.31"),
+    (["--algorithm", "nccl", "--nccl-version", "1.9"], "1.9"),
+    (["--algorithm", "ring", "--nccl-version", "2.18"], "not used by the algorithm 'ring'"),
+    (["--algorithm", "nccl-nvls", "--nccl-version", "2.16"], "NVLS for allreduce from 2.17"),
+])
+def test_bad_version_is_one_line_exit_2(capsys, argv, needle):
+    code, out, err = run_cli(capsys, "run", "--topology", "dgx-h100", "--bytes", "1G", "--verify", "symbolic", *argv)
+    assert code == 2 and out == ""
+    assert needle in err and len(err.strip().splitlines()) == 1 and "Traceback" not in err
+
+
+def test_bench_takes_the_version(capsys):
+    code, out, err = run_cli(capsys, "bench", "--algorithm", "nccl", "--topology", "dgx-h100", "-b", "1G", "-e", "1G",
+                             "--verify", "symbolic", "--nccl-version", "2.31")
+    assert code == 2 and "2.4 to 2.30" in err
