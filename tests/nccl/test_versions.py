@@ -130,3 +130,15 @@ def test_bench_takes_the_version(capsys):
     code, out, err = run_cli(capsys, "bench", "--algorithm", "nccl", "--topology", "dgx-h100", "-b", "1G", "-e", "1G",
                              "--verify", "symbolic", "--nccl-version", "2.31")
     assert code == 2 and "2.4 to 2.30" in err
+
+
+def test_sweep_takes_the_version_as_a_grid_key(capsys, tmp_path):
+    import csv
+
+    cfg = tmp_path / "v.toml"
+    cfg.write_text('name = "v"\n[fixed]\ntopology = "dgx-h100"\nprofile = "nccl"\nverify = "symbolic"\n'
+                   '[[grid]]\nalgorithm = ["nccl"]\nbytes = ["1G"]\nnccl_version = ["2.16", "2.30"]\n')
+    code, _, err = run_cli(capsys, "sweep", cfg, "--out", tmp_path / "v.csv", "--workers", "1")
+    assert code == 0, err
+    rows = {r["nccl_version"]: r for r in csv.DictReader((tmp_path / "v.csv").open())}
+    assert rows["2.16"]["algorithm_chosen"] == "nccl-ring" and rows["2.30"]["algorithm_chosen"] == "nccl-nvls"
