@@ -48,7 +48,8 @@ def run(outdir: Path) -> int:
     for name, log, args in RUNS:
         buf = io.StringIO()
         with contextlib.redirect_stdout(buf):
-            code = main(["compare", str(LOGS / log), *args, "--json", str(outdir / f"{name}.json"),
+            # NCCL 2.30's tuner for every log (the calibration's); nccl_versions.py: each log's own version
+        code = main(["compare", str(LOGS / log), *args, "--nccl-version", "2.30", "--json", str(outdir / f"{name}.json"),
                          "--plot", str(outdir / f"{name}.png")])
         (outdir / f"{name}.txt").write_text(buf.getvalue())
         summary = [ln.strip() for ln in buf.getvalue().splitlines()

@@ -117,6 +117,11 @@ def _parse_value(key: str, value, where: str):
         return None
     if key == "topology_opts":
         return _opts_string(value, where)
+    if key == "nccl_version":   # a modelled NCCL release, as text (checked before any point runs)
+        from ..nccl.versions import parse_version
+
+        parse_version(value, where)
+        return value
     if key == "nodes":
         if isinstance(value, str) and value.strip().lower() == "auto":
             return "auto"

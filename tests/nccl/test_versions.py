@@ -142,3 +142,13 @@ def test_sweep_takes_the_version_as_a_grid_key(capsys, tmp_path):
     assert code == 0, err
     rows = {r["nccl_version"]: r for r in csv.DictReader((tmp_path / "v.csv").open())}
     assert rows["2.16"]["algorithm_chosen"] == "nccl-ring" and rows["2.30"]["algorithm_chosen"] == "nccl-nvls"
+
+
+@pytest.mark.parametrize("value, needle", [('["2.31"]', "'2.31' is not a modelled"), ("[2.20]", "must be given as text")])
+def test_a_bad_sweep_version_is_refused_before_any_point(capsys, tmp_path, value, needle):
+    cfg = tmp_path / "v.toml"
+    cfg.write_text(f'name = "v"\n[fixed]\ntopology = "dgx-h100"\n[[grid]]\nalgorithm = ["nccl"]\nbytes = ["1G"]\n'
+                   f'nccl_version = {value}\n')
+    code, out, err = run_cli(capsys, "sweep", cfg, "--out", tmp_path / "v.csv")
+    assert code == 2 and needle in err and len(err.strip().splitlines()) == 1
+    assert not (tmp_path / "v.csv").exists()
