@@ -28,7 +28,7 @@ from dataclasses import dataclass, replace
 from ..errors import UserInputError
 
 __all__ = ["NcclVersion", "FAMILIES", "NEWEST", "parse_version", "version_of", "with_version",
-           "modelled_range", "version_line", "tuner_of", "tuner_named",
+           "modelled_range", "tuner_of", "tuner_named",
            "has_algorithm", "ring_ll_factor", "ll_max_bw", "latency_tables", "check_available"]
 
 _ALL = ("tree", "ring", "nvls", "nvlstree")
@@ -145,12 +145,6 @@ def version_of(text, flag: str = "--nccl-version") -> NcclVersion:
     """The family of release ``text`` (checked as :func:`parse_version` does)."""
     major, minor, _ = parse_version(text, flag)
     return next(f for f in FAMILIES if f.contains(major, minor))
-
-
-def version_line(text) -> str:
-    """What a report says of the version: ``"2.18.5 (family 2.18: v2.18.3-1)"``."""
-    fam = version_of(text)
-    return f"{text} (tuner of family {fam.name}: {fam.source})"
 
 
 def tuner_of(table):
