@@ -49,8 +49,8 @@ def run(outdir: Path) -> int:
         buf = io.StringIO()
         with contextlib.redirect_stdout(buf):
             # NCCL 2.30's tuner for every log (the calibration's); nccl_versions.py: each log's own version
-        code = main(["compare", str(LOGS / log), *args, "--nccl-version", "2.30", "--json", str(outdir / f"{name}.json"),
-                         "--plot", str(outdir / f"{name}.png")])
+            code = main(["compare", str(LOGS / log), *args, "--nccl-version", "2.30",
+                         "--json", str(outdir / f"{name}.json"), "--plot", str(outdir / f"{name}.png")])
         (outdir / f"{name}.txt").write_text(buf.getvalue())
         summary = [ln.strip() for ln in buf.getvalue().splitlines()
                    if ln.startswith("sim/measured") or ln.startswith("  where the log agrees")]
