@@ -22,7 +22,6 @@ import json
 import sys
 from pathlib import Path
 
-from nccl_compare import LOGS, RUNS
 
 from simcollective.parsing import parse_topology_opts
 from simcollective.profiles import load_profile
@@ -31,6 +30,8 @@ from simcollective.validation.heldout import (BANDS, FIGURES, add_hits, band_hit
                                               fold_values)
 
 HERE = Path(__file__).parent
+sys.path.insert(0, str(HERE))
+from nccl_compare import LOGS, RUNS  # noqa: E402
 #: the machine class of each run
 CLASS = {
     "v100x8": "1 node, direct NVLink (DGX-1 V100)",

@@ -15,13 +15,14 @@ import json
 import sys
 from pathlib import Path
 
-from nccl_compare import LOGS, RUNS
-from nccl_heldout import compare_kwargs
 
 from simcollective.validation.compare import compare, read_table
 from simcollective.validation.heldout import BANDS, band_hits
 
 HERE = Path(__file__).parent
+sys.path.insert(0, str(HERE))
+from nccl_compare import LOGS, RUNS  # noqa: E402
+from nccl_heldout import compare_kwargs  # noqa: E402
 
 
 def _cell(h) -> str:
