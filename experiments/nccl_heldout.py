@@ -100,7 +100,8 @@ def tables(folds: list) -> str:
         for f in runs:
             t_in, t_out = add_hits(t_in, f["in_sample"]), add_hits(t_out, f["held_out"])
         total_in, total_out = add_hits(total_in, t_in), add_hits(total_out, t_out)
-        lines.append(f"| {c} | {len(runs)} | " + " | ".join(f"{_cell(t_in[n])} | {_cell(t_out[n])}" for n in names) + " |")
+        cells = " | ".join(f"{_cell(t_in[n])} | {_cell(t_out[n])}" for n in names)
+        lines.append(f"| {c} | {len(runs)} | {cells} |")
     lines.append(f"| all | {len(folds)} | " + " | ".join(f"{_cell(total_in[n])} | {_cell(total_out[n])}"
                                                        for n in names) + " |")
     lines += ["", "| held-out run | figures refitted without it (in-sample -> held-out) |", "|---|---|"]
