@@ -17,8 +17,8 @@ import importlib
 import sys
 
 from . import __version__
-from .arguments import (Parser, add_topology_arguments, check_distinct_outputs, check_topology_conflicts,
-                        refuse_unused)
+from .arguments import (Parser, add_plugin_argument, add_topology_arguments, check_distinct_outputs,
+                        check_topology_conflicts, load_plugin_arguments, refuse_unused)
 from .errors import DeadlockError, SimCollectiveError, TopologyError, UserInputError, VerificationError
 from .parsing import check_exclusive, check_output_path, format_time, write_json
 
@@ -94,6 +94,7 @@ def _add_run_parser(sub) -> None:
                         f"linear, the study's order, or a file of GPU ids (default: {D['placement']})")
     p.add_argument("--seed", default=str(D["seed"]), help=f"seed of the inputs (default: {D['seed']})")
     _add_run_groups(p, D)
+    add_plugin_argument(p)
     p.set_defaults(func=cmd_run)
 
 
@@ -319,6 +320,7 @@ def main(argv=None) -> int:
     try:
         parser = build_parser()
         args = parser.parse_args(argv)
+        load_plugin_arguments(args)
         return args.func(args)
     except VerificationError as exc:
         print(f"simcollective: verification FAILED: {exc}", file=sys.stderr)

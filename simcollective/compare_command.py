@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from .arguments import add_topology_arguments
+from .arguments import add_plugin_argument, add_topology_arguments
 from .errors import UserInputError
 from .parsing import check_output_path, parse_int, parse_size, parse_topology_opts, write_json
 
@@ -44,6 +44,7 @@ def add_parser(sub) -> None:
     p.add_argument("--fit-at", metavar="SIZE[,SIZE...]",
                    help="the log's sizes to fit (one: ratio 1 by bisection; several: the largest |ln ratio| "
                         "minimised by golden-section search)")
+    add_plugin_argument(p)
     p.set_defaults(func=cmd_compare)
 
 
