@@ -34,6 +34,7 @@ from .arguments import add_plugin_argument, check_distinct_outputs, check_topolo
 from .algorithms.registry import COLLECTIVES
 from .bench_flags import AVERAGES, NCCL_TYPES, STAND_INS, add_nccl_flags, combine_times, dtype_of, nccl_settings
 from .errors import UserInputError
+from .run_config import SCHEMA_VERSION
 from .parsing import check_output_path, parse_int, parse_topology_opts, write_json, writing
 from .units import parse_size
 
@@ -166,8 +167,9 @@ def format_header(base, plan_info: dict, minbytes: int, maxbytes: int, factor, s
         f"{AVERAGES[nccl['average']]} over processes (-a {nccl['average']})",
     ]
     if nccl["type"] in STAND_INS:
+        checked = f"; the values verified are {STAND_INS[nccl['type']]}'s" if nccl["check"] else ""
         lines.append(f"# {nccl['type']} runs with {STAND_INS[nccl['type']]} data (the same width: the times are "
-                     f"{nccl['type']}'s; the values verified are {STAND_INS[nccl['type']]}'s)")
+                     f"{nccl['type']}'s{checked})")
     lines += [
         f"# Collective test starting: {coll.perf}",
         f"# nThread {nccl['threads']} nGpus {nccl['gpus']} minBytes {minbytes} maxBytes {maxbytes} step: {stepdesc} "
@@ -319,7 +321,7 @@ def cmd_bench(args) -> int:
     if not quiet:
         print(format_footer([nccl_units(r) for r in rows], coll.name))
     if args.json:
-        write_json([nccl_units(r) for r in rows], args.json)
+        write_json([{**nccl_units(r), "schema_version": SCHEMA_VERSION} for r in rows], args.json)
     if args.csv:
         _write_csv(rows, args.csv)
     return 0

@@ -9,6 +9,7 @@ from pathlib import Path
 from .arguments import add_plugin_argument, add_topology_arguments
 from .errors import UserInputError
 from .parsing import check_output_path, parse_int, parse_size, parse_topology_opts, write_json
+from .run_config import SCHEMA_VERSION
 
 __all__ = ["add_parser", "cmd_compare", "plot"]
 
@@ -76,7 +77,7 @@ def cmd_compare(args) -> int:
     if args.plot:
         plot(result, args.plot)
     if args.json:
-        write_json(result, args.json)
+        write_json({"schema_version": SCHEMA_VERSION, **result}, args.json)
     if args.json != "-":
         print(format_table(result))
         if args.plot:
