@@ -61,7 +61,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 def _add_run_parser(sub) -> None:
     from .algorithms import load_all
-    from .algorithms.registry import ALGORITHMS, COLLECTIVES
+    from .algorithms.registry import ALGORITHMS, COLLECTIVES, algorithms_for
     from .placement import PLACEMENTS
     from .simulate import run_defaults
 
@@ -77,9 +77,10 @@ def _add_run_parser(sub) -> None:
     add_topology_arguments(p)
     p.add_argument("--collective", default="allreduce", metavar="NAME",
                    help=f"{names} (default: allreduce)")
-    p.add_argument("--algorithm", required=True, metavar="NAME",
-                   help=f"allreduce dense: {', '.join(dense)}; sparse: {', '.join(sparse)}; "
-                        "other collectives: see 'simcollective algorithms'")
+    p.add_argument("--algorithm", metavar="NAME",
+                   help=f"required; allreduce dense: {', '.join(dense)}; allreduce sparse: {', '.join(sparse)}; "
+                        + "; ".join(f"{c}: {', '.join(sorted(algorithms_for(c)))}" for c in COLLECTIVES[1:])
+                        + " ('simcollective algorithms' describes them)")
     p.add_argument("--elements", metavar="N",
                    help="count as NCCL takes it: the vector length (allreduce, broadcast, reduce) or "
                         "per-rank count (allgather: send, reduce-scatter: receive, alltoall: per peer), e.g. 32M")
@@ -150,6 +151,7 @@ def config_from_args(args):
     from .algorithms.registry import OPTION_FLAGS
     from .simulate import RunConfig
 
+    _check_missing(args)
     check_topology_conflicts(args)
     check_exclusive(args.density, args.k, ("--density", "--k"))
     if (args.elements is None) == (args.bytes is None):
@@ -185,6 +187,20 @@ def config_from_args(args):
     )
     refuse_unused(args, _unused_by_run(args))    # after the values' own checks
     return config
+
+
+def _check_missing(args) -> None:
+    """``run`` without an algorithm or a size: one line saying what is missing."""
+    from .algorithms.registry import algorithms_for, check_collective
+
+    missing = []
+    if args.algorithm is None:
+        names = ", ".join(sorted(algorithms_for(check_collective(args.collective))))
+        missing.append(f"--algorithm NAME (for {args.collective}: {names})")
+    if args.elements is None and args.bytes is None:
+        missing.append("a size (--elements N or --bytes B)")
+    if missing:
+        raise UserInputError(f"run needs {' and '.join(missing)}")
 
 
 def _unused_by_run(args) -> dict:
