@@ -5,6 +5,7 @@ a plugin that fails is one line naming it."""
 import csv
 import json
 import multiprocessing
+import sys
 from pathlib import Path
 
 import pytest
@@ -147,3 +148,39 @@ def test_compare_simulates_a_plugin_algorithm(capsys):
     ring = json.loads(out)
     assert mine["algorithm"] == NAME and len(mine["rows"]) == len(ring["rows"]) == 3
     assert [r["simulated_time_us"] for r in mine["rows"]] == [r["simulated_time_us"] for r in ring["rows"]]
+
+
+def test_an_installed_distribution_s_entry_point_is_loaded_by_every_command(capsys, tmp_path, monkeypatch):
+    """A package installed with the entry point (its dist-info on the path, as pip leaves it)
+    registers its algorithm when the package's own load: ``run`` names it without --plugin."""
+    (tmp_path / "ep_algos.py").write_text(PLUGIN.read_text())
+    info = tmp_path / "ep_algos-0.1.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: ep-algos\nVersion: 0.1\n")
+    (info / "entry_points.txt").write_text(f"[{plugins.ENTRY_POINT_GROUP}]\nmine = ep_algos\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    assert plugins.load_entry_points() == [("allgather", NAME)]
+    code, out, err = run_cli(capsys, *RUN, "--algorithm", NAME)
+    assert code == 0, err
+    assert json.loads(out)["algorithm"] == NAME
+    monkeypatch.delitem(sys.modules, "ep_algos")
+    (info / "entry_points.txt").write_text(f"[{plugins.ENTRY_POINT_GROUP}]\nbroken = ep_missing_module\n")
+    with pytest.raises(UserInputError, match="entry point 'broken' .ep_missing_module. of group "
+                                             "'simcollective.algorithms' cannot be loaded: ModuleNotFoundError"):
+        plugins.load_entry_points()
+
+
+def test_job_runs_a_plugin_algorithm(capsys, tmp_path):
+    job = tmp_path / "job.toml"
+    body = ('topology = "abci"\nnodes = 2\n[communicators.tp]\nrule = "tp"\nsize = 4\n'
+            '[[steps]]\nname = "ag"\ncollective = "allgather"\ncommunicator = "tp"\nbytes = 262144\n'
+            'algorithm = "{}"\n')
+    job.write_text(body.format(NAME))
+    code, out, err = run_cli(capsys, "job", job, "--plugin", PLUGIN, "--json", "-")
+    assert code == 0, err
+    mine = json.loads(out)
+    job.write_text(body.format("ring"))
+    code, out, err = run_cli(capsys, "job", job, "--json", "-")
+    ring = json.loads(out)
+    assert [s["algorithm"] for s in mine["steps"]] == [NAME]
+    assert mine["makespan_s"] == ring["makespan_s"] and mine["verified"] is True
