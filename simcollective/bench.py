@@ -5,7 +5,9 @@ runs every size from ``-b`` to ``-e`` (times ``-f``, or plus ``-i`` bytes) in on
 verifies every rank's result at every size, and prints the table of nccl-tests'
 ``*_perf`` binaries with the same columns, units and layout (``size`` in bytes, ``count``
 in elements, ``type``, ``redop``, ``root``, time in us, algbw and busbw in GB/s = 1e9 B/s,
-``#wrong``), so the two outputs can be diffed.
+``#wrong``), so the two outputs can be diffed. Every other nccl-tests flag (``-t -g -n -w
+-m -c -a``, the types of ``-d``, and those refused) is described in
+:mod:`simcollective.bench_flags`.
 
 How sizes map to counts is nccl-tests': for allreduce, broadcast, reduce the count is
 ``size / itemsize``; for allgather, reduce-scatter and alltoall it is the per-rank share
@@ -18,7 +20,8 @@ ones (the simulation does not tell them apart), ``#wrong`` is 0 when every eleme
 rank was verified (a wrong result stops the command with exit status 3 instead), and
 alltoall's in-place ``#wrong`` is ``N/A`` as in nccl-tests.
 
-``--json`` writes the rows in the table's units (``time_us``, GB/s); ``--csv`` writes them
+``--json`` writes the rows in the table's units (``time_us``, GB/s; each row with the
+``schema_version`` of docs/schema.md); ``--csv`` writes them
 in SI units under a sweep table's column names (``bytes``, ``time_s`` in seconds, ``algbw``
 and ``busbw`` in bytes/s), as every CSV of the package is, so ``simcollective plot`` reads a
 bench CSV and a sweep's results table alike.
@@ -32,10 +35,11 @@ import sys
 from . import __version__
 from .arguments import add_plugin_argument, check_distinct_outputs, check_topology_conflicts, refuse_unused
 from .algorithms.registry import COLLECTIVES
-from .bench_flags import AVERAGES, NCCL_TYPES, STAND_INS, add_nccl_flags, combine_times, dtype_of, nccl_settings
+from .bench_flags import (AVERAGES, NCCL_TYPES, STAND_INS, add_nccl_flags, checks_off, combine_times, dtype_of,
+                          nccl_settings)
 from .errors import UserInputError
-from .run_config import SCHEMA_VERSION
 from .parsing import check_output_path, parse_int, parse_topology_opts, write_json, writing
+from .run_config import SCHEMA_VERSION
 from .units import parse_size
 
 __all__ = ["add_parser", "cmd_bench", "bench_sizes", "run_bench", "nccl_units", "format_table", "DEFAULT_ALGORITHM",
@@ -250,7 +254,7 @@ def _check_args(args, coll) -> None:
     check_distinct_outputs(json=args.json, csv=args.csv)
     if args.json == "-" and args.csv == "-":
         raise UserInputError("--json - and --csv - would both write to stdout; give a file to one of them")
-    if args.check is not None and args.check.strip() == "0":
+    if checks_off(args):
         refuse_unused(args, {dest: "with -c 0 (no check: size-only runs)" for dest in ("verify", "memory_budget",
                                                                                        "seed")})
     if args.verify != "auto":
@@ -277,14 +281,13 @@ def _base_config(args, coll, dtype: str):
         "chunk_size": parse_size(args.chunk_size, "--chunk-size") if args.chunk_size is not None else None,
         "allgather": args.allgather,
     }
-    nocheck = args.check is not None and args.check.strip() == "0"
     return RunConfig(
         topology=args.topology, nodes=parse_int(args.nodes, "--nodes", 1), topology_opts=parse_topology_opts(args.topology_opt),
         topology_file=args.topology_file, algorithm=args.algorithm or DEFAULT_ALGORITHM[coll.name],
         dtype=dtype, profile=args.profile, placement=args.placement, routing=args.routing,
         seed=parse_int(args.seed, "--seed", 0), options={k: v for k, v in options.items() if v is not None},
         density=parse_fraction(args.density, "--density") if args.density is not None else None,
-        verify="symbolic" if nocheck else args.verify, memory_budget=parse_size(args.memory_budget, "--memory-budget"),
+        verify="symbolic" if checks_off(args) else args.verify, memory_budget=parse_size(args.memory_budget, "--memory-budget"),
         collective=coll.name, root=parse_int(args.root, "-r", 0) if args.root is not None else None)
 
 

@@ -27,7 +27,7 @@ from __future__ import annotations
 from .errors import UserInputError
 from .parsing import parse_int
 
-__all__ = ["add_nccl_flags", "nccl_settings", "NCCL_TYPES", "STAND_INS", "REFUSED", "AVERAGES"]
+__all__ = ["add_nccl_flags", "nccl_settings", "dtype_of", "combine_times", "checks_off", "NCCL_TYPES", "STAND_INS", "REFUSED", "AVERAGES"]
 
 #: nccl-tests' type names for the simulator's own dtypes (``-d`` takes either)
 NCCL_TYPES = {"float32": "float", "float16": "half", "float64": "double", "int32": "int32"}
@@ -38,25 +38,25 @@ _NOT_SIMULATED = {t: "a 1-byte type: the simulator has no 1-byte data" for t in 
 #: ``-a`` values: how the processes' times combine (nccl-tests' names)
 AVERAGES = {0: "rank 0", 1: "mean", 2: "min", 3: "max"}
 
-#: nccl-tests flags that have no meaning in a simulation: (flags, help, why refused)
+#: nccl-tests flags that have no meaning in a simulation: (flags, dest, what, why refused)
 REFUSED = (
-    (("-z", "--blocking"), "nccl-tests: blocking mode",
+    (("-z", "--blocking"), "blocking", "nccl-tests: blocking mode",
      "each simulated operation runs alone on an idle network: there is no overlap of operations to block"),
-    (("-y", "--stream_null"), "nccl-tests: default stream", "there are no CUDA streams in the simulation"),
-    (("-T", "--timeout"), "nccl-tests: timeout in seconds", "a simulated run cannot hang on a GPU"),
-    (("-G", "--cudagraph"), "nccl-tests: CUDA graph replays", "there are no kernel launches to capture"),
-    (("-C", "--report_cputime"), "nccl-tests: report CPU time",
+    (("-y", "--stream_null"), "stream_null", "nccl-tests: default stream", "there are no CUDA streams in the simulation"),
+    (("-T", "--timeout"), "timeout", "nccl-tests: timeout in seconds", "a simulated run cannot hang on a GPU"),
+    (("-G", "--cudagraph"), "cudagraph", "nccl-tests: CUDA graph replays", "there are no kernel launches to capture"),
+    (("-C", "--report_cputime"), "report_cputime", "nccl-tests: report CPU time",
      "there is no CPU time in the simulation; the time column is the simulated time"),
-    (("-R", "--local_register"), "nccl-tests: buffer registration",
+    (("-R", "--local_register"), "local_register", "nccl-tests: buffer registration",
      "buffer registration is not modelled"),
-    (("-N", "--run_cycles"), "nccl-tests: repeat the sweep",
+    (("-N", "--run_cycles"), "run_cycles", "nccl-tests: repeat the sweep",
      "the simulation is deterministic: every cycle would print the same rows"),
-    (("-I", "--report_timestamps"), "nccl-tests: per-iteration timing columns",
+    (("-I",), "iteration_timing", "nccl-tests: per-iteration timing columns",
      "every iteration of a simulation takes the same time"),
-    (("-K", "--skip_iters"), "nccl-tests: skip the first iterations of -I",
+    (("-K",), "skip_iterations", "nccl-tests: skip the first iterations of -I",
      "every iteration of a simulation takes the same time"),
-    (("-u", "--unalign"), "nccl-tests: misalign buffers", "memory alignment is not modelled"),
-    (("-p", "--parallel_init"), "nccl-tests: parallel communicator init",
+    (("-u",), "unalign", "nccl-tests: misalign buffers", "memory alignment is not modelled"),
+    (("-p", "--parallel_init"), "parallel_init", "nccl-tests: parallel communicator init",
      "communicator initialisation is not simulated"),
 )
 
@@ -78,8 +78,8 @@ def add_nccl_flags(p) -> None:
                         "(default: 1)")
     g.add_argument("-a", "--average", metavar="0|1|2|3",
                    help="combine the processes' times: 0 rank 0, 1 mean, 2 min, 3 max (default: 1)")
-    for flags, what, _why in REFUSED:
-        g.add_argument(*flags, dest=flags[1][2:], metavar="V", help=f"{what}: refused (no meaning in a simulation)")
+    for flags, dest, what, _why in REFUSED:
+        g.add_argument(*flags, dest=dest, metavar="V", help=f"{what}: refused (no meaning in a simulation)")
 
 
 def _int_flag(args, dest: str, flag: str, default: int, lo: int, hi: int | None = None) -> int:
@@ -113,10 +113,10 @@ def dtype_of(name: str) -> tuple:
 def nccl_settings(args, machine_gpus: int) -> dict:
     """The nccl-tests flags of ``args`` checked: ``procs, threads, gpus, ranks, iters,
     warmup, agg, check, average``, every refused flag that was given an error."""
-    for flags, _what, why in REFUSED:
-        value = getattr(args, flags[1][2:])
+    for flags, dest, _what, why in REFUSED:
+        value = getattr(args, dest)
         if value is not None:
-            raise UserInputError(f"{flags[0]}/{flags[1]} {value}: not simulated: {why}; drop it")
+            raise UserInputError(f"{'/'.join(flags)} {value}: not simulated: {why}; drop it")
     threads = _int_flag(args, "nthreads", "-t", 1, 1)
     gpus = _int_flag(args, "ngpus", "-g", 1, 1)
     per_proc = threads * gpus
@@ -153,3 +153,8 @@ def combine_times(finish: list, per_proc: int, average: int) -> float:
     if average == 3:
         return max(procs)
     return sum(procs) / len(procs)
+
+
+def checks_off(args) -> bool:
+    """``-c 0``: no correctness check (size-only runs)."""
+    return args.check is not None and parse_int(args.check, "-c", 0) == 0

@@ -89,12 +89,12 @@ def test_stand_in_types_time_as_their_width(capsys, nccl, same):
     assert f"# {nccl} runs with" in _table(capsys, *BC, "-d", nccl)
 
 
-@pytest.mark.parametrize("flags", [f for f, _w, _y in REFUSED])
+@pytest.mark.parametrize("flags", [f for f, _d, _w, _y in REFUSED])
 def test_flags_without_meaning_in_a_simulation_are_refused(capsys, flags):
     for flag in flags:
         code, out, err = run_cli(capsys, *BC, flag, "1")
         assert code == 2 and out == ""
-        assert err.startswith(f"simcollective: error: {flags[0]}/{flags[1]} 1: not simulated: ")
+        assert err.startswith(f"simcollective: error: {'/'.join(flags)} 1: not simulated: ")
         assert len(err.strip().splitlines()) == 1
 
 
