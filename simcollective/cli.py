@@ -48,6 +48,7 @@ def build_parser() -> argparse.ArgumentParser:
     # listings -------------------------------------------------------------------------------
     p = sub.add_parser("algorithms", help="list the algorithms of every collective")
     p.add_argument("--collective", metavar="NAME", help=f"only this collective: {', '.join(COLLECTIVES)}")
+    add_plugin_argument(p)
     p.set_defaults(func=cmd_algorithms)
     p = sub.add_parser("topologies", help="list the topology presets (or describe one)")
     p.add_argument("--show", metavar="NAME", help="describe this preset built with --nodes")

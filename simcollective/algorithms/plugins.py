@@ -11,7 +11,8 @@ the package's own algorithm modules do::
         "One line for 'simcollective algorithms'."
         ...
 
-Every command that takes an algorithm (``run``, ``bench``, ``sweep``, ``compare``, ``job``)
+Every command that takes an algorithm (``run``, ``bench``, ``sweep``, ``compare``, ``job``, and
+``algorithms``, which lists them)
 loads the plugins named by ``--plugin MODULE_OR_FILE`` (repeatable) before it reads its
 inputs; a sweep's worker processes load them too. An installed package can instead declare
 its module in the entry-point group :data:`ENTRY_POINT_GROUP`, loaded with the package's

@@ -184,3 +184,10 @@ def test_job_runs_a_plugin_algorithm(capsys, tmp_path):
     ring = json.loads(out)
     assert [s["algorithm"] for s in mine["steps"]] == [NAME]
     assert mine["makespan_s"] == ring["makespan_s"] and mine["verified"] is True
+
+
+def test_algorithms_lists_a_plugin_s_algorithms(capsys):
+    code, out, err = run_cli(capsys, "algorithms", "--collective", "allgather", "--plugin", PLUGIN)
+    assert code == 0, err
+    assert f"  {NAME:<24} Ring allgather written as a user would: P - 1 steps, step s passes block r - s to r + 1." \
+        in out.splitlines()
