@@ -11,10 +11,10 @@ the package's own algorithm modules do::
         "One line for 'simcollective algorithms'."
         ...
 
-Every command that takes an algorithm (``run``, ``bench``, ``sweep``, ``compare``, ``job``, and
-``algorithms``, which lists them)
-loads the plugins named by ``--plugin MODULE_OR_FILE`` (repeatable) before it reads its
-inputs; a sweep's worker processes load them too. An installed package can instead declare
+Every command that takes an algorithm (``run``, ``bench``, ``sweep``, ``compare``, ``job``;
+and ``algorithms``, which lists them) loads the plugins named by ``--plugin
+MODULE_OR_FILE`` (repeatable) before it reads its inputs; a sweep's worker processes load
+them too. An installed package can instead declare
 its module in the entry-point group :data:`ENTRY_POINT_GROUP`, loaded with the package's
 own algorithms (so by every command and by the Python API)::
 
