@@ -227,7 +227,7 @@ def add_parser(subparsers) -> None:
     p.add_argument("-i", "--stepbytes", help="add this many bytes each step (default without -f: 1M)")
     p.add_argument("-d", "--datatype", default="float",
                    help="float (default), half, double, int32, bfloat16, uint32, int64, uint64 (the simulator's "
-                        "names float32, float16, float64 too)")
+                        "names float32, float16, float64 too; the 1-byte types and 'all' are refused)")
     p.add_argument("-o", "--op", default="sum", help="reduction: sum (the only one simulated)")
     p.add_argument("-r", "--root", help="root of broadcast/reduce (default 0)")
     add_nccl_flags(p)

@@ -63,7 +63,8 @@ REFUSED = (
 
 def add_nccl_flags(p) -> None:
     """nccl-tests' flags on ``bench``'s parser (sizes, types and roots are ``bench``'s own)."""
-    g = p.add_argument_group("nccl-tests flags (the simulation's meaning of each: 'simcollective bench' docs)")
+    g = p.add_argument_group("nccl-tests flags (each with nccl-tests' meaning; those without one in a simulation "
+                             "are refused, saying why)")
     g.add_argument("-t", "--nthreads", metavar="T", help="threads per process (default: 1)")
     g.add_argument("-g", "--ngpus", metavar="G", help="GPUs per thread (default: 1)")
     g.add_argument("--procs", metavar="N",
