@@ -39,6 +39,8 @@ ROOT = Path(__file__).resolve().parents[1]
 #: objects whose keys are data (phase names, link types, options), not fixed keys
 MAPS = ("phases", "bytes_by_link_type", "options", "null_reasons", "topology_opts", "read", "applied",
         "overridden", "not_modelled", "diagnostic")
+#: objects whose keys are names, each value an object of fixed keys
+NAMED = ("communicators",)
 
 
 def documented(section: str) -> set:
@@ -49,7 +51,8 @@ def documented(section: str) -> set:
 
 
 def written(obj, prefix="") -> set:
-    """Every key of a JSON value, nested ones as ``a.b`` and ``a[].b``, maps not entered."""
+    """Every key of a JSON value, nested ones as ``a.b``, ``a[].b`` and (objects by name)
+    ``a.NAME.b``, maps not entered."""
     keys = set()
     items = obj if isinstance(obj, list) else [obj]
     for o in items:
@@ -59,7 +62,9 @@ def written(obj, prefix="") -> set:
             keys.add(prefix + k)
             if k in MAPS:
                 continue
-            if isinstance(v, dict):
+            if k in NAMED:
+                keys |= written(list(v.values()), f"{prefix}{k}.NAME.")
+            elif isinstance(v, dict):
                 keys |= written(v, f"{prefix}{k}.")
             elif isinstance(v, list) and v and isinstance(v[0], dict):
                 keys |= written(v, f"{prefix}{k}[].")
@@ -126,3 +131,9 @@ def test_every_sweep_column_is_documented(capsys, tmp_path):
     left = {c for c in columns - doc - set(INPUT_KEYS) if not c.startswith(patterns)}
     assert left == set()
     assert {c[4:] for c in columns if c.startswith("out_")} <= documented("run")
+
+
+def test_every_job_key_is_documented(capsys):
+    out = _json(capsys, "job", ROOT / "experiments" / "job_tp_dp.toml")
+    assert out["schema_version"] == SCHEMA_VERSION
+    assert written(out) - documented("job") == set()
