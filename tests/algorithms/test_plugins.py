@@ -191,3 +191,20 @@ def test_algorithms_lists_a_plugin_s_algorithms(capsys):
     assert code == 0, err
     assert f"  {NAME:<24} Ring allgather written as a user would: P - 1 steps, step s passes block r - s to r + 1." \
         in out.splitlines()
+
+
+def test_dask_workers_load_the_plugin(tmp_path):
+    """Dask's worker processes are spawned: nothing of this process's registry reaches them,
+    the sweep's plugin is loaded there from its absolute path."""
+    distributed = pytest.importorskip("distributed")
+    from simcollective.sweeps import run_sweep
+
+    config = {"name": "dplug", "fixed": {"topology": "abci", "nodes": 1, "collective": "allgather", "bytes": "64K"},
+              "grid": {"algorithm": [NAME, "ring"]}}
+    with distributed.LocalCluster(n_workers=1, processes=True, threads_per_worker=1,
+                                  dashboard_address=None) as cluster:
+        df = run_sweep(config, tmp_path / "d.csv", scheduler=cluster.scheduler_address, progress=False,
+                       plugins=[str(PLUGIN)])
+    assert df["ok"].all(), df["error"].tolist()
+    t = df.set_index("algorithm")["time_s"]
+    assert t[NAME] == t["ring"]
