@@ -8,8 +8,8 @@ does in a simulation:
   the launcher's ``mpirun -np N``. Ranks = procs x threads x GPUs, the first ones of the
   placement order; ``--procs`` defaults to filling the machine (its GPUs / (t x g)), so
   with no flag every GPU is a rank of its own process (``mpirun -np <GPUs> ... -g 1``).
-* ``-n`` iterations, ``-w`` warm-up iterations, ``-m 1`` aggregation and ``-c`` checks are
-  echoed in the header as nccl-tests prints them. The simulation is deterministic and each
+* ``-n`` iterations, ``-w`` warm-up iterations, ``-m 1`` aggregation, ``-c`` checks and
+  ``-G 0`` (no CUDA graph) are echoed in the header as nccl-tests prints them. The simulation is deterministic and each
   operation starts on an idle network, so the average over ``-n`` identical iterations is
   the one operation simulated and warm-up changes no time. ``-c 0`` turns verification off:
   size-only runs and ``#wrong`` printed ``N/A``, as nccl-tests prints it without a check.
@@ -44,7 +44,8 @@ REFUSED = (
      "each simulated operation runs alone on an idle network: there is no overlap of operations to block"),
     (("-y", "--stream_null"), "stream_null", "nccl-tests: default stream", "there are no CUDA streams in the simulation"),
     (("-T", "--timeout"), "timeout", "nccl-tests: timeout in seconds", "a simulated run cannot hang on a GPU"),
-    (("-G", "--cudagraph"), "cudagraph", "nccl-tests: CUDA graph replays", "there are no kernel launches to capture"),
+    (("-G", "--cudagraph"), "cudagraph", "nccl-tests: CUDA graph replays (0 only: no graph, echoed)",
+     "there are no kernel launches to capture (-G 0, no graph, is taken)"),
     (("-C", "--report_cputime"), "report_cputime", "nccl-tests: report CPU time",
      "there is no CPU time in the simulation; the time column is the simulated time"),
     (("-R", "--local_register"), "local_register", "nccl-tests: buffer registration",
@@ -116,6 +117,8 @@ def nccl_settings(args, machine_gpus: int) -> dict:
     warmup, agg, check, average``, every refused flag that was given an error."""
     for flags, dest, _what, why in REFUSED:
         value = getattr(args, dest)
+        if dest == "cudagraph" and value is not None and value.strip() == "0":
+            continue            # no graph: what the header's "graph: 0" says
         if value is not None:
             raise UserInputError(f"{'/'.join(flags)} {value}: not simulated: {why}; drop it")
     threads = _int_flag(args, "nthreads", "-t", 1, 1)

@@ -64,8 +64,8 @@ def test_average_combines_the_processes_times_as_nccl_tests(capsys):
 
 def test_iters_warmup_agg_and_check_are_echoed_and_change_no_time(capsys):
     plain = _rows(capsys, *BC)
-    assert _rows(capsys, *BC, "-n", "7", "-w", "3", "-m", "1", "-c", "2") == plain
-    out = _table(capsys, *BC, "-n", "7", "-w", "3", "-c", "2")
+    assert _rows(capsys, *BC, "-n", "7", "-w", "3", "-m", "1", "-c", "2", "-G", "0") == plain
+    out = _table(capsys, *BC, "-n", "7", "-w", "3", "-c", "2", "-G", "0")
     assert "warmup iters: 3 iters: 7 agg iters: 1 validation: 2 graph: 0" in out
     assert "warmup iters: 1 iters: 20 agg iters: 1 validation: 1 graph: 0" in _table(capsys, *BC)
 
