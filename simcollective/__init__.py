@@ -12,11 +12,12 @@ The heavy modules load on first use (``import simcollective`` stays fast for the
 """
 __version__ = "0.1.0"
 
-__all__ = ["run", "job", "sweep", "plot", "draw_topology", "load_results", "Result", "RunConfig", "Report", "run_allreduce",
+__all__ = ["run", "job", "sweep", "plot", "draw_topology", "load_results", "load_plugins", "Result", "RunConfig", "Report", "run_allreduce",
            "SimCollectiveError", "UserInputError", "TopologyError", "VerificationError", "DeadlockError"]
 
 _LAZY = {
     "run": "api", "job": "api", "sweep": "api", "plot": "api", "draw_topology": "api", "load_results": "api", "Result": "api",
+    "load_plugins": "api",
     "RunConfig": "simulate", "Report": "simulate", "run_allreduce": "simulate",
     "SimCollectiveError": "errors", "UserInputError": "errors", "TopologyError": "errors",
     "VerificationError": "errors", "DeadlockError": "errors",

@@ -32,7 +32,7 @@ from .errors import UserInputError
 from .parsing import check_exclusive
 from .simulate import Report, RunConfig, run_allreduce
 
-__all__ = ["run", "sweep", "plot", "draw_topology", "load_results", "Result", "job"]
+__all__ = ["run", "sweep", "plot", "draw_topology", "load_results", "Result", "job", "load_plugins"]
 
 
 class Result(Report):
@@ -115,14 +115,15 @@ def run(**kwargs) -> Result:
 
 
 def sweep(config=None, out=None, *, workers: int | None = 1, scheduler: str | None = None, progress: bool = False,
-          max_points: int | None = None, retry_failed: bool = False, **grid):
+          max_points: int | None = None, retry_failed: bool = False, plugins=(), **grid):
     """Run a sweep and return its results table (a pandas DataFrame).
 
     ``config``: a TOML path or a dict (``{"fixed": {...}, "grid": {...}}``); or leave it out
     and give the inputs as keywords: list values form the grid, scalars are fixed
     (``sweep(algorithm=["ring", "ring-ring"], elements="1M", nodes=[1, 2])``). ``out``: a
     ``.csv``/``.parquet`` path to keep (and resume) the table; by default a temporary file.
-    ``workers``: local processes (default 1: in this process).
+    ``workers``: local processes (default 1: in this process). ``plugins``: modules or ``.py``
+    files registering algorithms (as :func:`load_plugins`), loaded here and by every worker.
     """
     from .sweeps import run_sweep
 
@@ -136,7 +137,17 @@ def sweep(config=None, out=None, *, workers: int | None = 1, scheduler: str | No
     if out is None:
         out = Path(tempfile.mkdtemp(prefix="simcollective-sweep-")) / "results.csv"
     return run_sweep(config, out, workers=workers, scheduler=scheduler, progress=progress,
-                     max_points=max_points, retry_failed=retry_failed)
+                     max_points=max_points, retry_failed=retry_failed, plugins=tuple(plugins))
+
+
+def load_plugins(*specs) -> list:
+    """Import plugin modules (``"mypkg.algos"``) or ``.py`` files that register algorithms
+    with ``@simcollective.algorithms.register``, as ``--plugin`` does; return the
+    ``(collective, name)`` keys they registered. An import error is a
+    :class:`~simcollective.errors.UserInputError` naming the plugin."""
+    from .algorithms.plugins import load_plugins as load
+
+    return load(specs)
 
 
 def plot(data, x, y="time_s", *, ax=None, out=None, **kwargs):

@@ -20,7 +20,7 @@ from .errors import UserInputError
 
 __all__ = ["Parser", "given", "refuse_unused", "check_distinct_outputs", "add_topology_arguments",
            "add_nccl_version_argument",
-           "check_topology_conflicts", "topology_config"]
+           "check_topology_conflicts", "topology_config", "add_plugin_argument", "load_plugin_arguments"]
 
 #: the namespace attribute in which :class:`Parser` records the options given: dest -> flag
 GIVEN = "given_options"
@@ -188,3 +188,21 @@ def topology_config(args):
     check_topology_conflicts(args)
     return RunConfig(topology=args.topology, nodes=args.nodes, topology_opts=args.topology_opt,
                      topology_file=args.topology_file)
+
+
+# -- plugins (benchcli) ----------------------------------------------------------------------
+def add_plugin_argument(p: argparse.ArgumentParser) -> None:
+    """``--plugin MODULE_OR_FILE`` (repeatable) of the commands that take an algorithm."""
+    p.add_argument("--plugin", action="append", metavar="MODULE_OR_FILE",
+                   help="import this module or .py file first: the algorithms it registers (with "
+                        "@simcollective.algorithms.register) can be named; repeatable")
+
+
+def load_plugin_arguments(args) -> None:
+    """Load the ``--plugin`` modules given (if the command has the option): an import error
+    is one line naming the plugin."""
+    specs = getattr(args, "plugin", None)
+    if specs:
+        from .algorithms.plugins import load_plugins
+
+        load_plugins(specs)

@@ -5,7 +5,9 @@ runs every size from ``-b`` to ``-e`` (times ``-f``, or plus ``-i`` bytes) in on
 verifies every rank's result at every size, and prints the table of nccl-tests'
 ``*_perf`` binaries with the same columns, units and layout (``size`` in bytes, ``count``
 in elements, ``type``, ``redop``, ``root``, time in us, algbw and busbw in GB/s = 1e9 B/s,
-``#wrong``), so the two outputs can be diffed.
+``#wrong``), so the two outputs can be diffed. Every other nccl-tests flag (``-t -g -n -w
+-m -c -a``, the types of ``-d``, and those refused) is described in
+:mod:`simcollective.bench_flags`.
 
 How sizes map to counts is nccl-tests': for allreduce, broadcast, reduce the count is
 ``size / itemsize``; for allgather, reduce-scatter and alltoall it is the per-rank share
@@ -18,7 +20,8 @@ ones (the simulation does not tell them apart), ``#wrong`` is 0 when every eleme
 rank was verified (a wrong result stops the command with exit status 3 instead), and
 alltoall's in-place ``#wrong`` is ``N/A`` as in nccl-tests.
 
-``--json`` writes the rows in the table's units (``time_us``, GB/s); ``--csv`` writes them
+``--json`` writes the rows in the table's units (``time_us``, GB/s; each row with the
+``schema_version`` of docs/schema.md); ``--csv`` writes them
 in SI units under a sweep table's column names (``bytes``, ``time_s`` in seconds, ``algbw``
 and ``busbw`` in bytes/s), as every CSV of the package is, so ``simcollective plot`` reads a
 bench CSV and a sweep's results table alike.
@@ -30,9 +33,13 @@ import csv
 import sys
 
 from . import __version__
-from .arguments import check_distinct_outputs, check_topology_conflicts, refuse_unused
+from .arguments import add_plugin_argument, check_distinct_outputs, check_topology_conflicts, refuse_unused
+from .algorithms.registry import COLLECTIVES
+from .bench_flags import (AVERAGES, NCCL_TYPES, STAND_INS, add_nccl_flags, checks_off, combine_times, dtype_of,
+                          nccl_settings)
 from .errors import UserInputError
 from .parsing import check_output_path, parse_int, parse_topology_opts, write_json, writing
+from .run_config import SCHEMA_VERSION
 from .units import parse_size
 
 __all__ = ["add_parser", "cmd_bench", "bench_sizes", "run_bench", "nccl_units", "format_table", "DEFAULT_ALGORITHM",
@@ -44,9 +51,6 @@ DEFAULT_ALGORITHM = {
     "allreduce": "ring", "allgather": "ring", "reduce-scatter": "ring", "broadcast": "ring",
     "reduce": "binomial-tree", "alltoall": "pairwise",
 }
-#: nccl-tests' type names for the simulator's dtypes (``-d`` takes either)
-NCCL_TYPES = {"float32": "float", "float16": "half", "float64": "double", "int32": "int32"}
-_FROM_NCCL = {v: k for k, v in NCCL_TYPES.items()}
 
 _HEADER = """\
 #                                                              out-of-place                       in-place
@@ -84,20 +88,14 @@ def bench_sizes(minbytes: int, maxbytes: int, factor: int | None, step: int | No
     return sizes
 
 
-def _dtype(name: str) -> str:
-    if name in NCCL_TYPES:
-        return name
-    if name in _FROM_NCCL:
-        return _FROM_NCCL[name]
-    raise UserInputError(f"-d {name!r} is not supported; choose from: "
-                         f"{', '.join(list(_FROM_NCCL) + list(NCCL_TYPES))}")
-
-
-def run_bench(base, sizes: list[int], progress=None) -> list[dict]:
+def run_bench(base, sizes: list[int], progress=None, nccl: dict | None = None) -> list[dict]:
     """One verified simulation per size; rows with nccl-tests' columns (plus the run's
     algorithm, ranks and verification) in SI units: ``time_s`` in seconds, ``algbw`` and
     ``busbw`` in bytes/s (:func:`nccl_units` gives the us and GB/s nccl-tests prints).
-    ``base`` is a RunConfig (its ``bytes`` is set per size)."""
+    ``base`` is a RunConfig (its ``bytes`` is set per size). ``nccl``: the nccl-tests
+    settings (:func:`~simcollective.bench_flags.nccl_settings`): the type name printed, the
+    processes' time combined by ``-a`` and ``#wrong`` ``N/A`` without a check (``-c 0``);
+    by default one process per rank, ``-a 1``, checked."""
     from dataclasses import replace
 
     from .data.collectives import get_collective
@@ -108,19 +106,23 @@ def run_bench(base, sizes: list[int], progress=None) -> list[dict]:
     # validate everything once before the long work (the size is filled in per row)
     plan = resolve(replace(base, bytes=None, elements=1), graph)
     P, itemsize = plan.P, plan.dtype.itemsize
+    nccl = {"type": NCCL_TYPES[plan.dtype.name], "threads": 1, "gpus": 1, "average": 1, "check": 1, **(nccl or {})}
+    wrong = 0 if nccl["check"] else "N/A"
     rows = []
     for size in sizes:
         count = coll.count_from_bytes(size, P, itemsize)
         row = {
-            "size": coll.size_bytes(count, P, itemsize), "count": count, "type": NCCL_TYPES[plan.dtype.name],
+            "size": coll.size_bytes(count, P, itemsize), "count": count, "type": nccl["type"],
             "redop": "sum" if coll.reduces else "none", "root": -1 if plan.root is None else plan.root,
             "collective": coll.name, "algorithm": plan.algo.name, "ranks": P, "requested_bytes": size,
         }
         if count == 0:
-            row.update(time_s=0.0, algbw=0.0, busbw=0.0, wrong=0, verification="empty (count 0, not run)")
+            row.update(time_s=0.0, algbw=0.0, busbw=0.0, wrong=wrong, verification="empty (count 0, not run)")
         else:
             rep = run(replace(base, bytes=None, elements=count), graph=graph)
-            row.update(time_s=rep["time_s"], algbw=rep["algbw"], busbw=rep["busbw"], wrong=0,
+            t = combine_times(rep.result.finish, nccl["threads"] * nccl["gpus"], nccl["average"])
+            algbw = row["size"] / t if t > 0 else 0.0
+            row.update(time_s=t, algbw=algbw, busbw=algbw * coll.busbw_factor(P) if P > 1 else 0.0, wrong=wrong,
                        verification=rep["verification"])
         rows.append(row)
         if progress is not None:
@@ -150,12 +152,14 @@ def _time(us: float) -> str:
 
 def _row(r: dict, collective: str) -> str:
     head = f"{r['size']:12d}  {r['count']:12d}  {r['type']:>8}  {r['redop']:>6}  {r['root']:6d}"
-    block = f"  {_time(r['time_us'])}  {r['algbw']:6.2f}  {r['busbw']:6.2f}  {r['wrong']:6d}"
+    block = f"  {_time(r['time_us'])}  {r['algbw']:6.2f}  {r['busbw']:6.2f}  {r['wrong']:>6}"
     inplace = block if collective != "alltoall" else block[:-6] + f"{'N/A':>6}"
     return head + block + inplace
 
 
-def format_header(base, plan_info: dict, minbytes: int, maxbytes: int, factor, step) -> str:
+def format_header(base, plan_info: dict, minbytes: int, maxbytes: int, factor, step, nccl: dict) -> str:
+    """nccl-tests' header: the settings line with ``-t -g -n -w -m -c`` as given, one device
+    line per rank (its process as ``Pid``, its GPU's index in its server as ``device``)."""
     from .data.collectives import get_collective
 
     coll = get_collective(base.collective)
@@ -163,14 +167,26 @@ def format_header(base, plan_info: dict, minbytes: int, maxbytes: int, factor, s
     lines = [
         f"# simcollective {__version__} bench (simulated): {coll.name}, algorithm {plan_info['algorithm']}, "
         f"{plan_info['ranks']} ranks on {plan_info['where']}, profile {base.profile}",
+        f"# {nccl['procs']} process(es) x {nccl['threads']} thread(s) x {nccl['gpus']} GPU(s); time: "
+        f"{AVERAGES[nccl['average']]} over processes (-a {nccl['average']})",
+    ]
+    if nccl["type"] in STAND_INS:
+        checked = f"; the values verified are {STAND_INS[nccl['type']]}'s" if nccl["check"] else ""
+        lines.append(f"# {nccl['type']} runs with {STAND_INS[nccl['type']]} data (the same width: the times are "
+                     f"{nccl['type']}'s{checked})")
+    lines += [
         f"# Collective test starting: {coll.perf}",
-        f"# nThread 1 nGpus {plan_info['ranks']} minBytes {minbytes} maxBytes {maxbytes} step: {stepdesc} "
-        f"warmup iters: 0 iters: 1 agg iters: 1 validation: 1 graph: 0",
+        f"# nThread {nccl['threads']} nGpus {nccl['gpus']} minBytes {minbytes} maxBytes {maxbytes} step: {stepdesc} "
+        f"warmup iters: {nccl['warmup']} iters: {nccl['iters']} agg iters: {nccl['agg']} "
+        f"validation: {nccl['check']} graph: 0",
         "#",
         "# Using devices",
     ]
+    per_proc, local = nccl["threads"] * nccl["gpus"], {}
     for r, (gpu, server, model) in enumerate(plan_info["devices"]):
-        lines.append(f"#  Rank {r:2d} Group  0 Pid      0 on {('node' + str(server)):>10} device {r:2d} [{gpu}] {model}")
+        dev = local[server] = local.get(server, -1) + 1
+        lines.append(f"#  Rank {r:2d} Group  0 Pid {r // per_proc:6d} on {('node' + str(server)):>10} "
+                     f"device {dev:2d} [{gpu}] {model}")
     lines += ["#", _HEADER]
     return "\n".join(lines)
 
@@ -195,12 +211,13 @@ def add_parser(subparsers) -> None:
     from .arguments import add_nccl_version_argument, add_topology_arguments
 
     p = subparsers.add_parser(
-        "bench", help="nccl-tests for the simulator: every size in one command, the *_perf table",
+        "bench", help="nccl-tests for the simulator: its flags, every size in one command, the *_perf table",
         description="Simulate a collective at every size from -b to -e (x -f or + -i), verify every "
-                    "rank's result at each, and print the nccl-tests table (same columns, units, layout).")
+                    "rank's result at each, and print the nccl-tests table (same columns, units, layout). "
+                    "Every nccl-tests flag is taken with its meaning there, or refused saying why.")
     add_topology_arguments(p)
-    p.add_argument("--collective", default="allreduce",
-                   help="allreduce (default), allgather, reduce-scatter, broadcast, reduce, alltoall")
+    p.add_argument("--collective", default="allreduce", metavar="NAME",
+                   help=f"{', '.join(COLLECTIVES)} (default: allreduce)")
     p.add_argument("--algorithm", metavar="NAME",
                    help="algorithm of the collective (default: " +
                         ", ".join(f"{c} {a}" for c, a in DEFAULT_ALGORITHM.items()) + ")")
@@ -208,34 +225,39 @@ def add_parser(subparsers) -> None:
     p.add_argument("-e", "--maxbytes", default="32M", help="last size in bytes (default: 32M)")
     p.add_argument("-f", "--stepfactor", help="multiply the size by this (>= 2) each step")
     p.add_argument("-i", "--stepbytes", help="add this many bytes each step (default without -f: 1M)")
-    p.add_argument("-g", "--ngpus", metavar="P", help="ranks: the first P GPUs in placement order (default: all)")
-    p.add_argument("-d", "--datatype", default="float", help="float (default), half, double, int32")
+    p.add_argument("-d", "--datatype", default="float",
+                   help="float (default), half, double, int32, bfloat16, uint32, int64, uint64 (the simulator's "
+                        "names float32, float16, float64 too; the 1-byte types and 'all' are refused)")
     p.add_argument("-o", "--op", default="sum", help="reduction: sum (the only one simulated)")
     p.add_argument("-r", "--root", help="root of broadcast/reduce (default 0)")
-    p.add_argument("--placement", default="linear", metavar="linear|study|PATH")
-    p.add_argument("--group-size", metavar="L", help="ranks per group for two-level algorithms")
-    p.add_argument("--chunk-size", metavar="BYTES", help="pipelining chunk size of algorithms that take one")
-    p.add_argument("--allgather", choices=("direct", "ring", "recursive-doubling"),
+    add_nccl_flags(p)
+    s = p.add_argument_group("simulation")
+    s.add_argument("--placement", default="linear", metavar="linear|study|PATH")
+    s.add_argument("--group-size", metavar="L", help="ranks per group for two-level algorithms")
+    s.add_argument("--chunk-size", metavar="BYTES", help="pipelining chunk size of algorithms that take one")
+    s.add_argument("--allgather", choices=("direct", "ring", "recursive-doubling"),
                    help="allgather variant of the sparse algorithms that take one")
-    p.add_argument("--density", metavar="D", help="sparse algorithms: nonzeros per rank as a fraction")
-    p.add_argument("--seed", default="1", help="seed of the inputs (default: 1)")
-    p.add_argument("--verify", default="auto", choices=("auto", "full", "symbolic"),
-                   help="full data, size-only, or auto by --memory-budget (default: auto)")
-    p.add_argument("--memory-budget", default="1G", metavar="BYTES")
-    add_nccl_version_argument(p)
-    p.add_argument("--json", metavar="PATH|-", help="write the rows as JSON (- for stdout)")
-    p.add_argument("--csv", metavar="PATH|-", help="write the rows as CSV (- for stdout)")
+    s.add_argument("--density", metavar="D", help="sparse algorithms: nonzeros per rank as a fraction")
+    s.add_argument("--seed", default="1", help="seed of the inputs (default: 1)")
+    s.add_argument("--verify", default="auto", choices=("auto", "full", "symbolic"),
+                   help="full data, size-only, or auto by --memory-budget (default: auto; -c 0: symbolic)")
+    s.add_argument("--memory-budget", default="1G", metavar="BYTES")
+    s.add_argument("--json", metavar="PATH|-", help="write the rows as JSON (- for stdout; keys: docs/schema.md)")
+    s.add_argument("--csv", metavar="PATH|-", help="write the rows as CSV in SI units (- for stdout)")
+    add_nccl_version_argument(s)
+    add_plugin_argument(p)
     p.set_defaults(func=cmd_bench)
 
 
-def cmd_bench(args) -> int:
-    from .data.collectives import get_collective
-    from .simulate import RunConfig, build_graph, resolve
-    from .units import parse_fraction
-
-    coll = get_collective(args.collective)
+def _check_args(args, coll) -> None:
+    """The checks of ``bench``'s options that need no machine, before any work."""
     check_topology_conflicts(args)
     check_distinct_outputs(json=args.json, csv=args.csv)
+    if args.json == "-" and args.csv == "-":
+        raise UserInputError("--json - and --csv - would both write to stdout; give a file to one of them")
+    if checks_off(args):
+        refuse_unused(args, {dest: "with -c 0 (no check: size-only runs)" for dest in ("verify", "memory_budget",
+                                                                                       "seed")})
     if args.verify != "auto":
         refuse_unused(args, {"memory_budget": f"with --verify {args.verify} (only --verify auto reads it)"})
     if args.verify == "symbolic":
@@ -243,29 +265,52 @@ def cmd_bench(args) -> int:
     check_output_path(args.json, "--json")
     check_output_path(args.csv, "--csv")
     if args.op != "sum":
-        raise UserInputError(f"-o {args.op!r}: only sum is simulated")
+        raise UserInputError(f"-o {args.op!r}: only sum is simulated (nccl-tests' prod, max, min, avg, mulsum "
+                             "and all are not)")
     if args.root is not None and not coll.rooted:
         raise UserInputError(f"-r/--root applies to broadcast and reduce, not to {coll.name}")
-    factor = parse_int(args.stepfactor, "-f", 0) if args.stepfactor is not None else None
-    step = parse_size(args.stepbytes, "-i") if args.stepbytes is not None else None
-    minbytes, maxbytes = parse_size(args.minbytes, "-b"), parse_size(args.maxbytes, "-e")
-    sizes = bench_sizes(minbytes, maxbytes, factor, step)
+    if args.root is not None and args.root.strip() == "all":
+        raise UserInputError("-r all: give one root per command (every root is one run of its own)")
+
+
+def _base_config(args, coll, dtype: str):
+    from .simulate import RunConfig
+    from .units import parse_fraction
+
     options = {
         "group_size": parse_int(args.group_size, "--group-size", 1) if args.group_size is not None else None,
         "chunk_size": parse_size(args.chunk_size, "--chunk-size") if args.chunk_size is not None else None,
         "allgather": args.allgather,
     }
-    base = RunConfig(
+    return RunConfig(
         topology=args.topology, nodes=parse_int(args.nodes, "--nodes", 1), topology_opts=parse_topology_opts(args.topology_opt),
         topology_file=args.topology_file, algorithm=args.algorithm or DEFAULT_ALGORITHM[coll.name],
-        gpus=parse_int(args.ngpus, "-g", 1) if args.ngpus is not None else None, dtype=_dtype(args.datatype),
-        profile=args.profile, placement=args.placement, routing=args.routing, seed=parse_int(args.seed, "--seed", 0),
-        options={k: v for k, v in options.items() if v is not None},
+        dtype=dtype, profile=args.profile, placement=args.placement, routing=args.routing,
+        seed=parse_int(args.seed, "--seed", 0), options={k: v for k, v in options.items() if v is not None},
         density=parse_fraction(args.density, "--density") if args.density is not None else None,
-        verify=args.verify, memory_budget=parse_size(args.memory_budget, "--memory-budget"),
+        verify="symbolic" if checks_off(args) else args.verify, memory_budget=parse_size(args.memory_budget, "--memory-budget"),
         collective=coll.name, root=parse_int(args.root, "-r", 0) if args.root is not None else None,
         nccl_version=args.nccl_version)
+
+
+def cmd_bench(args) -> int:
+    from dataclasses import replace
+
+    from .data.collectives import get_collective
+    from .simulate import build_graph, resolve
+
+    coll = get_collective(args.collective)
+    _check_args(args, coll)
+    factor = parse_int(args.stepfactor, "-f", 0) if args.stepfactor is not None else None
+    step = parse_size(args.stepbytes, "-i") if args.stepbytes is not None else None
+    minbytes, maxbytes = parse_size(args.minbytes, "-b"), parse_size(args.maxbytes, "-e")
+    sizes = bench_sizes(minbytes, maxbytes, factor, step)
+    type_name, dtype = dtype_of(args.datatype)
+    base = _base_config(args, coll, dtype)
     graph = build_graph(base)
+    machine = resolve(replace(base, bytes=None, elements=1), graph).P
+    nccl = {**nccl_settings(args, machine), "type": type_name}
+    base = replace(base, gpus=nccl["ranks"] if nccl["ranks"] != machine else None)
     plan = resolve(base, graph)     # every bad input fails here, before the first size
     nodes = graph.nodes
     info = {
@@ -273,17 +318,15 @@ def cmd_bench(args) -> int:
         "where": base.topology_file or f"{base.topology} ({base.nodes} node{'s' if base.nodes != 1 else ''})",
         "devices": [(g, nodes[g].get("server", 0), nodes[g].get("model", "GPU")) for g in plan.placement],
     }
-    if args.json == "-" and args.csv == "-":
-        raise UserInputError("--json - and --csv - would both write to stdout; give a file to one of them")
     quiet = args.json == "-" or args.csv == "-"
     if not quiet:
-        print(format_header(base, info, minbytes, maxbytes, factor, step), flush=True)
-    rows = run_bench(base, sizes, progress=None if quiet else
+        print(format_header(base, info, minbytes, maxbytes, factor, step, nccl), flush=True)
+    rows = run_bench(base, sizes, nccl=nccl, progress=None if quiet else
                      (lambda row: print(_row(nccl_units(row), coll.name), flush=True)))
     if not quiet:
         print(format_footer([nccl_units(r) for r in rows], coll.name))
     if args.json:
-        write_json([nccl_units(r) for r in rows], args.json)
+        write_json([{**nccl_units(r), "schema_version": SCHEMA_VERSION} for r in rows], args.json)
     if args.csv:
         _write_csv(rows, args.csv)
     return 0

@@ -17,8 +17,8 @@ import importlib
 import sys
 
 from . import __version__
-from .arguments import (Parser, add_nccl_version_argument, add_topology_arguments, check_distinct_outputs,
-                        check_topology_conflicts, refuse_unused)
+from .arguments import (Parser, add_nccl_version_argument, add_plugin_argument, add_topology_arguments,
+                        check_distinct_outputs, check_topology_conflicts, load_plugin_arguments, refuse_unused)
 from .errors import DeadlockError, SimCollectiveError, TopologyError, UserInputError, VerificationError
 from .parsing import check_exclusive, check_output_path, format_time, write_json
 
@@ -48,6 +48,7 @@ def build_parser() -> argparse.ArgumentParser:
     # listings -------------------------------------------------------------------------------
     p = sub.add_parser("algorithms", help="list the algorithms of every collective")
     p.add_argument("--collective", metavar="NAME", help=f"only this collective: {', '.join(COLLECTIVES)}")
+    add_plugin_argument(p)
     p.set_defaults(func=cmd_algorithms)
     p = sub.add_parser("topologies", help="list the topology presets (or describe one)")
     p.add_argument("--show", metavar="NAME", help="describe this preset built with --nodes")
@@ -61,7 +62,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 def _add_run_parser(sub) -> None:
     from .algorithms import load_all
-    from .algorithms.registry import ALGORITHMS, COLLECTIVES
+    from .algorithms.registry import ALGORITHMS, COLLECTIVES, algorithms_for
     from .placement import PLACEMENTS
     from .simulate import run_defaults
 
@@ -77,9 +78,10 @@ def _add_run_parser(sub) -> None:
     add_topology_arguments(p)
     p.add_argument("--collective", default="allreduce", metavar="NAME",
                    help=f"{names} (default: allreduce)")
-    p.add_argument("--algorithm", required=True, metavar="NAME",
-                   help=f"allreduce dense: {', '.join(dense)}; sparse: {', '.join(sparse)}; "
-                        "other collectives: see 'simcollective algorithms'")
+    p.add_argument("--algorithm", metavar="NAME",
+                   help=f"required; allreduce dense: {', '.join(dense)}; allreduce sparse: {', '.join(sparse)}; "
+                        + "; ".join(f"{c}: {', '.join(sorted(algorithms_for(c)))}" for c in COLLECTIVES[1:])
+                        + " ('simcollective algorithms' describes them)")
     p.add_argument("--elements", metavar="N",
                    help="count as NCCL takes it: the vector length (allreduce, broadcast, reduce) or "
                         "per-rank count (allgather: send, reduce-scatter: receive, alltoall: per peer), e.g. 32M")
@@ -95,6 +97,7 @@ def _add_run_parser(sub) -> None:
     p.add_argument("--seed", default=str(D["seed"]), help=f"seed of the inputs (default: {D['seed']})")
     add_nccl_version_argument(p)
     _add_run_groups(p, D)
+    add_plugin_argument(p)
     p.set_defaults(func=cmd_run)
 
 
@@ -150,6 +153,7 @@ def config_from_args(args):
     from .algorithms.registry import OPTION_FLAGS
     from .simulate import RunConfig
 
+    _check_missing(args)
     check_topology_conflicts(args)
     check_exclusive(args.density, args.k, ("--density", "--k"))
     if (args.elements is None) == (args.bytes is None):
@@ -186,6 +190,20 @@ def config_from_args(args):
     )
     refuse_unused(args, _unused_by_run(args))    # after the values' own checks
     return config
+
+
+def _check_missing(args) -> None:
+    """``run`` without an algorithm or a size: one line saying what is missing."""
+    from .algorithms.registry import algorithms_for, check_collective
+
+    missing = []
+    if args.algorithm is None:
+        names = ", ".join(sorted(algorithms_for(check_collective(args.collective))))
+        missing.append(f"--algorithm NAME (for {args.collective}: {names})")
+    if args.elements is None and args.bytes is None:
+        missing.append("a size (--elements N or --bytes B)")
+    if missing:
+        raise UserInputError(f"run needs {' and '.join(missing)}")
 
 
 def _unused_by_run(args) -> dict:
@@ -321,6 +339,7 @@ def main(argv=None) -> int:
     try:
         parser = build_parser()
         args = parser.parse_args(argv)
+        load_plugin_arguments(args)
         return args.func(args)
     except VerificationError as exc:
         print(f"simcollective: verification FAILED: {exc}", file=sys.stderr)

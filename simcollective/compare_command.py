@@ -6,9 +6,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from .arguments import add_nccl_version_argument, add_topology_arguments
+from .arguments import add_nccl_version_argument, add_plugin_argument, add_topology_arguments
 from .errors import UserInputError
 from .parsing import check_output_path, parse_int, parse_size, parse_topology_opts, write_json
+from .run_config import SCHEMA_VERSION
 
 __all__ = ["add_parser", "cmd_compare", "plot"]
 
@@ -46,6 +47,7 @@ def add_parser(sub) -> None:
     p.add_argument("--fit-at", metavar="SIZE[,SIZE...]",
                    help="the log's sizes to fit (one: ratio 1 by bisection; several: the largest |ln ratio| "
                         "minimised by golden-section search)")
+    add_plugin_argument(p)
     p.set_defaults(func=cmd_compare)
 
 
@@ -77,7 +79,7 @@ def cmd_compare(args) -> int:
     if args.plot:
         plot(result, args.plot)
     if args.json:
-        write_json(result, args.json)
+        write_json({"schema_version": SCHEMA_VERSION, **result}, args.json)
     if args.json != "-":
         print(format_table(result))
         if args.plot:

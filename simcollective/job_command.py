@@ -3,6 +3,7 @@ once (the job description: :mod:`simcollective.jobs.spec`)."""
 
 from __future__ import annotations
 
+from .arguments import add_plugin_argument
 from .parsing import check_output_path, write_json
 
 __all__ = ["add_parser", "cmd_job"]
@@ -21,6 +22,7 @@ def add_parser(sub) -> None:
     p.add_argument("--trace", metavar="PATH", help="write a Perfetto trace: one track per communicator group")
     p.add_argument("--no-alone", action="store_true",
                    help="skip the runs of each collective alone (no slowdowns)")
+    add_plugin_argument(p)
     p.set_defaults(func=cmd_job)
 
 

@@ -6,8 +6,12 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 
-__all__ = ["RunConfig", "Report", "build_graph", "run_defaults", "JSON_KEYS", "VERIFY_MODES",
+__all__ = ["SCHEMA_VERSION", "RunConfig", "Report", "build_graph", "run_defaults", "JSON_KEYS", "VERIFY_MODES",
            "DEFAULT_MEMORY_BUDGET"]
+
+#: the version of the JSON and table schema (docs/schema.md): every ``--json`` output and
+#: sweep row carries it; it goes up when a key is renamed, removed or changes unit or meaning
+SCHEMA_VERSION = 1
 
 JSON_KEYS = (
     "algorithm", "topology", "nodes", "ranks", "elements", "dtype", "bytes", "time_s", "algbw", "busbw",
@@ -90,7 +94,7 @@ class Report:
     def to_json(self) -> dict:
         """The fields as strict JSON data: a non-finite number (``algbw`` of a run that takes no
         time, e.g. one rank) becomes ``null`` and ``null_reasons`` says why."""
-        out = dict(self.fields)
+        out = {"schema_version": SCHEMA_VERSION, **self.fields}
         reasons = {}
         for key, value in out.items():
             if isinstance(value, float) and not math.isfinite(value):

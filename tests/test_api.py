@@ -131,3 +131,25 @@ def test_doctests(module):
 def test_result_repr_names_the_runs_collective():
     r = sc.run(topology="abci", nodes=1, algorithm="ring", collective="allgather", elements="4K")
     assert repr(r).startswith("<Result ring allgather on abci (1 node): 4 ranks, 4096 x float32")
+
+
+def test_load_plugins_and_a_sweep_with_them(tmp_path):
+    from pathlib import Path
+
+    import simcollective as sc
+    from simcollective.algorithms import load_all, plugins, registry
+
+    load_all()
+    saved = (dict(registry.REGISTRY), dict(registry.ALGORITHMS), dict(plugins._LOADED))
+    path = Path(__file__).resolve().parent / "fixtures" / "plugin_allgather.py"
+    try:
+        assert sc.load_plugins(str(path)) == [("allgather", "plugin-neighbour-ring")]
+        r = sc.run(topology="abci", collective="allgather", algorithm="plugin-neighbour-ring", bytes="1M")
+        assert r["time_s"] == sc.run(topology="abci", collective="allgather", algorithm="ring", bytes="1M")["time_s"]
+        df = sc.sweep(topology="abci", collective="allgather", algorithm=["plugin-neighbour-ring"], bytes="64K",
+                      plugins=[str(path)], out=tmp_path / "t.csv")
+        assert df["ok"].all() and list(df["schema_version"]) == [1]
+    finally:
+        for table, old in zip((registry.REGISTRY, registry.ALGORITHMS, plugins._LOADED), saved):
+            table.clear()
+            table.update(old)

@@ -34,7 +34,7 @@ FLOORS = (
     ("front ends", ("simcollective.cli", "simcollective.arguments", "simcollective.summary",
                     "simcollective.p2p", "simcollective.compare_command", "simcollective.sweeps",
                     "simcollective.figures", "simcollective.drawings", "simcollective.bench",
-                    "simcollective.trace", "simcollective.job_command")),
+                    "simcollective.trace", "simcollective.job_command", "simcollective.bench_flags")),
     ("api", ("simcollective.api", "simcollective")),
 )
 

@@ -38,7 +38,8 @@ def test_cli_bench_dgx_h100_allgather_verified(capsys):
     code, out, err = run_cli(capsys, "bench", "--collective", "allgather", "--topology", "dgx-h100", "--nodes", "2",
                              "-b", "8", "-e", "4M", "-f", "4")
     assert code == 0, err
-    assert "nGpus 16 minBytes 8 maxBytes 4194304 step: 4(factor)" in out
+    assert "16 ranks on dgx-h100 (2 nodes)" in out
+    assert "nThread 1 nGpus 1 minBytes 8 maxBytes 4194304 step: 4(factor)" in out
     rows = [ln.split() for ln in out.splitlines() if not ln.startswith("#")]
     assert [(int(r[0]), int(r[1])) for r in rows] == [(0, 0), (0, 0), (0, 0), (512, 8), (2048, 32), (8192, 128),
                                                       (32768, 512), (131072, 2048), (524288, 8192), (2097152, 32768)]
@@ -66,7 +67,9 @@ def test_cli_bench_json_csv(capsys, tmp_path):
     (["-b", "1M", "-e", "8"], "-e 8 is below -b 1048576"),
     (["-b", "8", "-e", "1M", "-f", "1"], "-f 1 must be >= 2"),
     (["-b", "8", "-e", "1M", "-i", "0"], "-i 0 must be >= 1"),
-    (["-d", "bfloat16"], "-d 'bfloat16' is not supported"),
+    (["-d", "int8"], "-d int8: not simulated (a 1-byte type"),
+    (["-d", "all"], "-d all: run one type per command"),
+    (["-d", "quad"], "-d 'quad' is not supported; choose from: float, half, double, int32, bfloat16"),
     (["--collective", "gather"], "unknown collective 'gather'"),
 ])
 def test_cli_bench_bad_input(capsys, argv, message):
@@ -75,7 +78,7 @@ def test_cli_bench_bad_input(capsys, argv, message):
     assert message in err and len(err.strip().splitlines()) == 1
 
 
-BENCH = ["bench", "--collective", "allgather", "--topology", "dgx-h100", "--nodes", "1", "-g", "4",
+BENCH = ["bench", "--collective", "allgather", "--topology", "dgx-h100", "--nodes", "1", "--procs", "1", "-g", "4",
          "-b", "64K", "-e", "4M", "-f", "8"]
 
 

@@ -281,3 +281,38 @@ def test_a_dense_run_reaches_its_first_event_without_heavy_packages():
         "from simcollective.cli import main\n"
         "main(['run', '--topology', 'abci', '--nodes', '4', '--algorithm', 'ring', '--elements', '4096', '--quiet'])\n")
     assert _loaded(code) == []
+
+
+# -- help and missing inputs (every collective named; what is missing in one line)
+
+def _help(capsys, *argv):
+    from simcollective.cli import main
+
+    with pytest.raises(SystemExit) as exc:
+        main([*argv, "--help"])
+    assert exc.value.code == 0
+    return " ".join(capsys.readouterr().out.split())
+
+
+def test_help_names_every_collective(capsys):
+    from simcollective.algorithms.registry import COLLECTIVES, algorithms_for
+
+    for argv in ((), ("run",), ("sweep",), ("bench",)):
+        text = _help(capsys, *argv).replace("- ", "-")        # argparse wraps reduce-scatter as "reduce- scatter"
+        assert all(c in text for c in COLLECTIVES), argv
+    run = _help(capsys, "run").replace("- ", "-")
+    for coll in COLLECTIVES[1:]:                              # --algorithm lists each collective's algorithms
+        assert f"{coll}: {', '.join(sorted(algorithms_for(coll)))}" in run
+
+
+@pytest.mark.parametrize("argv,message", [
+    ([], "run needs --algorithm NAME (for allreduce: binomial-tree, double-binary-tree, ") ,
+    (["--collective", "alltoall"], "run needs --algorithm NAME (for alltoall: bruck, direct, hierarchical, pairwise) "
+                                   "and a size (--elements N or --bytes B)"),
+    (["--algorithm", "ring"], "run needs a size (--elements N or --bytes B)"),
+])
+def test_run_without_an_algorithm_or_size_says_what_is_missing(capsys, argv, message):
+    code, out, err = run_cli(capsys, "run", "--topology", "abci", *argv)
+    assert code == 2 and out == ""
+    assert err.startswith("simcollective: error: ") and message in err and len(err.strip().splitlines()) == 1
+    assert "usage:" not in err

@@ -13,7 +13,8 @@ _loaded = False
 
 
 def load_all() -> dict:
-    """Import every algorithm module of this package (each registers itself)."""
+    """Import every algorithm module of this package (each registers itself), then the
+    modules of the installed ``simcollective.algorithms`` entry points (:mod:`.plugins`)."""
     global _loaded
     if not _loaded:
         for folder in sorted(m.name for m in pkgutil.iter_modules(__path__) if m.ispkg):
@@ -21,4 +22,7 @@ def load_all() -> dict:
             for mod in sorted(m.name for m in pkgutil.iter_modules(pkg.__path__)):
                 importlib.import_module(f"{pkg.__name__}.{mod}")
         _loaded = True
+        from .plugins import load_entry_points
+
+        load_entry_points()
     return ALGORITHMS

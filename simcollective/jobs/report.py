@@ -111,8 +111,9 @@ class JobReport:
 
     def to_json(self) -> dict:
         from ..parsing import strict_json
+        from ..run_config import SCHEMA_VERSION
 
-        return strict_json(self.fields)
+        return strict_json({"schema_version": SCHEMA_VERSION, **self.fields})
 
     def __str__(self) -> str:
         return format_job(self)

@@ -7,7 +7,7 @@ import sys
 from pathlib import Path
 
 from ..algorithms.registry import COLLECTIVES
-from ..arguments import refuse_unused
+from ..arguments import add_plugin_argument, refuse_unused
 from ..parsing import parse_int
 from .config import DEFAULTS, INPUT_KEYS, load_config
 from .execution import LARGE_GRID, MAX_ATTEMPTS, run_sweep
@@ -73,6 +73,7 @@ def add_parser(subparsers) -> None:
     p.add_argument("--dry-run", action="store_true",
                    help=f"count the points (and list them, up to {LARGE_GRID}) and exit")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
+    add_plugin_argument(p)
     p.set_defaults(func=cmd_sweep)
 
 
@@ -86,7 +87,7 @@ def _unused(args) -> dict:
     """``{dest: why}`` of the options the chosen mode (``--dry-run``, ``--scheduler``) does not use."""
     if args.dry_run:
         return {dest: "with --dry-run (it only counts and lists the points)"
-                for dest in ("out", "workers", "scheduler", "max_points", "retry_failed", "yes", "quiet")}
+                for dest in ("out", "workers", "scheduler", "max_points", "retry_failed", "yes", "quiet", "plugin")}
     if args.scheduler is not None:
         return {"workers": "with --scheduler (the Dask cluster's own workers run the points)"}
     return {}
@@ -112,7 +113,8 @@ def cmd_sweep(args) -> int:
         return 0
     try:
         df = run_sweep(args.config, out, workers=workers, scheduler=args.scheduler, progress=not args.quiet,
-                       max_points=max_points, retry_failed=args.retry_failed, yes=args.yes)
+                       max_points=max_points, retry_failed=args.retry_failed, yes=args.yes,
+                       plugins=args.plugin or ())
     except KeyboardInterrupt:
         print(f"sweep interrupted: the points that finished are in {out}; run the same command again to "
               "resume", file=sys.stderr)

@@ -73,10 +73,31 @@ LARGE_GRID = 10_000
 REWRITE_SECONDS = 30.0
 
 
-def _worker_init(parent_pid: int) -> None:
+#: the ``--plugin`` modules of the sweep running in this process (set by :func:`run_sweep`):
+#: every worker process, local or Dask, loads them before its first point
+_PLUGINS: tuple = ()
+
+
+def _load_plugins(plugins) -> None:
+    from ..algorithms.plugins import load_plugins
+
+    load_plugins(plugins)
+
+
+def _dask_run_group(points, base, plugins):
+    """:func:`_run_group` on a Dask worker, the sweep's plugins loaded first (their files must
+    be readable there at the same absolute paths, or their modules installed)."""
+    _load_plugins(plugins)
+    return _run_group(points, base)
+
+
+def _worker_init(parent_pid: int, plugins=()) -> None:
     """Local worker processes end when the sweep process dies, even by SIGKILL: the kernel's
-    parent-death signal where there is one (Linux), and a watchdog thread everywhere."""
+    parent-death signal where there is one (Linux), and a watchdog thread everywhere. The
+    sweep's plugins are loaded first."""
     import threading
+
+    _load_plugins(plugins)
 
     try:
         import ctypes
@@ -120,7 +141,7 @@ def _execute_local(groups, base, workers, on_rows):
         batches = [pending] if attempt == 1 else [[g] for g in pending]     # isolate after a loss
         for batch in batches:
             pool = ProcessPoolExecutor(max_workers=min(workers, len(batch)), initializer=_worker_init,
-                                       initargs=(os.getpid(),))
+                                       initargs=(os.getpid(), _PLUGINS))
             futures = {pool.submit(_worker_run_group, g, base): g for g in batch}
             try:
                 for fut in as_completed(futures):
@@ -188,6 +209,9 @@ def _dask_rounds(client, groups, base, on_rows) -> list:
     def submit(g):
         n = attempts.get(g[0]["key"], 0) + 1
         attempts[g[0]["key"]] = n
+        if _PLUGINS:
+            return client.submit(_dask_run_group, g, base, _PLUGINS, pure=False,
+                                 key=f"simcollective-point-{g[0]['key']}-{n}")
         return client.submit(_run_group, g, base, pure=False, key=f"simcollective-point-{g[0]['key']}-{n}")
 
     futures = {}
@@ -222,7 +246,7 @@ def _dask_rounds(client, groups, base, on_rows) -> list:
 
 
 def run_sweep(config, out, workers: int | None = None, scheduler: str | None = None, progress: bool = True,
-              max_points: int | None = None, retry_failed: bool = False, yes: bool = False):
+              max_points: int | None = None, retry_failed: bool = False, yes: bool = False, plugins=()):
     """Run every point of ``config`` not yet in ``out``; return the whole table.
 
     ``config``: a TOML path or a parsed dict. ``out``: ``.csv`` or ``.parquet`` path, locked
@@ -233,13 +257,19 @@ def run_sweep(config, out, workers: int | None = None, scheduler: str | None = N
     ``scheduler``: the address of a Dask distributed scheduler to run on instead.
     ``max_points``: stop after that many new points (the rest on the next run).
     ``retry_failed``: run again points whose row failed. Grids above :data:`LARGE_GRID` points
-    need ``max_points`` or ``yes=True``.
+    need ``max_points`` or ``yes=True``. ``plugins``: modules or ``.py`` files registering
+    algorithms (:mod:`simcollective.algorithms.plugins`), loaded here and by every worker.
 
     Points whose worker was lost are retried and never recorded; those that still cannot be
     finished are counted in ``attrs["summary"]["lost"]``. The returned DataFrame's
     ``attrs["summary"]`` holds ``points, skipped, ran, ok, failed, lost, left, seconds``.
     """
+    global _PLUGINS
+    from ..algorithms.plugins import load_plugins, plugin_path
+
     t0 = time.perf_counter()
+    load_plugins(plugins)
+    _PLUGINS = tuple(plugin_path(p) for p in plugins)
     cfg = load_config(config)
     if out is None:
         raise UserInputError("no output file given")

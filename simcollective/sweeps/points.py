@@ -13,6 +13,7 @@ from collections import OrderedDict
 
 from ..errors import UserInputError
 from ..parsing import check_exclusive
+from ..run_config import SCHEMA_VERSION
 from .config import ALGO_OPTIONS, DEFAULTS, SPARSE_ONLY, opts_dict, resolve_path
 from .grid import resolve_auto_nodes
 
@@ -154,6 +155,7 @@ def run_group(points: list, base: str) -> list:
             row["nodes"] = resolve_auto_nodes(p, base)["nodes"]
         row["ignored"] = ",".join(ignored) or None
         row.update(result)
+        row.setdefault("schema_version", SCHEMA_VERSION)       # failed rows too (docs/schema.md)
         rows.append(row)
     return rows
 

@@ -30,7 +30,7 @@ STATUS_COLUMNS = ("ok", "error", "ignored")
 #: Parquet schema of every sweep is the same, so ``pyarrow.dataset`` reads many together)
 INT_COLUMNS = ("nodes", "gpus", "elements", "k", "seed", "group_size", "chunk_size", "memory_budget", "ranks",
                "bytes", "messages", "message_bytes", "events", "flows", "out_k", "dense_parts", "result_parts",
-               "root", "out_root", "count", "channels")
+               "root", "out_root", "count", "channels", "schema_version")
 FLOAT_COLUMNS = ("density", "overlap", "time_s", "algbw", "busbw", "wall_s", "out_density", "result_density",
                  "sim_wall_s", "nccl_predicted_us", "nccl_latency_us")
 BOOL_COLUMNS = ("ok", "verified", "resparsify", "exact", "study", "out_study")
