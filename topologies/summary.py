@@ -16,7 +16,7 @@ import networkx as nx
 
 from .schema import KINDS, gpus
 
-__all__ = ["describe"]
+__all__ = ["describe", "figures"]
 
 
 def describe(G: nx.DiGraph) -> dict[str, Any]:
@@ -79,3 +79,26 @@ def describe(G: nx.DiGraph) -> dict[str, Any]:
             1 for _, d in G.nodes(data=True) if "bandwidth" in d or "latency" in d
         ),
     }
+
+
+def figures(name: str) -> list:
+    """(key, default, source) of every ``--topology-opt`` key of preset `name` and, for a
+    rented shape (:mod:`topologies.hardware.cloud`), of its transport's figures (keys
+    ``transport.<figure>``, not options): what ``simcollective topologies --show`` lists.
+
+    Examples
+    --------
+    >>> rows = {k: (v, s) for k, v, s in figures("aws-p4d")}
+    >>> rows["nics_per_node"][0], rows["transport"][0], rows["transport.net_latency"][0]
+    (4, 'efa-v1', 7.5e-05)
+    >>> figures("dgx1")[0]
+    ('nodes_per_leaf', 6, "the builder's docstring")
+    """
+    from .hardware.cloud import SHAPES, figure_rows
+    from .registry import preset_options
+    from .transports import FIGURES, transport
+
+    if name not in SHAPES:
+        return [(k, v, "the builder's docstring") for k, v in preset_options(name).items()]
+    t = transport(SHAPES[name].transport)
+    return figure_rows(name) + [(f"transport.{f}", getattr(t, f), t.source(f)) for f in FIGURES]

@@ -13,7 +13,7 @@ the network protocols from it where the shape gives no figure of its own.
 Examples
 --------
 >>> t = transport("efa-v1")
->>> t.net_latency, t.link_type, t.source("net_latency")[:22]
+>>> t.net_latency, t.link_type, t.source("net_latency")[:23]
 (7.5e-05, 'ethernet', 'aws-ofi-nccl reports 75')
 >>> transport("ib-ndr").line_rate, transport("ib-ndr").net_protocols
 (50000000000.0, ('ll', 'll128', 'simple'))
@@ -103,17 +103,20 @@ def transport(name: object) -> Transport:
 
 
 def apply_transport(G, t: Transport, *, hop_latency: float | None = None) -> None:
-    """Name transport `t` on every NIC of `G` and on its NIC - fabric cables: the NIC nodes'
-    and cables' ``transport`` attribute, the cables' ``link_type`` and, when `hop_latency` is
-    given, their latency; the graph records ``transport`` and ``net_protocols``."""
+    """Name transport `t` on every NIC of `G` and on its NIC - fabric cables (their
+    ``transport`` attribute and, when `hop_latency` is given, their latency); every network
+    cable takes the transport's ``link_type``; the graph records ``transport`` and
+    ``net_protocols``."""
     G.graph["transport"] = t.name
     G.graph["net_protocols"] = list(t.net_protocols)
     nics = {n for n, d in G.nodes(data=True) if d.get("kind") == "nic"}
     for n in nics:
         G.nodes[n]["transport"] = t.name
     for u, v, d in G.edges(data=True):
-        if (u in nics or v in nics) and d.get("link_type") in ("infiniband", "ethernet"):
+        if d.get("link_type") not in ("infiniband", "ethernet"):
+            continue
+        d["link_type"] = t.link_type          # the whole scale-out fabric
+        if u in nics or v in nics:
             d["transport"] = t.name
-            d["link_type"] = t.link_type
             if hop_latency is not None:
                 d["latency"] = float(hop_latency)
