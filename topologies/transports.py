@@ -106,9 +106,9 @@ def apply_transport(G, t: Transport, *, hop_latency: float | None = None) -> Non
     """Name transport `t` on every NIC of `G` and on its NIC - fabric cables (their
     ``transport`` attribute and, when `hop_latency` is given, their latency); every network
     cable takes the transport's ``link_type``; the graph records ``transport`` and
-    ``net_protocols``."""
+    ``net_protocols`` (comma-separated, e.g. ``"ll128,simple"``)."""
     G.graph["transport"] = t.name
-    G.graph["net_protocols"] = list(t.net_protocols)
+    G.graph["net_protocols"] = ",".join(t.net_protocols)   # a string: graphs save scalars only
     nics = {n for n, d in G.nodes(data=True) if d.get("kind") == "nic"}
     for n in nics:
         G.nodes[n]["transport"] = t.name

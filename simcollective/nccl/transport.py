@@ -4,16 +4,16 @@ A topology built from a shape (:mod:`topologies.hardware.cloud`) records its
 transport (:mod:`topologies.transports`) as graph attributes: ``net_latency``
 (the latency the transport advertises to NCCL, spent by
 :func:`simcollective.nccl.model.latency` per network hop) and
-``net_protocols`` (the protocols used over the network: e.g. Simple only on
-GCP's GPUDirect-TCPX). A graph without them is NCCL's IB transport: no
+``net_protocols`` (the protocols used over the network, comma-separated:
+e.g. ``"simple"`` on GCP's GPUDirect-TCPX). A graph without them is NCCL's IB transport: no
 advertised latency, every protocol.
 
 Examples
 --------
 >>> import networkx as nx
->>> net_protocols(nx.DiGraph(net_protocols=["simple"]), 2)
-('simple',)
->>> net_protocols(nx.DiGraph(net_protocols=["simple"]), 1)
+>>> net_protocols(nx.DiGraph(net_protocols="ll128,simple"), 2)
+('ll128', 'simple')
+>>> net_protocols(nx.DiGraph(net_protocols="simple"), 1)
 ('ll', 'll128', 'simple')
 """
 
@@ -30,7 +30,8 @@ def net_protocols(graph, nnodes: int) -> tuple:
     its transport across nodes, all of them within one node."""
     if nnodes <= 1:
         return ALL_PROTOCOLS
-    return tuple(p for p in ALL_PROTOCOLS if p in graph.graph.get("net_protocols", ALL_PROTOCOLS))
+    named = str(graph.graph.get("net_protocols", ",".join(ALL_PROTOCOLS))).split(",")
+    return tuple(p for p in ALL_PROTOCOLS if p in {x.strip().lower() for x in named})
 
 
 def protocol_allowed(m, proto: str) -> bool:
