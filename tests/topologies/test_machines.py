@@ -171,3 +171,10 @@ def test_large_allreduce_times_are_bounded_by_the_nics(capsys):
     for name, total in (("aws-p4d", 50e9), ("azure-nd-a100-v4", 200e9), ("gcp-a4", 400e9)):
         assert 0.2 * total < busbw[name] < 2 * total, (name, busbw[name])
     assert busbw["aws-p4d"] < busbw["azure-nd-a100-v4"] < busbw["gcp-a4"]
+
+
+def test_docs_list_every_preset_and_transport():
+    from pathlib import Path
+    text = (Path(__file__).resolve().parents[2] / "docs" / "machines.md").read_text()
+    assert all(f"`{name}`" in text for name in SHAPES)
+    assert all(f"`{name}`" in text for name in ("ib-ndr", "efa-v1", "tcpxo", "gcp-rdma"))
