@@ -57,6 +57,7 @@ def domains_of(nodes: int, hosts_per_domain: int, domain_hosts: str = "") -> lis
     ...
     topologies.schema.TopologyError: domain_hosts must be comma-separated ints from 1 to 18 (4-GPU hosts per NVLink domain) adding up to nodes = 5, got '3,3'
     """
+    _check_hosts_per_domain(hosts_per_domain)
     if not domain_hosts:
         return [s // hosts_per_domain for s in range(nodes)]
     try:
@@ -93,17 +94,13 @@ def gb200_nvl72(
 ) -> nx.DiGraph:
     """GB200 NVL72 as built: hosts of 4 B200 in NVLink domains of 72 GPUs, 4 x 400G NICs per host.
 
-    `nodes` counts hosts; the layout is in :mod:`topologies.hardware.nvl72`.
-
     Parameters
     ----------
     nodes, hosts_per_domain : int
         Hosts (4 GPUs each; 18 = one NVL72 rack) and hosts per NVLink domain:
-        18, the compute trays of a rack (sources in the module's text); 1 to 18.
+        18, the compute trays of a rack (layout and sources: the module's text); 1 to 18.
     domain_hosts : str
-        Racks of unequal sizes: the hosts of each NVLink domain, comma-separated
-        (e.g. ``"18,16"`` for ``nodes=34``); "" (default) = domains of
-        `hosts_per_domain` (:func:`domains_of`). The racks meet over the rails.
+        Racks of unequal sizes, e.g. ``"18,16"`` (:func:`domains_of`); "" = `hosts_per_domain`.
     nics_per_node : int
         4 x 400 Gb/s RoCE/IB per host (OCI GB200 shape, OCI quick-start
         documentation); 1 to 8.
@@ -133,11 +130,9 @@ def gb200_nvl72(
     """
     net = fabric_options(locals())
     common_checks(nodes, 4, **net)
-    _check_hosts_per_domain(hosts_per_domain)
     domains = domains_of(nodes, hosts_per_domain, domain_hosts)
     G = hardware_graph("gb200-nvl72", _description(nodes, domains[-1] + 1, hosts_per_domain,
-                                                   links_per_gpu,
-                                                   nvlink_bandwidth, net), 4, nvls=True)
+                                                   links_per_gpu, nvlink_bandwidth, net), 4, nvls=True)
     G.graph["hosts_per_domain"] = hosts_per_domain
     ports = [_host(G, s, domains[s], nvlink_bandwidth=nvlink_bandwidth,
                    nvswitch_latency=nvswitch_latency, links_per_gpu=links_per_gpu,
