@@ -170,8 +170,7 @@ def build(
         One of :data:`PRESETS`: the study's ``"abci"``, ``"dgx1"``,
         ``"dgx2"``; ``"fat-tree"``; the hardware presets ``"dgx-h100"``,
         ``"dgx1-v100"``, ``"dgx2-v100"``, ``"dgx-a100"``, ``"dgx-b200"``,
-        ``"gb200-nvl72"`` (:mod:`topologies.hardware`); the machines people
-        rent, ``"aws-p4d"``, ``"gcp-a3-mega"``, ... (:mod:`topologies.hardware.cloud`).
+        ``"gb200-nvl72"``; rented machines, ``"aws-p4d"``, ... (:mod:`topologies.hardware`).
     nodes : int
         Passed as the builder's first parameter; must be >= 1.
     options : mapping of str to str, int or float, optional
