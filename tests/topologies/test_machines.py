@@ -141,6 +141,11 @@ def test_show_lists_figures_sources_and_keys(capsys):
     assert "tcpxo" in out and "[GKE-TCPX]" in out and "NOT PUBLISHED" in out
     (keys,) = [ln for ln in out.splitlines() if ln.startswith("--topology-opt keys:")]
     assert "transport" in keys and "nics_per_node" in keys and "net_latency" in keys
+    code, out, _ = run_cli(capsys, "topologies", "--show", "dgx-h100")
+    (row,) = [ln for ln in out.splitlines() if ln.split()[:1] == ["nic_bandwidth"]]
+    assert "NDR 400 Gb/s" in row          # a family preset: its docstring's source
+    (row,) = [ln for ln in out.splitlines() if ln.split()[:1] == ["oversubscription"]]
+    assert "Rail leaf down : up bandwidth" in row
     code, out, _ = run_cli(capsys, "topologies")
     assert code == 0 and all(any(ln.split()[0] == n for ln in out.splitlines()) for n in REQUIRED)
 
