@@ -183,3 +183,13 @@ def test_docs_list_every_preset_and_transport():
     text = (Path(__file__).resolve().parents[2] / "docs" / "machines.md").read_text()
     assert all(f"`{name}`" in text for name in SHAPES)
     assert all(f"`{name}`" in text for name in ("ib-ndr", "efa-v1", "tcpxo", "gcp-rdma"))
+
+
+@pytest.mark.skipif(_bound_allows_32(), reason="the builders allow 32 NICs per node")
+def test_p5_over_todays_bound_says_so(capsys):
+    code, _, err = run_cli(capsys, "run", "--topology", "aws-p5", "--nodes", "2", "--algorithm",
+                           "ring", "--bytes", "1024")
+    assert code == 2 and len(err.strip().splitlines()) == 1
+    assert "aws-p5 has 32 NICs per node" in err and "nics_per_node" in err
+    G = build("aws-p5", 2, {"nics_per_node": "16"})
+    assert len(_nics(G)) == 16 and G.graph["transport"] == "efa-v2"

@@ -135,7 +135,14 @@ def _build(shape: Shape, nodes, transport: str, options: dict) -> nx.DiGraph:
     t = get_transport(transport)
     _check_nics(shape, options["nics_per_node"])
     options = _resolved(shape, t, options)
-    G = FAMILIES[shape.family](nodes, **options)
+    try:
+        G = FAMILIES[shape.family](nodes, **options)
+    except TopologyError as exc:
+        if not str(exc).startswith("nics_per_node must be"):
+            raise
+        raise TopologyError(f"{shape.name} has {shape.nics} NICs per node, more than the "
+                            f"{shape.family} builder allows ({exc}); give --topology-opt "
+                            f"nics_per_node=N with fewer") from None
     built = ""
     for _, d in G.nodes(data=True):
         if d.get("kind") == "gpu":
