@@ -310,9 +310,10 @@ def cmd_topologies(args) -> int:
             print(f"  {k:<20} {v}")
         _print_figures(topologies, args.show)
         return 0
+    width = max(map(len, topologies.PRESETS))
     for name, preset in topologies.PRESETS.items():
         desc = preset[1]
-        print(f"  {name:<10} {desc}")
+        print(f"  {name:<{width}} {desc}")
     return 0
 
 
