@@ -328,11 +328,24 @@ def cmd_topologies(args) -> int:
         print(f"{args.show} with {args.nodes} nodes: {g.graph.get('description', '')}")
         for k, v in d.items():
             print(f"  {k:<20} {v}")
+        _print_figures(topologies, args.show)
         return 0
+    width = max(map(len, topologies.PRESETS))
     for name, preset in topologies.PRESETS.items():
         desc = preset[1]
-        print(f"  {name:<10} {desc}")
+        print(f"  {name:<{width}} {desc}")
     return 0
+
+
+def _print_figures(topologies, name: str) -> None:
+    """The figures of preset `name`, each with its source, and its --topology-opt keys."""
+    rows = topologies.summary.figures(name)
+    print("figures (default, source):")
+    for key, value, source in rows:
+        shown = f"{value:g}" if isinstance(value, float) else str(value)
+        print(f"  {key:<28} {shown:<14} {source}")
+    keys = [k for k, _, _ in rows if "." not in k and k != "gpu_model"]
+    print(f"--topology-opt keys: {', '.join(keys)}")
 
 
 def main(argv=None) -> int:

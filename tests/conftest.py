@@ -321,6 +321,10 @@ ALL_PRESETS = {
     "fat-tree-3": lambda: topologies.fat_tree(40, hosts_per_leaf=4, levels=3, leaves_per_pod=3),
     "fat-tree-dgx1": lambda: topologies.fat_tree(5, hosts_per_leaf=2, host="dgx1"),
     "dgx-h100": lambda: topologies.dgx_h100_cluster(2),
+    # rented machines: a transport on every NIC (TCPX: Ethernet, Simple only), racks of unequal size
+    "gcp-a3-high": lambda: topologies.build("gcp-a3-high", 2),
+    "aws-p4d": lambda: topologies.build("aws-p4d", 2),
+    "gb300-nvl72": lambda: topologies.build("gb300-nvl72", 5, {"domain_hosts": "3,2"}),
 }
 
 

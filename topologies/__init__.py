@@ -10,9 +10,11 @@ Examples
 >>> G = topologies.build("dgx1", 2)
 >>> len(topologies.gpus(G)), G.graph["default_group_size"]
 (16, 4)
->>> list(topologies.PRESETS)  # doctest: +NORMALIZE_WHITESPACE
+>>> list(topologies.PRESETS)[:10]  # doctest: +NORMALIZE_WHITESPACE
 ['abci', 'dgx1', 'dgx2', 'fat-tree', 'dgx-h100', 'dgx1-v100', 'dgx2-v100', 'dgx-a100',
  'dgx-b200', 'gb200-nvl72']
+>>> list(topologies.PRESETS)[10:13], len(topologies.PRESETS)
+(['dgx-h200', 'dgx-b300', 'gb300-nvl72'], 34)
 >>> topologies.preset_label("dgx1"), topologies.preset_label("dgx-h100")
 ('study', 'hardware')
 """

@@ -17,6 +17,8 @@ import networkx as nx
 
 from .builders import abci, dgx1_cluster, dgx2_cluster, fat_tree
 from .hardware import dgx1_v100, dgx2_v100, dgx_a100, dgx_b200, dgx_h100, gb200_nvl72
+from .hardware.cloud import SHAPES, shape_builder
+from .transports import transport
 from .schema import TopologyError, validate
 
 __all__ = ["PRESETS", "build", "preset_options", "preset_label"]
@@ -56,6 +58,18 @@ PRESETS: OrderedDict[str, tuple[Callable[..., nx.DiGraph], str]] = OrderedDict([
                                   "domains of 72 GPUs (900 GB/s/dir, NVLS), 4 x 400G NICs per "
                                   "host on rails (nodes = hosts)")),
 ])
+
+
+def _shape_text(name: str) -> str:
+    shape = SHAPES[name]
+    t = transport(shape.transport)
+    rate = shape.figures["nic_bandwidth"] * 8 / 1e9
+    return (f"{HARDWARE_LABEL} {shape.title}: {shape.gpu_model}, {shape.nics} x {rate:g}G "
+            f"{t.name} NICs per node (built as {shape.family}; figures: --show {name})")
+
+
+# the machines people rent (topologies/hardware/shapes.toml), after the families they build on
+PRESETS.update((name, (shape_builder(name), _shape_text(name))) for name in SHAPES)
 
 
 def preset_label(name: str) -> str:
@@ -156,7 +170,7 @@ def build(
         One of :data:`PRESETS`: the study's ``"abci"``, ``"dgx1"``,
         ``"dgx2"``; ``"fat-tree"``; the hardware presets ``"dgx-h100"``,
         ``"dgx1-v100"``, ``"dgx2-v100"``, ``"dgx-a100"``, ``"dgx-b200"``,
-        ``"gb200-nvl72"`` (:mod:`topologies.hardware`).
+        ``"gb200-nvl72"``; rented machines, ``"aws-p4d"``, ... (:mod:`topologies.hardware`).
     nodes : int
         Passed as the builder's first parameter; must be >= 1.
     options : mapping of str to str, int or float, optional

@@ -16,7 +16,7 @@ import networkx as nx
 
 from .schema import KINDS, gpus
 
-__all__ = ["describe"]
+__all__ = ["describe", "figures", "documented"]
 
 
 def describe(G: nx.DiGraph) -> dict[str, Any]:
@@ -79,3 +79,65 @@ def describe(G: nx.DiGraph) -> dict[str, Any]:
             1 for _, d in G.nodes(data=True) if "bandwidth" in d or "latency" in d
         ),
     }
+
+
+def figures(name: str) -> list:
+    """(key, default, source) of every ``--topology-opt`` key of preset `name` and, for a
+    rented shape (:mod:`topologies.hardware.cloud`), of its transport's figures (keys
+    ``transport.<figure>``, not options): what ``simcollective topologies --show`` lists.
+
+    Examples
+    --------
+    >>> rows = {k: (v, s) for k, v, s in figures("aws-p4d")}
+    >>> rows["nics_per_node"][0], rows["transport"][0], rows["transport.net_latency"][0]
+    (4, 'efa-v1', 7.5e-05)
+    >>> figures("dgx1")[0][:2]
+    ('nodes_per_leaf', 6)
+    """
+    from .hardware.cloud import FAMILIES, SHAPES, figure_rows
+    from .registry import PRESETS, preset_options
+    from .transports import FIGURES, transport
+
+    if name not in SHAPES:
+        said = documented(PRESETS[name][0])
+        return [(k, v, said.get(k, "the builder's docstring")) for k, v in preset_options(name).items()]
+    said = documented(FAMILIES[SHAPES[name].family])
+    rows = [(k, v, said.get(k, src) if src.startswith("as the ") else src)
+            for k, v, src in figure_rows(name)]
+    t = transport(SHAPES[name].transport)
+    return rows + [(f"transport.{f}", getattr(t, f), t.source(f)) for f in FIGURES]
+
+
+def documented(builder) -> dict:
+    """Option -> the text of its entry in `builder`'s NumPy-style docstring (``Parameters`` and
+    ``Other Parameters``; an entry naming several options gives each the same text; one that
+    says "As every hardware preset" gives the text of :mod:`topologies.hardware.common`).
+
+    Examples
+    --------
+    >>> from topologies.hardware import dgx_h100
+    >>> documented(dgx_h100)["nic_bandwidth"]
+    'NDR 400 Gb/s = 50e9 per direction ([NCCL] ``topo.cc``: Mb/s / 8000).'
+    """
+    from .hardware import common
+
+    shared = _entries(common.__doc__ or "", "")
+    return {k: shared.get(k, v) if v.startswith("As every hardware preset") else v
+            for k, v in _entries(builder.__doc__ or "", "    ").items()}
+
+
+def _entries(doc: str, indent: str) -> dict:
+    """The NumPy-style entries ``name[, name...] : type`` at `indent` of `doc`, with their text."""
+    out: dict = {}
+    keys: list = []
+    for line in doc.splitlines():
+        if line.startswith(indent) and not line.startswith(indent + " ") and line.strip():
+            names = [k.strip() for k in line.strip().split(" : ")[0].split(",")]
+            # an entry: "name : type", or names only (the "Other Parameters" lists)
+            keys = names if " : " in line or all(k.isidentifier() for k in names) else []
+            for k in keys:
+                out.setdefault(k, "")
+        elif line.startswith(indent + "    ") and keys:
+            for k in keys:
+                out[k] = f"{out[k]} {line.strip()}".strip()
+    return {k: v for k, v in out.items() if v}

@@ -26,6 +26,7 @@ from ..errors import UserInputError
 from . import model
 from .protocols import TUNER_ORDER
 from .versions import has_algorithm, latency_tables, ll_max_bw, ring_ll_factor
+from .transport import protocol_allowed
 
 __all__ = ["NCCL_ALGOS", "coll_enabled", "coll_bandwidth", "coll_latency", "coll_predict", "coll_choose"]
 
@@ -46,7 +47,7 @@ def coll_enabled(m, coll: str, algo: str, proto: str) -> bool:
         return m.nvls and m.nnodes == 1 and proto == "simple" and m.ppn <= 32
     if proto == "ll128" and (m.intra != "nvlink" or m.cc < 70):
         return False
-    return True
+    return protocol_allowed(m, proto)
 
 
 def coll_bandwidth(m, graphs: dict, coll: str, algo: str, proto: str) -> float:

@@ -18,6 +18,7 @@ from ..errors import UserInputError
 from .protocols import ALGOS, TUNER_ORDER
 from .search import GraphInfo, graphs_of
 from .versions import has_algorithm, latency_tables, ll_max_bw, ring_ll_factor
+from .transport import ALL_PROTOCOLS, net_protocols, protocol_allowed
 
 __all__ = [
     "PROTOCOLS", "ALGOS", "Machine", "GraphInfo", "machine_of", "graphs_of", "predict", "choose",
@@ -109,6 +110,7 @@ class Machine:
     nics: int = 0                    # NICs per node
     net_latency_us: float = 0.0      # the network transport's advertised latency (graph.latencyInter)
     tuner: object = None             # the NCCL release's tuner (versions.NcclVersion); None: the newest
+    net_protocols: tuple = ALL_PROTOCOLS  # the protocols the transport carries across nodes
 
     @property
     def arch(self) -> str:
@@ -162,7 +164,8 @@ def machine_of(graph, gpus) -> Machine:
     net_lat = float(graph.graph.get("net_latency", 0.0)) * 1e6 if len(nodes) > 1 else 0.0
     return Machine(nranks=len(gpus), nnodes=len(nodes), ppn=ppn, cc=cc, nodes=nodes, gpus=gpus,
                    intra=intra, nvswitch=nvswitch, nvlink_total=nvlink_total, direct=direct,
-                   nic_bw=nic_bw, nics=nics, net_latency_us=net_lat)
+                   nic_bw=nic_bw, nics=nics, net_latency_us=net_lat,
+                   net_protocols=net_protocols(graph, len(nodes)))
 
 
 def _nvlink_domains(graph, gpus) -> list:
@@ -250,7 +253,7 @@ def enabled(m: Machine, algo: str, proto: str) -> bool:
             return False
     if proto == "ll128" and (m.intra != "nvlink" or m.cc < 70):
         return False
-    return m.nranks > 1
+    return m.nranks > 1 and protocol_allowed(m, proto)
 
 
 def bandwidth(m: Machine, graphs: dict, algo: str, proto: str) -> float:

@@ -18,6 +18,7 @@ from simcollective.network.routing import Router
 from simcollective.profiles import load_profile
 from tests.conftest import HARDWARE, kinds, leaf_ratio, levels
 from topologies import abci, build, describe, dgx1_cluster, dgx1_v100, dgx2_v100, dgx_a100, dgx_h100, dgx_h100_cluster, gb200_nvl72, gpus, load, preset_label, PRESETS, save, TopologyError
+from topologies.hardware.cloud import SHAPES
 
 
 STUDY = ["abci", "dgx1", "dgx2"]
@@ -314,7 +315,7 @@ def test_options_reach_the_graph():
 # ------------------------------------------------------------------- listings
 def test_labels_and_listing(capsys):
     assert [preset_label(n) for n in PRESETS] == [
-        "study", "study", "study", "parametric"] + ["hardware"] * 6
+        "study", "study", "study", "parametric"] + ["hardware"] * (6 + len(SHAPES))
     assert set(HARDWARE) <= set(PRESETS)
     assert cli_main(["topologies"]) == 0
     out = capsys.readouterr().out.splitlines()

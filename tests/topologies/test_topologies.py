@@ -31,6 +31,8 @@ MODULES = [
     "topologies.hardware.v100",
     "topologies.hardware.hgx",
     "topologies.hardware.nvl72",
+    "topologies.hardware.cloud",
+    "topologies.transports",
 ]
 
 

@@ -7,6 +7,9 @@ module per machine family:
 * :mod:`topologies.hardware.v100`: DGX-1 (V100, hybrid cube-mesh) and DGX-2;
 * :mod:`topologies.hardware.hgx`: NVSwitch baseboards, DGX A100, H100, B200;
 * :mod:`topologies.hardware.nvl72`: GB200 NVL72 (multi-host NVLink domains);
+* :mod:`topologies.hardware.cloud`: the machines people rent (cloud instances,
+  DGX H200/B300, GB300 NVL72) as shapes over these families, with their network
+  transport (:mod:`topologies.transports`); the data in ``shapes.toml``;
 * :mod:`topologies.hardware.common`: the parts they share (option checks and
   :data:`OPTION_RANGES`, the PCIe tree, the rail fabric, the options every
   preset has and their sources).

@@ -27,7 +27,7 @@ from ..schema import TopologyError, validate
 from .common import common_checks, fabric_options, fabric_text, hardware_graph, rails, switch_node
 from .hgx import hgx_node
 
-__all__ = ["gb200_nvl72"]
+__all__ = ["gb200_nvl72", "domains_of"]
 
 
 def _check_hosts_per_domain(hosts_per_domain: object) -> None:
@@ -37,17 +37,43 @@ def _check_hosts_per_domain(hosts_per_domain: object) -> None:
                             f"NVLink domain of up to 72 GPUs), got {hosts_per_domain!r}")
 
 
-def _description(nodes, hosts_per_domain, links_per_gpu, nvlink_bandwidth, net) -> str:
-    domains = -(-nodes // hosts_per_domain)
+def _description(nodes, domains, hosts_per_domain, links_per_gpu, nvlink_bandwidth, net) -> str:
     return (f"GB200 NVL72: {nodes} host(s) x 4 B200 in {domains} "
             f"NVLink domain(s) of up to {4 * hosts_per_domain} GPUs ({links_per_gpu} x "
             f"{nvlink_bandwidth / 1e9:g} GB/s/dir per GPU, NVLS), {fabric_text(**net)}")
 
 
-def _host(G, s, hosts_per_domain, *, links_per_gpu, **figures) -> list[str]:
-    """Add host `s` (4 B200, a NIC each) to its NVLink domain's switch (added with the
-    domain's first host); return its NICs."""
-    sid = f"nvl{s // hosts_per_domain}/nvswitch"
+def domains_of(nodes: int, hosts_per_domain: int, domain_hosts: str = "") -> list[int]:
+    """The NVLink domain of each of `nodes` hosts: consecutive domains of `hosts_per_domain`
+    hosts, or of the sizes listed in `domain_hosts` (e.g. ``"18,16"``: racks of unequal
+    sizes, which must add up to `nodes`, each from 1 to 18).
+
+    Examples
+    --------
+    >>> domains_of(5, 2), domains_of(5, 18, "3,2")
+    ([0, 0, 1, 1, 2], [0, 0, 0, 1, 1])
+    >>> domains_of(5, 18, "3,3")
+    Traceback (most recent call last):
+    ...
+    topologies.schema.TopologyError: domain_hosts must be comma-separated ints from 1 to 18 (4-GPU hosts per NVLink domain) adding up to nodes = 5, got '3,3'
+    """
+    _check_hosts_per_domain(hosts_per_domain)
+    if not domain_hosts:
+        return [s // hosts_per_domain for s in range(nodes)]
+    try:
+        sizes = [int(x) for x in str(domain_hosts).split(",")]
+    except ValueError:
+        sizes = []
+    if not sizes or sum(sizes) != nodes or not all(1 <= k <= 18 for k in sizes):
+        raise TopologyError(f"domain_hosts must be comma-separated ints from 1 to 18 (4-GPU hosts "
+                            f"per NVLink domain) adding up to nodes = {nodes}, got {domain_hosts!r}")
+    return [d for d, k in enumerate(sizes) for _ in range(k)]
+
+
+def _host(G, s, domain, *, links_per_gpu, **figures) -> list[str]:
+    """Add host `s` (4 B200, a NIC each) to the switch of NVLink domain `domain` (added with
+    the domain's first host); return its NICs."""
+    sid = f"nvl{domain}/nvswitch"
     if sid not in G:
         switch_node(G, sid, chips=18, links_per_gpu=links_per_gpu, nvls=True)
     return hgx_node(G, s, model="B200", gpus=4, links_per_gpu=links_per_gpu, chips=18, nvls=True,
@@ -57,7 +83,7 @@ def _host(G, s, hosts_per_domain, *, links_per_gpu, **figures) -> list[str]:
 
 def gb200_nvl72(
     nodes: int = 18, *,
-    hosts_per_domain: int = 18,
+    hosts_per_domain: int = 18, domain_hosts: str = "",
     nics_per_node: int = 4, nic_bandwidth: float = 50e9,
     oversubscription: float = 1.0, nodes_per_su: int = 32, spines: int = 0,
     nvlink_bandwidth: float = 50e9, links_per_gpu: int = 18, nvswitch_latency: float = 0.3e-6,
@@ -68,13 +94,13 @@ def gb200_nvl72(
 ) -> nx.DiGraph:
     """GB200 NVL72 as built: hosts of 4 B200 in NVLink domains of 72 GPUs, 4 x 400G NICs per host.
 
-    `nodes` counts hosts; the layout is in :mod:`topologies.hardware.nvl72`.
-
     Parameters
     ----------
     nodes, hosts_per_domain : int
         Hosts (4 GPUs each; 18 = one NVL72 rack) and hosts per NVLink domain:
-        18, the compute trays of a rack (sources in the module's text); 1 to 18.
+        18, the compute trays of a rack (layout and sources: the module's text); 1 to 18.
+    domain_hosts : str
+        Racks of unequal sizes, e.g. ``"18,16"`` (:func:`domains_of`); "" = `hosts_per_domain`.
     nics_per_node : int
         4 x 400 Gb/s RoCE/IB per host (OCI GB200 shape, OCI quick-start
         documentation); 1 to 8.
@@ -104,11 +130,11 @@ def gb200_nvl72(
     """
     net = fabric_options(locals())
     common_checks(nodes, 4, **net)
-    _check_hosts_per_domain(hosts_per_domain)
-    G = hardware_graph("gb200-nvl72", _description(nodes, hosts_per_domain, links_per_gpu,
-                                                   nvlink_bandwidth, net), 4, nvls=True)
+    domains = domains_of(nodes, hosts_per_domain, domain_hosts)
+    G = hardware_graph("gb200-nvl72", _description(nodes, domains[-1] + 1, hosts_per_domain,
+                                                   links_per_gpu, nvlink_bandwidth, net), 4, nvls=True)
     G.graph["hosts_per_domain"] = hosts_per_domain
-    ports = [_host(G, s, hosts_per_domain, nvlink_bandwidth=nvlink_bandwidth,
+    ports = [_host(G, s, domains[s], nvlink_bandwidth=nvlink_bandwidth,
                    nvswitch_latency=nvswitch_latency, links_per_gpu=links_per_gpu,
                    nics=nics_per_node, pcie_bandwidth=pcie_bandwidth, pcie_latency=pcie_latency,
                    duplex=duplex)

@@ -1,0 +1,195 @@
+"""The machines people rent (topologies.hardware.cloud): their figures as built, their
+transport on the NICs, bad input, and runs on a few of them."""
+
+from __future__ import annotations
+
+import json
+
+import networkx as nx
+import pytest
+
+from tests.conftest import machine, run_cli
+from topologies import PRESETS, TopologyError, build, describe, gpus
+from topologies.hardware.cloud import SHAPES
+from topologies.summary import figures
+from topologies.transports import transport
+
+#: shapes with more NICs than the builders' bound of 2 per GPU allows today (aws-p5: 32)
+OVER_BOUND = sorted(name for name, s in SHAPES.items() if s.nics > 16)
+BUILDABLE = [name for name in SHAPES if name not in OVER_BOUND]
+REQUIRED = ["dgx-h200", "dgx-b300", "gb300-nvl72", "aws-p3dn", "aws-p4d", "aws-p4de", "aws-p5",
+            "aws-p5en", "aws-p6-b200", "gcp-a3-high", "gcp-a3-mega", "gcp-a3-ultra", "gcp-a4",
+            "gcp-a4x", "azure-nd-a100-v4", "azure-nd-h100-v5", "azure-nd-h200-v5",
+            "azure-nd-gb200-v6", "oci-bm-gpu4-8", "oci-bm-gpu-a100-v2-8", "oci-bm-gpu-h100-8",
+            "oci-bm-gpu-h200-8", "oci-bm-gpu-gb200-4", "oci-bm-gpu-gb300-4"]
+
+
+def _nics(G, server=0):
+    return sorted(n for n, d in G.nodes(data=True)
+                  if d.get("kind") == "nic" and n.startswith(f"n{server}/"))
+
+
+def _time(capsys, *argv):
+    code, out, err = run_cli(capsys, "run", *argv, "--json", "-", "--quiet")
+    assert code == 0, err
+    return json.loads(out)
+
+
+def test_every_required_shape_is_a_preset_with_sourced_figures():
+    assert set(REQUIRED) <= set(SHAPES) and set(SHAPES) <= set(PRESETS)
+    for name in SHAPES:
+        rows = figures(name)
+        assert rows and all(str(source).strip() for _, _, source in rows), name
+        keys = {k for k, _, _ in rows}
+        assert {"gpu_model", "transport", "nics_per_node", "nic_bandwidth", "net_latency",
+                "transport.net_latency", "transport.net_protocols"} <= keys
+
+
+@pytest.mark.parametrize("name", BUILDABLE)
+def test_shape_as_built(name):
+    """GPUs of the shape's model, the shape's NIC count and rate, its transport on every NIC and
+    NIC cable, and the transport's advertised latency unless the shape gives its own."""
+    shape = SHAPES[name]
+    nodes = 2
+    G = build(name, nodes)
+    t = transport(shape.transport)
+    per_node = G.graph["gpus_per_node"]
+    assert len(gpus(G)) == nodes * per_node
+    assert {G.nodes[g]["model"] for g in gpus(G)} == {shape.gpu_model}
+    nics = _nics(G)
+    assert len(nics) == shape.nics
+    for nic in nics:
+        assert G.nodes[nic]["transport"] == t.name
+        (leaf,) = [v for v in G.successors(nic) if G.nodes[v].get("kind") == "switch"]
+        cable = G.edges[nic, leaf]
+        assert cable["transport"] == t.name and cable["link_type"] == t.link_type
+        assert cable["bandwidth"] == shape.figures["nic_bandwidth"]
+    net_latency = shape.figures.get("net_latency", t.net_latency)
+    assert G.graph.get("net_latency", 0.0) == net_latency
+    assert G.graph["transport"] == t.name and G.graph["name"] == name
+    assert set(describe(G)["links"]) <= {"nvlink", "nvswitch", "pcie", t.link_type}
+
+
+
+
+def _bound_allows_32():
+    try:
+        build("dgx-h100", 1, {"nics_per_node": "32"})
+    except TopologyError:
+        return False
+    return True
+
+
+@pytest.mark.skipif(not _bound_allows_32(), reason="needs the NIC-count bound of 4 per GPU "
+                    "(nics_per_node up to 32, from the multi-NIC work) in _check_nics")
+def test_p5_has_32_efa_devices():
+    G = build("aws-p5", 2)
+    assert len(_nics(G)) == 32 and G.graph["transport"] == "efa-v2"
+    assert G.edges["n0/nic31", "su0/leaf31"]["bandwidth"] == 12.5e9
+
+
+def test_an_800g_nic_is_not_capped_by_pcie():
+    """B300 / GB300: ConnectX-8 at 800 Gb/s on a PCIe Gen6 attach: every cable from a GPU to
+    its NIC carries at least the NIC's 100e9 bytes/s."""
+    for name in ("dgx-b300", "gb300-nvl72"):
+        G = build(name, 2)
+        gpu = "n0/gpu0"
+        path = nx.shortest_path(G, gpu, G.nodes[gpu]["nic"])
+        assert min(G.edges[u, v]["bandwidth"] for u, v in zip(path, path[1:])) >= 100e9
+        assert G.edges[G.nodes[gpu]["nic"], "su0/leaf0"]["bandwidth"] == 100e9
+
+
+def test_transport_option_changes_the_figures_it_gives():
+    G = build("aws-p4d", 2, {"transport": "efa-v3", "net_latency": "1e-5"})
+    assert G.graph["transport"] == "efa-v3" and G.graph["net_latency"] == 1e-5
+    H = build("gcp-a4", 2, {"transport": "tcpxo"})
+    assert H.graph["net_latency"] == transport("tcpxo").net_latency
+    assert machine("gcp-a4", 2, {"transport": "tcpx"}).net_protocols == ("simple",)
+    assert machine("aws-p4d", 2).net_latency_us == pytest.approx(75.0)
+    assert machine("aws-p3dn", 2).net_latency_us == pytest.approx(150.0)
+
+
+def test_unequal_nvl72_racks_over_the_rails():
+    G = build("gb300-nvl72", 34, {"domain_hosts": "18,16"})
+    assert G.out_degree("nvl0/nvswitch") == 72 and G.out_degree("nvl1/nvswitch") == 64
+    assert G.has_edge("n33/gpu3", "nvl1/nvswitch") and not G.has_edge("n17/gpu0", "nvl1/nvswitch")
+    assert G.edges["n33/nic0", "su1/leaf0"]["bandwidth"] == 100e9
+
+
+@pytest.mark.parametrize("opt, words", [
+    ("transport=myrinet", ["unknown transport 'myrinet'", "ib-ndr", "efa-v1", "tcpxo"]),
+    ("nics_per_node=8", ["aws-p4d has 4 NICs per node", "from 1 to 4", "got 8"]),
+    ("domain_hosts=18,18", None),
+])
+def test_bad_input_is_one_line_and_exit_2(capsys, opt, words):
+    topo = "aws-p4d" if words else "gb300-nvl72"
+    code, out, err = run_cli(capsys, "run", "--topology", topo, "--nodes", "2", "--algorithm",
+                             "ring", "--bytes", "1024", "--topology-opt", opt)
+    assert code == 2 and out == "" and len(err.strip().splitlines()) == 1
+    for word in words or ["domain_hosts must be", "adding up to nodes = 2", "'18,18'"]:
+        assert word in err
+
+
+def test_unknown_preset_lists_the_new_ones(capsys):
+    code, _, err = run_cli(capsys, "topologies", "--show", "aws-p9")
+    assert code == 2 and "aws-p9" in err and "gcp-a3-mega" in err and "oci-bm-gpu-gb300-4" in err
+
+
+def test_show_lists_figures_sources_and_keys(capsys):
+    code, out, _ = run_cli(capsys, "topologies", "--show", "gcp-a3-mega")
+    assert code == 0
+    assert "tcpxo" in out and "[GKE-TCPX]" in out and "NOT PUBLISHED" in out
+    (keys,) = [ln for ln in out.splitlines() if ln.startswith("--topology-opt keys:")]
+    assert "transport" in keys and "nics_per_node" in keys and "net_latency" in keys
+    code, out, _ = run_cli(capsys, "topologies", "--show", "dgx-h100")
+    (row,) = [ln for ln in out.splitlines() if ln.split()[:1] == ["nic_bandwidth"]]
+    assert "NDR 400 Gb/s" in row          # a family preset: its docstring's source
+    (row,) = [ln for ln in out.splitlines() if ln.split()[:1] == ["oversubscription"]]
+    assert "Rail leaf down : up bandwidth" in row
+    code, out, _ = run_cli(capsys, "topologies")
+    assert code == 0 and all(any(ln.split()[0] == n for ln in out.splitlines()) for n in REQUIRED)
+
+
+def test_small_message_floor_is_the_transports(capsys):
+    """8 bytes, 2 x 8 GPUs, profile nccl: NCCL's tree, 2 x (7 NVLink hops + 1 network hop)
+    after the base latency; the network hop carries the transport's advertised latency.
+    IB (ND H100 v5): LL, 6.8 + 2 (7 x 0.6 + 5.0) = 25.2 us. TCPXO (A3 Mega, no LL over the
+    network): LL128, 14 + 2 (7 x 1.25 + 8.5 + 40) = 128.5 us. EFA (p4d, 75 us):
+    LL, 6.8 + 2 (4.2 + 5.0 + 75) = 175.2 us."""
+    common = ("--nodes", "2", "--algorithm", "nccl", "--bytes", "8", "--profile", "nccl")
+    ib = _time(capsys, "--topology", "azure-nd-h100-v5", *common)["time_s"]
+    tcpxo = _time(capsys, "--topology", "gcp-a3-mega", *common)["time_s"]
+    efa = _time(capsys, "--topology", "aws-p4d", *common)["time_s"]
+    assert ib == pytest.approx(25.2e-6, rel=1e-3)
+    assert tcpxo == pytest.approx(128.5e-6, rel=1e-3)
+    assert efa == pytest.approx(175.2e-6, rel=1e-3)
+
+
+def test_large_allreduce_times_are_bounded_by_the_nics(capsys):
+    """64 MiB over 2 nodes, profile nccl: a ring's busbw cannot exceed what a node's NICs
+    carry (4 x 12.5e9 on p4d, 8 x 25e9 on ND A100 v4, 8 x 50e9 on A4, x 2 n/(n-1) ... bounded
+    loosely by twice the node's NIC total), and more NIC bandwidth gives more busbw."""
+    common = ("--nodes", "2", "--algorithm", "nccl", "--bytes", str(64 << 20), "--profile", "nccl",
+              "--verify", "symbolic")
+    busbw = {name: _time(capsys, "--topology", name, *common)["busbw"] for name in
+             ("aws-p4d", "azure-nd-a100-v4", "gcp-a4")}
+    for name, total in (("aws-p4d", 50e9), ("azure-nd-a100-v4", 200e9), ("gcp-a4", 400e9)):
+        assert 0.2 * total < busbw[name] < 2 * total, (name, busbw[name])
+    assert busbw["aws-p4d"] < busbw["azure-nd-a100-v4"] < busbw["gcp-a4"]
+
+
+def test_docs_list_every_preset_and_transport():
+    from pathlib import Path
+    text = (Path(__file__).resolve().parents[2] / "docs" / "machines.md").read_text()
+    assert all(f"`{name}`" in text for name in SHAPES)
+    assert all(f"`{name}`" in text for name in ("ib-ndr", "efa-v1", "tcpxo", "gcp-rdma"))
+
+
+@pytest.mark.skipif(_bound_allows_32(), reason="the builders allow 32 NICs per node")
+def test_p5_over_todays_bound_says_so(capsys):
+    code, _, err = run_cli(capsys, "run", "--topology", "aws-p5", "--nodes", "2", "--algorithm",
+                           "ring", "--bytes", "1024")
+    assert code == 2 and len(err.strip().splitlines()) == 1
+    assert "aws-p5 has 32 NICs per node" in err and "nics_per_node" in err
+    G = build("aws-p5", 2, {"nics_per_node": "16"})
+    assert len(_nics(G)) == 16 and G.graph["transport"] == "efa-v2"

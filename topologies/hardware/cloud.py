@@ -1,0 +1,199 @@
+"""The machines people rent: cloud and DGX shapes as presets over the hardware families.
+
+Each shape of ``shapes.toml`` (shipped with the package) names the family it
+is built on (:func:`~topologies.hardware.dgx_a100`, ``dgx_h100``,
+``dgx_b200``, ``gb200_nvl72``, ``dgx1_v100``), its GPU model, its network
+transport (:mod:`topologies.transports`) and the figures that differ from the
+family's, each with its source. :func:`shape_builder` turns a shape into a
+builder whose keywords are the family's options with the shape's figures as
+defaults, plus ``transport``. Three figures come from the transport unless
+the shape gives its own (``nan`` default = "the transport's"):
+``net_latency`` (the latency the transport advertises to NCCL),
+``nic_latency`` (the NIC - leaf cable) and ``net_conn_bandwidth`` (the most
+one NCCL connection carries). Every NIC node and NIC cable records the
+transport's name; the cables take its ``link_type``.
+
+``nics_per_node`` may be lowered (NICs left out, as ``NCCL_IB_HCA`` does) but
+not raised above the shape's count.
+
+Examples
+--------
+>>> G = shape_builder("aws-p4d")(2)
+>>> G.graph["name"], G.graph["transport"], G.graph["net_latency"]
+('aws-p4d', 'efa-v1', 7.5e-05)
+>>> G.nodes["n0/nic3"]["transport"], G.nodes["n1/gpu0"]["model"]
+('efa-v1', 'A100')
+>>> shape_builder("aws-p4d")(2, nics_per_node=8)  # doctest: +ELLIPSIS
+Traceback (most recent call last):
+...
+topologies.schema.TopologyError: aws-p4d has 4 NICs per node: nics_per_node must be an int from 1 to 4, got 8
+"""
+
+from __future__ import annotations
+
+import inspect
+import math
+import tomllib
+from dataclasses import dataclass
+from importlib import resources
+
+import networkx as nx
+
+from ..schema import TopologyError, validate
+from ..transports import apply_transport
+from ..transports import transport as get_transport
+from .hgx import dgx_a100, dgx_b200, dgx_h100
+from .nvl72 import gb200_nvl72
+from .v100 import dgx1_v100
+
+__all__ = ["Shape", "SHAPES", "FAMILIES", "FROM_TRANSPORT", "shape_builder", "figure_rows"]
+
+#: Family name -> builder the shapes are built on.
+FAMILIES = {"dgx-a100": dgx_a100, "dgx-h100": dgx_h100, "dgx-b200": dgx_b200,
+            "gb200-nvl72": gb200_nvl72, "dgx1-v100": dgx1_v100}
+
+#: Builder option -> the transport figure it defaults to when the shape gives none.
+FROM_TRANSPORT = {"net_latency": "net_latency", "nic_latency": "hop_latency",
+                  "net_conn_bandwidth": "conn_bandwidth"}
+
+_META = ("title", "family", "gpu_model", "transport")
+
+
+@dataclass(frozen=True)
+class Shape:
+    """One rented machine: family, GPU model, transport and its own figures (with sources)."""
+
+    name: str
+    title: str
+    family: str
+    gpu_model: str
+    transport: str
+    figures: dict        # option -> value
+    sources: dict        # option or "gpu_model" / "transport" -> source
+
+    @property
+    def nics(self) -> int:
+        return int(self.figures["nics_per_node"])
+
+
+def _shape(name: str, raw: dict) -> Shape:
+    family = raw["family"]
+    if family not in FAMILIES:
+        raise TopologyError(f"shape {name!r}: unknown family {family!r}")
+    cells = {k: v for k, v in raw.items() if k != "title" and k != "family"}
+    for key, cell in cells.items():
+        if not isinstance(cell, dict) or "value" not in cell or not cell.get("source"):
+            raise TopologyError(f"shape {name!r}: figure {key!r} needs a value and a source")
+    get_transport(cells["transport"]["value"])
+    return Shape(name=name, title=str(raw["title"]), family=family,
+                 gpu_model=str(cells["gpu_model"]["value"]),
+                 transport=str(cells["transport"]["value"]),
+                 figures={k: c["value"] for k, c in cells.items() if k not in _META},
+                 sources={k: str(c["source"]) for k, c in cells.items()})
+
+
+def _load() -> dict:
+    text = resources.files(__package__).joinpath("shapes.toml").read_text()
+    return {name: _shape(name, raw) for name, raw in tomllib.loads(text).items()}
+
+
+#: Shape name -> :class:`Shape`, in the table's order.
+SHAPES: dict[str, Shape] = _load()
+
+
+def _defaults(shape: Shape) -> dict:
+    """The builder's keyword defaults: the family's, the shape's figures over them, ``nan`` for
+    the figures the transport gives."""
+    family = inspect.signature(FAMILIES[shape.family]).parameters
+    out = {"transport": shape.transport}
+    for key, p in list(family.items())[1:]:
+        default = p.default
+        if key in FROM_TRANSPORT:
+            default = math.nan
+        if key in shape.figures:
+            value = shape.figures[key]
+            default = float(value) if isinstance(p.default, float) else value
+        out[key] = default
+    return out
+
+
+def _resolved(shape: Shape, t, options: dict) -> dict:
+    out = dict(options)
+    for key, figure in FROM_TRANSPORT.items():
+        if key in out and isinstance(out[key], float) and math.isnan(out[key]):
+            out[key] = getattr(t, figure)
+    return out
+
+
+def _check_nics(shape: Shape, nics: object) -> None:
+    if isinstance(nics, bool) or not isinstance(nics, int) or not 1 <= nics <= shape.nics:
+        raise TopologyError(f"{shape.name} has {shape.nics} NICs per node: nics_per_node must be an "
+                            f"int from 1 to {shape.nics}, got {nics!r}")
+
+
+def _build(shape: Shape, nodes, transport: str, options: dict) -> nx.DiGraph:
+    t = get_transport(transport)
+    _check_nics(shape, options["nics_per_node"])
+    options = _resolved(shape, t, options)
+    try:
+        G = FAMILIES[shape.family](nodes, **options)
+    except TopologyError as exc:
+        if not str(exc).startswith("nics_per_node must be"):
+            raise
+        raise TopologyError(f"{shape.name} has {shape.nics} NICs per node, more than the "
+                            f"{shape.family} builder allows ({exc}); give --topology-opt "
+                            f"nics_per_node=N with fewer") from None
+    built = ""
+    for _, d in G.nodes(data=True):
+        if d.get("kind") == "gpu":
+            built, d["model"] = d["model"], shape.gpu_model
+    apply_transport(G, t)
+    text = G.graph.get("description", "").replace(f" {built} ", f" {shape.gpu_model} ")
+    G.graph["name"] = shape.name
+    G.graph["shape"] = shape.name
+    G.graph["description"] = (f"{shape.title} ({shape.gpu_model}, {t.name}; built as "
+                              f"{shape.family}): {text.split(': ', 1)[-1]}")
+    return validate(G)
+
+
+def shape_builder(name: str):
+    """The builder of shape `name`: ``builder(nodes, *, transport=..., <family options>)``."""
+    shape = SHAPES[name]
+    defaults = _defaults(shape)
+    family_first = next(iter(inspect.signature(FAMILIES[shape.family]).parameters.values()))
+
+    def builder(nodes=family_first.default, **options):
+        unknown = sorted(set(options) - set(defaults))
+        if unknown:
+            raise TopologyError(f"unknown option {unknown[0]!r} for topology {name!r}; "
+                                f"allowed: {', '.join(defaults)}")
+        merged = {**defaults, **options}
+        transport = merged.pop("transport")
+        return _build(shape, nodes, transport, merged)
+
+    params = [inspect.Parameter("nodes", inspect.Parameter.POSITIONAL_OR_KEYWORD,
+                                default=family_first.default)]
+    params += [inspect.Parameter(k, inspect.Parameter.KEYWORD_ONLY, default=v)
+               for k, v in defaults.items()]
+    builder.__signature__ = inspect.Signature(params)
+    builder.__name__ = builder.__qualname__ = name.replace("-", "_")
+    builder.__doc__ = f"{shape.title}, built as {shape.family} (figures: ``topologies --show {name}``)."
+    return builder
+
+
+def figure_rows(name: str) -> list:
+    """(option, default, source) of every ``--topology-opt`` key of shape `name`, in the
+    builder's order: the shape's own figures, the transport's, then the family's."""
+    shape = SHAPES[name]
+    t = get_transport(shape.transport)
+    rows = [("gpu_model", shape.gpu_model, shape.sources["gpu_model"])]
+    for key, default in _defaults(shape).items():
+        if key in shape.sources:
+            rows.append((key, default, shape.sources[key]))
+        elif key in FROM_TRANSPORT:
+            figure = FROM_TRANSPORT[key]
+            rows.append((key, getattr(t, figure),
+                         f"from transport {t.name}: {t.source(figure)}"))
+        else:
+            rows.append((key, default, f"as the {shape.family} preset (its docstring)"))
+    return rows

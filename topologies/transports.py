@@ -1,0 +1,122 @@
+"""Network transports as data: :data:`TRANSPORTS`, loaded from ``transports.toml``.
+
+A transport is what NCCL talks to across nodes: NCCL's IB verbs transport on
+InfiniBand or RoCE, AWS EFA through the aws-ofi-nccl plugin, GCP's
+GPUDirect-TCPX/TCPXO or its RDMA plugin. Each entry of the table gives, with
+its source, the figures that decide a collective's time across nodes (see
+the table's header for what each one means). A NIC node names its transport
+(attribute ``transport``, a key of :data:`TRANSPORTS`); the presets of
+:mod:`topologies.hardware.cloud` take ``transport=`` and derive the NIC
+cables' latency, the advertised ``net_latency``, the per-connection cap and
+the network protocols from it where the shape gives no figure of its own.
+
+Examples
+--------
+>>> t = transport("efa-v1")
+>>> t.net_latency, t.link_type, t.source("net_latency")[:23]
+(7.5e-05, 'ethernet', 'aws-ofi-nccl reports 75')
+>>> transport("ib-ndr").line_rate, transport("ib-ndr").net_protocols
+(50000000000.0, ('ll', 'll128', 'simple'))
+>>> transport("myrinet")  # doctest: +ELLIPSIS
+Traceback (most recent call last):
+...
+topologies.schema.TopologyError: unknown transport 'myrinet'; allowed: ib-edr, ib-hdr, ...
+"""
+
+from __future__ import annotations
+
+import math
+import tomllib
+from dataclasses import dataclass, field
+from importlib import resources
+
+from .schema import TopologyError
+
+__all__ = ["Transport", "TRANSPORTS", "FIGURES", "transport", "apply_transport"]
+
+#: The figures every transport has, in the order listings show them.
+FIGURES = ("link_type", "line_rate", "net_latency", "hop_latency", "net_protocols",
+           "conn_bandwidth", "goodput", "connections", "devices_per_gpu")
+
+
+@dataclass(frozen=True)
+class Transport:
+    """One network transport: its figures (SI units) and, per figure, its source."""
+
+    name: str
+    description: str
+    link_type: str
+    line_rate: float
+    net_latency: float
+    hop_latency: float
+    net_protocols: tuple
+    conn_bandwidth: float
+    goodput: float
+    connections: int
+    devices_per_gpu: int
+    sources: dict = field(default_factory=dict, compare=False)
+
+    def source(self, figure: str) -> str:
+        """The source of `figure` (one of :data:`FIGURES`)."""
+        return self.sources[figure]
+
+
+def _figure(key: str, value):
+    if key == "net_protocols":
+        return tuple(value)
+    if key in ("connections", "devices_per_gpu"):
+        return int(value)
+    if key == "link_type":
+        return str(value)
+    return math.inf if value == "inf" else float(value)
+
+
+def _entry(name: str, raw: dict, table: dict) -> Transport:
+    """Transport `name` of the raw `table`, its missing figures taken from the entry it is
+    ``like`` (one level)."""
+    base = table[raw["like"]] if "like" in raw else {}
+    figures, sources = {}, {}
+    for key in FIGURES:
+        cell = raw.get(key, base.get(key))
+        if not isinstance(cell, dict) or "value" not in cell or not cell.get("source"):
+            raise TopologyError(f"transport {name!r}: figure {key!r} needs a value and a source")
+        figures[key] = _figure(key, cell["value"])
+        sources[key] = str(cell["source"])
+    return Transport(name=name, description=str(raw["description"]), sources=sources, **figures)
+
+
+def _load() -> dict:
+    text = resources.files(__package__).joinpath("transports.toml").read_text()
+    table = tomllib.loads(text)
+    return {name: _entry(name, raw, table) for name, raw in table.items()}
+
+
+#: Transport name -> :class:`Transport`, in the table's order.
+TRANSPORTS: dict[str, Transport] = _load()
+
+
+def transport(name: object) -> Transport:
+    """The :class:`Transport` called `name`, or a one-line TopologyError listing the allowed ones."""
+    if not isinstance(name, str) or name not in TRANSPORTS:
+        raise TopologyError(f"unknown transport {name!r}; allowed: {', '.join(TRANSPORTS)}")
+    return TRANSPORTS[name]
+
+
+def apply_transport(G, t: Transport, *, hop_latency: float | None = None) -> None:
+    """Name transport `t` on every NIC of `G` and on its NIC - fabric cables (their
+    ``transport`` attribute and, when `hop_latency` is given, their latency); every network
+    cable takes the transport's ``link_type``; the graph records ``transport`` and
+    ``net_protocols`` (comma-separated, e.g. ``"ll128,simple"``)."""
+    G.graph["transport"] = t.name
+    G.graph["net_protocols"] = ",".join(t.net_protocols)   # a string: graphs save scalars only
+    nics = {n for n, d in G.nodes(data=True) if d.get("kind") == "nic"}
+    for n in nics:
+        G.nodes[n]["transport"] = t.name
+    for u, v, d in G.edges(data=True):
+        if d.get("link_type") not in ("infiniband", "ethernet"):
+            continue
+        d["link_type"] = t.link_type          # the whole scale-out fabric
+        if u in nics or v in nics:
+            d["transport"] = t.name
+            if hop_latency is not None:
+                d["latency"] = float(hop_latency)
