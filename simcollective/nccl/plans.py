@@ -31,6 +31,7 @@ from ..errors import UserInputError
 from . import coll_model, model
 from .constants import NcclConstants
 from .fill import FILL, FillRules, nvls_fill, ring_fill
+from .nics import ring_vias
 from .protocols import (MAX_CHAIN_CHUNKS, MAX_CHANNELS, MAX_LOOPS, MAX_NVLSTREE_PIECES, MAX_TREE_CHUNKS,
                         NVLSTREE_PIECES, TUNER_ORDER, check_protocol, nvls_chunk_bytes, tree_chunk_bytes)
 from .search import nvlstree_links, ring_orders, ring_search, tree_links
@@ -60,6 +61,12 @@ class Plan:
     model_choice: tuple | None = None  # nccl: NCCL's own pick (algorithm, protocol, channels, us)
     predicted_us: float | None = None
     fill: float = 0.0                  # pipeline fill, as a fraction of the call's bandwidth time
+    vias: list | None = None           # ring: per channel, rank -> (NIC out, NIC in) of its send
+
+    def via(self, channel: int, rank: int):
+        """The NICs ``(out, in)`` of ``rank``'s send to its next rank on ring ``channel``, or
+        None (same node, or a graph without NICs: the shortest route); see :mod:`.nics`."""
+        return None if self.vias is None else self.vias[channel].get(rank)
 
     @property
     def chosen(self) -> str:
@@ -149,13 +156,16 @@ def require_nvls(m, instead: str) -> None:
             f"use {instead}")
 
 
-def set_ring_orders(plan: Plan, m) -> None:
-    """The plan's ring per channel as NCCL's search finds them, and each rank's position in it."""
+def set_ring_orders(plan: Plan, m, graph) -> None:
+    """The plan's ring per channel as NCCL's search finds them, each rank's position in it, and
+    the NICs of each channel's sends across nodes (:func:`.nics.ring_vias`)."""
     local = None
     if m.intra == "nvlink" and not m.nvswitch and m.direct:
         _, _, local = ring_search(m)
     plan.orders = ring_orders(m, plan.channels, local or None)
     plan.positions = [{r: i for i, r in enumerate(o)} for o in plan.orders]
+    if m.nnodes > 1:
+        plan.vias = ring_vias(graph, m, plan.orders)
 
 
 def _check_channels(channels: int, algorithm: str) -> None:
@@ -245,7 +255,7 @@ def _build_plan(graph, gpus, profile, algorithm: str, nbytes: int, protocol, cha
                                   or model.ring_plateau_factor(m, graphs, "ring", protocol, nbytes) == 1.0):
         plan.fill = ring_fill(nbytes, channels, m.nranks, protocol, steps=fill.steps(protocol))
     if algorithm == "ring":
-        set_ring_orders(plan, m)
+        set_ring_orders(plan, m, graph)
     elif algorithm == "tree":
         plan.trees = [tree_links(m, c) for c in range(channels)]
     elif algorithm == "nvlstree" and m.nnodes > 2:
@@ -309,7 +319,7 @@ def _build_coll_plan(graph, gpus, profile, coll: str, algorithm: str, nbytes: in
         wire = 1.0 / table.nvls_efficiency
     plan = Plan(algorithm, protocol, channels, lat_us * 1e-6, wire, m, predicted_us=predicted)
     if algorithm == "ring" and m.nranks > 1:
-        set_ring_orders(plan, m)
+        set_ring_orders(plan, m, graph)
     return plan
 
 

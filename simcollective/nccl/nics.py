@@ -1,0 +1,92 @@
+"""Which NIC each NCCL channel uses: the channel plan names the NICs, routing follows.
+
+NCCL gives every ring channel the NICs it leaves and enters a node by: a channel's ring runs
+``NET n -> GPU a -> ... -> GPU x -> NET n``, the NICs of a channel are the GPU's local ones
+(``ncclTopoSelectNets``: the NICs nearest the GPU first) and successive channels start at
+successive NICs (``nets[(nChannels + i) % netCount]``), so a GPU that drives ``k`` NICs
+spreads its channels over all ``k`` (NCCL ``src/graph/search.cc``). Here, in the same spirit:
+the ``i``-th channel (in channel order) that leaves a node from GPU ``a`` goes out through NIC
+``i mod k_a`` of ``a``'s list (:func:`~simcollective.network.routing.nics_of`, nearest first),
+and the ``i``-th channel that enters a node at GPU ``b`` comes in through NIC ``i mod k_b`` of
+``b``'s. Rings enter and leave nodes on the same local GPU (rail-aligned), so both ends of a
+crossing take the same rail. A NIC two GPUs share is simply crossed by both GPUs' channels:
+the flows share it (max-min).
+
+The simulation's flows then follow the named NICs
+(:meth:`~simcollective.network.routing.Router.route` with ``via``); algorithms that are not
+NCCL's keep the shortest route, i.e. each GPU's nearest NIC.
+"""
+
+from __future__ import annotations
+
+from ..network.routing import nics_of
+from .search import SPEED_INTER, SPEED_INTER_SM90, SPEED_INTER_SM100
+
+__all__ = ["ring_vias", "rings_fed", "inter_speed"]
+
+
+def ring_vias(graph, machine, orders: list) -> list | None:
+    """Per channel, ``rank -> (NIC out, NIC in)`` of the rank's send to its next rank in
+    ``orders[c]`` when that send leaves its NCCL node (NVLink domain, ``machine.nodes``);
+    None when no GPU lists a NIC.
+
+    Examples
+    --------
+    >>> from topologies.hardware import dgx_h100
+    >>> from simcollective.nccl.model import machine_of
+    >>> G = dgx_h100(2, nics_per_node=16)
+    >>> m = machine_of(G, [f"n{s}/gpu{i}" for s in (0, 1) for i in range(8)])
+    >>> ring = list(range(8)) + list(range(15, 7, -1))   # node 1 backward from its GPU 7
+    >>> vias = ring_vias(G, m, [ring, ring])
+    >>> vias[0][7], vias[1][7], vias[0][8]
+    (('n0/nic14', 'n1/nic14'), ('n0/nic15', 'n1/nic15'), ('n1/nic0', 'n0/nic0'))
+    """
+    gpus = machine.gpus
+    nics = [nics_of(graph, g) for g in gpus]
+    if not any(nics):
+        return None
+    node = [0] * len(gpus)
+    for i, ranks in enumerate(machine.nodes):
+        for r in ranks:
+            node[r] = i
+    out_count = [0] * len(gpus)
+    in_count = [0] * len(gpus)
+    vias = []
+    for order in orders:
+        mine = {}
+        for a, b in zip(order, order[1:] + order[:1]):
+            if node[a] == node[b] or not nics[a] or not nics[b]:
+                continue
+            mine[a] = (nics[a][out_count[a] % len(nics[a])], nics[b][in_count[b] % len(nics[b])])
+            out_count[a] += 1
+            in_count[b] += 1
+        vias.append(mine)
+    return vias
+
+
+def inter_speed(cc: int, bw: float) -> float:
+    """The per-ring speed (GB/s) NCCL's multi-node search starts at: the first of its
+    inter-node speeds (``speedArrayInter``, per architecture) not above ``bw``, the best
+    GPU -> NIC path.
+
+    Examples
+    --------
+    >>> inter_speed(90, 48.0), inter_speed(90, 25.0), inter_speed(90, 12.5)
+    (48, 24, 12)
+    """
+    speeds = SPEED_INTER_SM100 if cc >= 100 else SPEED_INTER_SM90 if cc >= 90 else SPEED_INTER
+    return next((s for s in speeds if s <= bw + 1e-9), speeds[-1])
+
+
+def rings_fed(capacity: float, speed: float, most: int | None = None) -> int:
+    """Rings at ``speed`` GB/s one link of ``capacity`` GB/s carries (NCCL's search takes each
+    ring's speed from every link on its path), at least one and at most ``most`` (a GPU:
+    one ring per NIC it drives).
+
+    Examples
+    --------
+    >>> rings_fed(48.0, 24.0, 2), rings_fed(48.0, 48.0, 2), rings_fed(48.0, 12.0, 4), rings_fed(50.0, 48.0)
+    (2, 1, 4, 1)
+    """
+    n = max(1, int(capacity / speed + 1e-9))
+    return n if most is None else min(n, most)
