@@ -22,7 +22,7 @@ from __future__ import annotations
 from ..network.routing import nics_of
 from .search import SPEED_INTER, SPEED_INTER_SM90, SPEED_INTER_SM100
 
-__all__ = ["ring_vias", "rings_fed", "inter_speed"]
+__all__ = ["ring_vias", "rings_fed", "inter_speed", "network_note"]
 
 
 def ring_vias(graph, machine, orders: list) -> list | None:
@@ -90,3 +90,30 @@ def rings_fed(capacity: float, speed: float, most: int | None = None) -> int:
     """
     n = max(1, int(capacity / speed + 1e-9))
     return n if most is None else min(n, most)
+
+
+def network_note(graph, machine, graphs: dict, algorithm: str) -> str | None:
+    """One line on what NCCL's model counts of the network of a multi-node call, naming how
+    the node's GPUs and NICs pair up (several NICs per GPU, GPUs sharing a NIC, a GPU's PCIe
+    link narrower than its NICs): the reason when the simulated time and NCCL's prediction
+    differ on such machines. None on one node or a graph without NICs."""
+    if machine.nnodes < 2:
+        return None
+    first = [machine.gpus[r] for r in machine.nodes[0]]
+    lists = [nics_of(graph, g) for g in first]
+    count = len({n for names in lists for n in names})
+    if not count:
+        return None
+    ppn = machine.ppn
+    pairing = (f"{count // ppn} NICs per GPU" if count >= ppn and count % ppn == 0
+               else f"{ppn / count:g} GPUs per NIC" if ppn % count == 0 else f"{count} NICs for {ppn} GPUs")
+    name = "nvlstree" if algorithm == "nvlstree" else "ring"
+    g = graphs.get(name)
+    if g is None:
+        return None
+    if name == "nvlstree":
+        seen = f"NVLSTree: {g.nchannels} heads cross the network at {g.bw_inter:g} GB/s each"
+    else:
+        seen = f"{machine.nics} network rings at {inter_speed(machine.cc, machine.nic_bw):g} GB/s"
+    bound = " (a GPU's PCIe link, not its NICs, bounds its rings)" if count > ppn and machine.nics < count else ""
+    return f"{count} NICs per node, {pairing}; NCCL's model: {seen}{bound}"

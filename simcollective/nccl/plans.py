@@ -31,7 +31,7 @@ from ..errors import UserInputError
 from . import coll_model, model
 from .constants import NcclConstants
 from .fill import FILL, FillRules, nvls_fill, ring_fill
-from .nics import ring_vias
+from .nics import network_note, ring_vias
 from .protocols import (MAX_CHAIN_CHUNKS, MAX_CHANNELS, MAX_LOOPS, MAX_NVLSTREE_PIECES, MAX_TREE_CHUNKS,
                         NVLSTREE_PIECES, TUNER_ORDER, check_protocol, nvls_chunk_bytes, tree_chunk_bytes)
 from .search import nvlstree_links, ring_orders, ring_search, tree_links
@@ -62,6 +62,7 @@ class Plan:
     predicted_us: float | None = None
     fill: float = 0.0                  # pipeline fill, as a fraction of the call's bandwidth time
     vias: list | None = None           # ring: per channel, rank -> (NIC out, NIC in) of its send
+    network: str | None = None         # multi-node: what NCCL's model counts of the NICs
 
     def via(self, channel: int, rank: int):
         """The NICs ``(out, in)`` of ``rank``'s send to its next rank on ring ``channel``, or
@@ -78,6 +79,8 @@ class Plan:
                "nccl_algorithm": NCCL_NAMES[self.algorithm], "nccl_latency_us": self.latency_s * 1e6}
         if self.predicted_us is not None:
             out["nccl_predicted_us"] = self.predicted_us
+        if self.network is not None:
+            out["nccl_network"] = self.network
         if self.model_choice is not None:
             a, p, c, _ = self.model_choice
             out["nccl_model_choice"] = {"algorithm": a, "protocol": p, "channels": c}
@@ -248,7 +251,7 @@ def _build_plan(graph, gpus, profile, algorithm: str, nbytes: int, protocol, cha
         # multimem load-reduce + gather down); the emulation sends 2 (P - 1)/P x S each way
         wire = (P + 1) / (2 * (P - 1)) / table.nvls_efficiency if P > 1 else 1.0
     plan = Plan(algorithm, protocol, channels, lat_us * 1e-6, wire, m, model_choice=model_choice,
-                predicted_us=predicted)
+                predicted_us=predicted, network=network_note(graph, m, graphs, algorithm))
     if algorithm in ("nvls", "nvlstree"):
         plan.fill = nvls_fill(nbytes, channels, m.ppn, m.nnodes, algorithm)
     elif algorithm == "ring" and (fill.with_plateau_factor
@@ -317,7 +320,8 @@ def _build_coll_plan(graph, gpus, profile, coll: str, algorithm: str, nbytes: in
         # reduce-scatter: its P - 1 blocks up (the switch reads them) and its result down.
         # The emulation sends P - 1 blocks each way, so only the NVLS efficiency scales it.
         wire = 1.0 / table.nvls_efficiency
-    plan = Plan(algorithm, protocol, channels, lat_us * 1e-6, wire, m, predicted_us=predicted)
+    plan = Plan(algorithm, protocol, channels, lat_us * 1e-6, wire, m, predicted_us=predicted,
+                network=network_note(graph, m, graphs, algorithm))
     if algorithm == "ring" and m.nranks > 1:
         set_ring_orders(plan, m, graph)
     return plan
