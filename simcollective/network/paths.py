@@ -83,9 +83,12 @@ def path_parameters(router, model, cap, src, dst, via=None) -> Path:
     """Everything about flows src -> dst (through the nodes ``via``, see
     :meth:`~simcollective.network.routing.Router.route`) that does not depend on the message
     size (``model``: the :class:`~simcollective.network.model.NetworkModel`)."""
-    route = router.route(src, dst, via)
-    reverse = (router.route(dst, src, None if via is None else via[::-1])
-               if model.cross_traffic > 0 and route.resources else None)
+    if via is None:
+        route = router.route(src, dst)
+        reverse = router.route(dst, src) if model.cross_traffic > 0 and route.resources else None
+    else:
+        route = router.route(src, dst, via)
+        reverse = router.route(dst, src, via[::-1]) if model.cross_traffic > 0 and route.resources else None
     res, coef = _coefficients(route, reverse, model.cross_traffic)
     if model.sharing == "penalty":
         penalty = route.latency + sum(model.weight_s / cap[r] for r in route.resources)

@@ -219,6 +219,11 @@ def gpu_nics(local: int, gpus: int, nics: int) -> list[int]:
     return list(range(first, max(first + 1, nearest_nic(local + 1, gpus, nics))))
 
 
+def _driver(j: int, g: int, nics: int) -> int:
+    """The first of the `g` GPUs that drives NIC `j` (:func:`gpu_nics`)."""
+    return min(i for i in range(g) if j in gpu_nics(i, g, nics))
+
+
 def _complexes(g: int, nics: int, switches: int) -> list:
     """Per PCIe switch complex, ``(GPU indices, NIC indices, one switch per GPU)``.
 
@@ -232,9 +237,7 @@ def _complexes(g: int, nics: int, switches: int) -> list:
     out = []
     for k in range(P):
         members = [i for i in range(g) if i * P // g == k]
-        owned = [gpu_nics(i, g, nics) for i in members]
-        their = sorted({j for js in owned for j in js
-                        if min(i for i in range(g) if j in gpu_nics(i, g, nics)) in members})
+        their = sorted({j for i in members for j in gpu_nics(i, g, nics) if _driver(j, g, nics) in members})
         out.append((members, their, len(members) > 1 and nics >= g))
     return out
 
@@ -243,13 +246,11 @@ def pcie_tree(G, server, gpu_ids, *, switches, nics, pcie_bandwidth, pcie_latenc
               direct=False, duplex=FULL) -> list[str]:
     """PCIe switches with their GPUs and NICs; return the NIC ids (NIC j is rail j).
 
-    The GPUs and NICs of a server are grouped in PCIe switch complexes
-    (:func:`_complexes`: each NIC with the GPU that drives it). A complex is one
-    switch ``plx{k}``, except when it holds several GPUs that each drive their
-    own NICs (DGX A100: 2 GPUs + 2 NICs): then each GPU gets its own switch with
-    its NICs, and the switches of the complex are cabled to its first one, so
-    that a GPU's NICs are its unique shortest routes out (rail alignment, as
-    NCCL's NIC selection). Every GPU records ``nics``, the ids of the NICs it
+    GPUs and NICs are grouped in PCIe switch complexes (:func:`_complexes`: each
+    NIC with the GPU that drives it), one switch ``plx{k}`` each, or one switch per
+    GPU with its NICs, cabled to the complex's first switch, when its GPUs drive
+    NICs of their own (DGX A100: 2 GPUs + 2 NICs): a GPU's NICs are its unique
+    shortest routes out (rail alignment, as NCCL's NIC selection). Every GPU records ``nics``, the ids of the NICs it
     drives, comma-separated (:func:`gpu_nics`, nearest first; a string, so that
     the graph saves as GraphML; the ``nccl-*`` algorithms spread their channels
     over them), and ``nic``, the first (the route of every other algorithm). With `direct` each GPU is cabled to its NICs without a switch.
@@ -276,7 +277,7 @@ def pcie_tree(G, server, gpu_ids, *, switches, nics, pcie_bandwidth, pcie_latenc
 
     if direct:
         for j in range(nics):
-            add_nic(j, gpu_ids[min(i for i in range(g) if j in gpu_nics(i, g, nics))])
+            add_nic(j, gpu_ids[_driver(j, g, nics)])
     else:
         count = 0
         for members, their_nics, per_gpu in _complexes(g, nics, switches):
