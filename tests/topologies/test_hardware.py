@@ -435,3 +435,20 @@ def test_h100_gpu_reaches_nic_through_its_pcie_switch():
     G = dgx_h100_cluster(2)
     assert nx.shortest_path(G, "n0/gpu2", "n0/nic2") == ["n0/gpu2", "n0/plx2", "n0/nic2"]
     assert nx.shortest_path_length(G, "n0/gpu2", "n1/gpu2") == 6  # same rail: one leaf
+
+
+def test_gpus_record_every_nic_they_drive_up_to_four():
+    # AWS p5: 32 EFA for 8 GPUs, 4 per GPU on its own PCIe switch; OCI BM.GPU.H100.8: 16, 2 per GPU
+    G = dgx_h100(2, nics_per_node=32)
+    assert G.nodes["n1/gpu3"]["nics"] == "n1/nic12,n1/nic13,n1/nic14,n1/nic15"
+    assert G.nodes["n1/gpu3"]["nic"] == "n1/nic12"
+    assert sorted(G.successors("n0/plx3")) == ["n0/gpu3", "n0/nic12", "n0/nic13", "n0/nic14", "n0/nic15"]
+    H = dgx_a100(1, nics_per_node=16)       # 2 GPUs per complex, each its own switch with its 2 NICs
+    assert H.nodes["n0/gpu3"]["nics"] == "n0/nic6,n0/nic7"
+    # a GPU's NICs are reached over its own PCIe switch only
+    for g in gpus(G):
+        for nic in G.nodes[g]["nics"].split(","):
+            path = nx.shortest_path(G, g, nic)
+            assert len(path) == 3 and G.nodes[path[1]]["kind"] == "pcie_switch"
+    with pytest.raises(TopologyError, match="from 1 to 32 .*at most 4 per GPU.*got 33"):
+        dgx_h100(1, nics_per_node=33)
