@@ -105,7 +105,7 @@ def network_note(graph, machine, graphs: dict, algorithm: str) -> str | None:
     if not count:
         return None
     ppn = machine.ppn
-    pairing = (f"{count // ppn} NICs per GPU" if count >= ppn and count % ppn == 0
+    pairing = (f"{count // ppn} NIC{'s' if count > ppn else ''} per GPU" if count >= ppn and count % ppn == 0
                else f"{ppn / count:g} GPUs per NIC" if ppn % count == 0 else f"{count} NICs for {ppn} GPUs")
     name = "nvlstree" if algorithm == "nvlstree" else "ring"
     g = graphs.get(name)
