@@ -22,7 +22,7 @@ from __future__ import annotations
 from ..network.routing import nics_of
 from .search import SPEED_INTER, SPEED_INTER_SM90, SPEED_INTER_SM100
 
-__all__ = ["ring_vias", "rings_fed", "inter_speed", "network_note"]
+__all__ = ["ring_vias", "tree_vias", "rings_fed", "inter_speed", "network_note"]
 
 
 def ring_vias(graph, machine, orders: list) -> list | None:
@@ -45,10 +45,7 @@ def ring_vias(graph, machine, orders: list) -> list | None:
     nics = [nics_of(graph, g) for g in gpus]
     if not any(nics):
         return None
-    node = [0] * len(gpus)
-    for i, ranks in enumerate(machine.nodes):
-        for r in ranks:
-            node[r] = i
+    node = _node_of(machine)
     out_count = [0] * len(gpus)
     in_count = [0] * len(gpus)
     vias = []
@@ -62,6 +59,51 @@ def ring_vias(graph, machine, orders: list) -> list | None:
             in_count[b] += 1
         vias.append(mine)
     return vias
+
+
+def tree_vias(graph, machine, trees: list) -> list | None:
+    """Per tree channel, ``rank -> {peer: (NIC out, NIC in)}`` of the rank's tree edges that
+    leave its NCCL node: a GPU takes one NIC per channel for all its edges across nodes (the
+    ``i``-th channel in which it has any uses NIC ``i mod k`` of its list); None when no GPU
+    lists a NIC. ``trees[c]`` maps a rank to ``(parent, children)``.
+
+    Examples
+    --------
+    >>> from topologies.hardware import dgx_h100
+    >>> from simcollective.nccl.model import machine_of
+    >>> from simcollective.nccl.search import tree_links
+    >>> G = dgx_h100(2, nics_per_node=16)
+    >>> m = machine_of(G, [f"n{s}/gpu{i}" for s in (0, 1) for i in range(8)])
+    >>> vias = tree_vias(G, m, [tree_links(m, c) for c in range(16)])
+    >>> vias[0][0], vias[8][8]
+    ({8: ('n0/nic0', 'n1/nic0')}, {0: ('n1/nic1', 'n0/nic1')})
+    """
+    nics = [nics_of(graph, g) for g in machine.gpus]
+    if not any(nics):
+        return None
+    node = _node_of(machine)
+    count = [0] * len(nics)
+    vias = []
+    for links in trees:
+        edges = {r: [q for q in ([parent] if parent is not None else []) + list(kids) if node[q] != node[r]]
+                 for r, (parent, kids) in links.items()}
+        nic = {}
+        for r in sorted(edges):
+            if edges[r] and nics[r]:
+                nic[r] = nics[r][count[r] % len(nics[r])]
+                count[r] += 1
+        vias.append({r: {q: (nic[r], nic[q]) for q in peers if q in nic} for r, peers in edges.items()
+                     if r in nic})
+    return vias
+
+
+def _node_of(machine) -> list:
+    """The NCCL node (NVLink domain) of every rank."""
+    node = [0] * len(machine.gpus)
+    for i, ranks in enumerate(machine.nodes):
+        for r in ranks:
+            node[r] = i
+    return node
 
 
 def inter_speed(cc: int, bw: float) -> float:

@@ -31,7 +31,7 @@ from ..errors import UserInputError
 from . import coll_model, model
 from .constants import NcclConstants
 from .fill import FILL, FillRules, nvls_fill, ring_fill
-from .nics import network_note, ring_vias
+from .nics import network_note, ring_vias, tree_vias
 from .protocols import (MAX_CHAIN_CHUNKS, MAX_CHANNELS, MAX_LOOPS, MAX_NVLSTREE_PIECES, MAX_TREE_CHUNKS,
                         NVLSTREE_PIECES, TUNER_ORDER, check_protocol, nvls_chunk_bytes, tree_chunk_bytes)
 from .search import nvlstree_links, ring_orders, ring_search, tree_links
@@ -61,13 +61,17 @@ class Plan:
     model_choice: tuple | None = None  # nccl: NCCL's own pick (algorithm, protocol, channels, us)
     predicted_us: float | None = None
     fill: float = 0.0                  # pipeline fill, as a fraction of the call's bandwidth time
-    vias: list | None = None           # ring: per channel, rank -> (NIC out, NIC in) of its send
+    vias: list | None = None           # per channel, the NICs of the sends across nodes (.nics)
     network: str | None = None         # multi-node: what NCCL's model counts of the NICs
 
     def via(self, channel: int, rank: int):
         """The NICs ``(out, in)`` of ``rank``'s send to its next rank on ring ``channel``, or
         None (same node, or a graph without NICs: the shortest route); see :mod:`.nics`."""
         return None if self.vias is None else self.vias[channel].get(rank)
+
+    def tree_via(self, channel: int, rank: int) -> dict:
+        """Tree channel ``channel``: ``peer -> (NIC out, NIC in)`` of ``rank``'s sends across nodes."""
+        return {} if self.vias is None else self.vias[channel].get(rank, {})
 
     @property
     def chosen(self) -> str:
@@ -261,6 +265,7 @@ def _build_plan(graph, gpus, profile, algorithm: str, nbytes: int, protocol, cha
         set_ring_orders(plan, m, graph)
     elif algorithm == "tree":
         plan.trees = [tree_links(m, c) for c in range(channels)]
+        plan.vias = tree_vias(graph, m, plan.trees) if m.nnodes > 1 else None
     elif algorithm == "nvlstree" and m.nnodes > 2:
         plan.trees = [nvlstree_links(m, c) for c in range(channels)]
     return plan

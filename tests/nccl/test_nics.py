@@ -11,8 +11,8 @@ from hypothesis import strategies as st
 
 import topologies
 from simcollective.nccl import model
-from simcollective.nccl.nics import ring_vias
-from simcollective.nccl.search import ring_orders
+from simcollective.nccl.nics import ring_vias, tree_vias
+from simcollective.nccl.search import ring_orders, tree_links
 from simcollective.simulate import RunConfig, run
 from tests.conftest import machine, run_cli
 
@@ -72,6 +72,17 @@ def test_channels_spread_over_a_gpus_nics_round_robin_and_rail_aligned():
     m8 = machine("dgx-h100", 2)
     vias8 = ring_vias(topologies.build("dgx-h100", 2), m8, ring_orders(m8, 16))
     assert {v[0] for per in vias8 for r, v in per.items() if r == 0} == {"n0/nic0"}
+
+
+def test_tree_channels_take_one_nic_each_round_robin():
+    G = topologies.build("dgx-h100", 4, {"nics_per_node": 16})
+    m = machine("dgx-h100", 4, {"nics_per_node": 16})
+    vias = tree_vias(G, m, [tree_links(m, c) for c in range(16)])
+    # channel c's head on node 0 is GPU c % 8; it uses NIC c // 8 of its two for every edge out
+    for c, per in enumerate(vias):
+        head = c % 8
+        assert {v[0] for v in per[head].values()} == {f"n0/nic{2 * head + c // 8}"}
+        assert all(a.split("/")[1] == b.split("/")[1] for peers in per.values() for a, b in peers.values())
 
 
 @pytest.mark.parametrize("opts, rings, speed, comm", [
