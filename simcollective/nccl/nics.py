@@ -9,7 +9,9 @@ the ``i``-th channel (in channel order) that leaves a node from GPU ``a`` goes o
 ``i mod k_a`` of ``a``'s list (:func:`~simcollective.network.routing.nics_of`, nearest first),
 and the ``i``-th channel that enters a node at GPU ``b`` comes in through NIC ``i mod k_b`` of
 ``b``'s. Rings enter and leave nodes on the same local GPU (rail-aligned), so both ends of a
-crossing take the same rail. A NIC two GPUs share is simply crossed by both GPUs' channels:
+crossing take the same rail; a crossing between GPUs of different local indices (the ring's
+wrap over an odd number of nodes) keeps the shortest route (over NVLink to the GPU of the
+destination's rail, as NCCL's PXN). A NIC two GPUs share is simply crossed by both GPUs' channels:
 the flows share it (max-min).
 
 The simulation's flows then follow the named NICs
@@ -46,14 +48,15 @@ def ring_vias(graph, machine, orders: list) -> list | None:
     if not any(nics):
         return None
     node = _node_of(machine)
+    local = [graph.nodes[g].get("local") for g in gpus]
     out_count = [0] * len(gpus)
     in_count = [0] * len(gpus)
     vias = []
     for order in orders:
         mine = {}
         for a, b in zip(order, order[1:] + order[:1]):
-            if node[a] == node[b] or not nics[a] or not nics[b]:
-                continue
+            if node[a] == node[b] or not nics[a] or not nics[b] or local[a] != local[b]:
+                continue   # within a node, no NICs, or across rails (left to the shortest route)
             mine[a] = (nics[a][out_count[a] % len(nics[a])], nics[b][in_count[b] % len(nics[b])])
             out_count[a] += 1
             in_count[b] += 1

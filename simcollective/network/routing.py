@@ -39,9 +39,11 @@ def nics_of(graph, gpu) -> list:
     comma-separated), else its ``nic``, else none."""
     attrs = graph.nodes[gpu]
     listed = attrs.get("nics")
-    if listed:
-        return str(listed).split(",")
-    return [attrs["nic"]] if attrs.get("nic") else []
+    names = str(listed).split(",") if listed else [attrs["nic"]] if attrs.get("nic") else []
+    for name in names:
+        if name not in graph or graph.nodes[name].get("kind") != "nic":
+            raise UserInputError(f"GPU {gpu!r} lists {name!r} among its NICs, which is not a node of kind 'nic'")
+    return names
 
 
 @dataclass(frozen=True, slots=True)

@@ -81,3 +81,16 @@ def test_a_route_through_given_nics_and_max_min_over_them():
         env.run()
         lat = router.route("n0/gpu0", "n1/gpu0").latency
         assert done == pytest.approx([lat + expect] * 2, rel=1e-12)
+
+
+def test_a_gpu_listing_a_nic_that_is_not_one_is_refused_in_one_line():
+    from simcollective.errors import UserInputError
+    from simcollective.network.routing import nics_of
+    from topologies import dgx_h100
+
+    G = dgx_h100(1)
+    G.nodes["n0/gpu0"]["nics"] = "n0/nic0,n0/plx0"
+    with pytest.raises(UserInputError, match="GPU 'n0/gpu0' lists 'n0/plx0' among its NICs"):
+        nics_of(G, "n0/gpu0")
+    del G.nodes["n0/gpu0"]["nics"]
+    assert nics_of(G, "n0/gpu0") == ["n0/nic0"]
