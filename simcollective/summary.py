@@ -51,6 +51,8 @@ def format_report(report) -> str:
                      + (f", NCCL {f['nccl_version']}'s tuner" if f.get("nccl_version") else "")
                      + (f"; NCCL's model predicts {f['nccl_predicted_us']:.1f} us"
                         if f.get("nccl_predicted_us") is not None else ""))
+        if f.get("nccl_network"):
+            lines.append(f"  network      {f['nccl_network']}")
         mc = f.get("nccl_model_choice")
         if mc and (mc["algorithm"], mc["protocol"]) != (f["nccl_algorithm"].lower(), f["protocol"]):
             lines.append(f"               (NCCL's own pick here: {mc['algorithm']}/{mc['protocol']}, "

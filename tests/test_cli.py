@@ -169,7 +169,7 @@ def test_cli_bad_option_exit_2_one_line(capsys):
     code = main(["run", "--topology", "dgx-h100", "--nodes", "2", "--topology-opt",
                      "nics_per_node=0", "--algorithm", "ring", "--elements", "1K"])
     err = capsys.readouterr().err
-    assert code == 2 and "nics_per_node" in err and "from 1 to 16" in err
+    assert code == 2 and "nics_per_node" in err and "from 1 to 32" in err
     assert err.count("\n") == 1 and "Traceback" not in err
 
 

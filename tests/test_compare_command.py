@@ -266,7 +266,7 @@ def test_compare_fit_end_to_end_with_json(capsys, synthetic, tmp_path):
     (["--fit", "nvlink_bandwidth", "--fit-at", "1M"], "checks only that nvlink_bandwidth is > 0; give the range"),
     (["--fit", "oversubscription=0.5:2", "--fit-at", "1M"], "oversubscription must be a number from 1 to 64"),
     (["--fit", "nic_bandwidth", "--fit-at", "1M", "--topology-opt", "nics_per_node=99"],
-     "nics_per_node must be an int from 1 to 16"),
+     "nics_per_node must be an int from 1 to 32"),
 ])
 def test_fit_bad_input_is_one_line_before_any_simulation(capsys, synthetic, monkeypatch, extra, needle):
     log, _, _ = synthetic

@@ -15,6 +15,7 @@ import math
 from dataclasses import dataclass, field
 
 from ..errors import UserInputError
+from . import nics
 from .protocols import ALGOS, TUNER_ORDER
 from .search import GraphInfo, graphs_of
 from .versions import has_algorithm, latency_tables, ll_max_bw, ring_ll_factor
@@ -209,31 +210,51 @@ def _pcie_bw(graph, g) -> float:
 
 
 def _nic_figures(graph, gpus) -> tuple:
-    """(usable GB/s of the best GPU -> network path, NICs of the node)."""
-    nics = set()
-    best = 0.0
-    for g in gpus:
-        # breadth-first over PCIe from the GPU to the first NIC
-        seen, frontier, path_bw = {g}, [(g, float("inf"))], None
-        while frontier and path_bw is None:
-            nxt = []
-            for u, bw in frontier:
-                for _, v, d in graph.out_edges(u, data=True):
-                    if v in seen or d.get("link_type") not in ("pcie",):
-                        continue
-                    seen.add(v)
-                    b = min(bw, _nccl_pcie(d["bandwidth"]))
-                    net = [dd["bandwidth"] / 1e9 for _, _, dd in graph.out_edges(v, data=True)
-                           if dd.get("link_type") in _NET_TYPES]
-                    if graph.nodes[v].get("kind") == "nic" or net:  # a NIC, or a port with network cables
-                        nics.add(v)
-                        path_bw = min(b, max(net)) if net else b
-                    else:
-                        nxt.append((v, b))
-            frontier = nxt
-        if path_bw is not None:
-            best = max(best, path_bw)
-    return best, len(nics)
+    """(usable GB/s of the best GPU -> network path, rings the node's NICs carry).
+
+    A GPU's NICs are the ones nearest it over PCIe (several on a GPU that drives several
+    NICs, one that neighbours may share). NCCL's search runs one ring per NIC at the
+    speed of the best path (:func:`.nics.inter_speed`), each ring taking that speed from
+    every link it crosses: a GPU feeds at most as many rings as its own PCIe link carries
+    (two 400 Gb/s NICs behind one PCIe Gen5 x16 link: one ring at 48 GB/s; two 200 Gb/s
+    NICs: two at 24), and a NIC as many as it carries (one 400 Gb/s NIC shared by two
+    GPUs: one ring). The rings are the smaller of the two sums (:func:`.nics.rings_fed`)."""
+    per_gpu = [_nearest_nics(graph, g) for g in gpus]
+    found = [p for p in per_gpu if p[0] is not None]
+    if not found:
+        return 0.0, 0
+    best = max(p[0] for p in found)
+    cc = min(compute_capability(graph.nodes[g].get("model", "GPU")) for g in gpus)
+    speed = nics.inter_speed(cc, best)
+    gpu_rings = sum(nics.rings_fed(own, speed, len(mine)) for _, own, mine in found)
+    nic_bw = {v: bw for _, _, mine in found for v, bw in mine.items()}
+    nic_rings = sum(nics.rings_fed(bw, speed) for bw in nic_bw.values())
+    return best, min(gpu_rings, nic_rings)
+
+
+def _nearest_nics(graph, g) -> tuple:
+    """(best path GB/s or None, the GPU's own PCIe GB/s, {nearest NIC: its network GB/s}):
+    breadth-first over PCIe from GPU ``g`` to the first NICs."""
+    seen, frontier, path_bw, mine = {g}, [(g, float("inf"))], None, {}
+    own = _pcie_bw(graph, g)
+    while frontier and path_bw is None:
+        nxt = []
+        for u, bw in frontier:
+            for _, v, d in graph.out_edges(u, data=True):
+                if v in seen or d.get("link_type") not in ("pcie",):
+                    continue
+                seen.add(v)
+                b = min(bw, _nccl_pcie(d["bandwidth"]))
+                net = [dd["bandwidth"] / 1e9 for _, _, dd in graph.out_edges(v, data=True)
+                       if dd.get("link_type") in _NET_TYPES]
+                if graph.nodes[v].get("kind") == "nic" or net:  # a NIC, or a port with network cables
+                    mine[v] = max(net) if net else b
+                    path = min(b, max(net)) if net else b
+                    path_bw = path if path_bw is None else max(path_bw, path)
+                else:
+                    nxt.append((v, b))
+        frontier = nxt
+    return path_bw, own, mine
 
 
 def _node_index(nnodes: int) -> int:

@@ -31,6 +31,7 @@ from ..errors import UserInputError
 from . import coll_model, model
 from .constants import NcclConstants
 from .fill import FILL, FillRules, nvls_fill, ring_fill
+from .nics import network_note, ring_vias, tree_vias
 from .protocols import (MAX_CHAIN_CHUNKS, MAX_CHANNELS, MAX_LOOPS, MAX_NVLSTREE_PIECES, MAX_TREE_CHUNKS,
                         NVLSTREE_PIECES, TUNER_ORDER, check_protocol, nvls_chunk_bytes, tree_chunk_bytes)
 from .search import nvlstree_links, ring_orders, ring_search, tree_links
@@ -61,6 +62,17 @@ class Plan:
     model_choice: tuple | None = None  # nccl: NCCL's own pick (algorithm, protocol, channels, us)
     predicted_us: float | None = None
     fill: float = 0.0                  # pipeline fill, as a fraction of the call's bandwidth time
+    vias: list | None = None           # per channel, the NICs of the sends across nodes (.nics)
+    network: str | None = None         # multi-node: what NCCL's model counts of the NICs
+
+    def via(self, channel: int, rank: int):
+        """The NICs ``(out, in)`` of ``rank``'s send to its next rank on ring ``channel``, or
+        None (same node, or a graph without NICs: the shortest route); see :mod:`.nics`."""
+        return None if self.vias is None else self.vias[channel].get(rank)
+
+    def tree_via(self, channel: int, rank: int) -> dict:
+        """Tree channel ``channel``: ``peer -> (NIC out, NIC in)`` of ``rank``'s sends across nodes."""
+        return {} if self.vias is None else self.vias[channel].get(rank, {})
 
     @property
     def chosen(self) -> str:
@@ -73,6 +85,8 @@ class Plan:
                "nccl_version": getattr(self.machine.tuner, "name", None) or NEWEST}
         if self.predicted_us is not None:
             out["nccl_predicted_us"] = self.predicted_us
+        if self.network is not None:
+            out["nccl_network"] = self.network
         if self.model_choice is not None:
             a, p, c, _ = self.model_choice
             out["nccl_model_choice"] = {"algorithm": a, "protocol": p, "channels": c}
@@ -151,13 +165,16 @@ def require_nvls(m, instead: str) -> None:
             f"use {instead}")
 
 
-def set_ring_orders(plan: Plan, m) -> None:
-    """The plan's ring per channel as NCCL's search finds them, and each rank's position in it."""
+def set_ring_orders(plan: Plan, m, graph) -> None:
+    """The plan's ring per channel as NCCL's search finds them, each rank's position in it, and
+    the NICs of each channel's sends across nodes (:func:`.nics.ring_vias`)."""
     local = None
     if m.intra == "nvlink" and not m.nvswitch and m.direct:
         _, _, local = ring_search(m)
     plan.orders = ring_orders(m, plan.channels, local or None)
     plan.positions = [{r: i for i, r in enumerate(o)} for o in plan.orders]
+    if m.nnodes > 1:
+        plan.vias = ring_vias(graph, m, plan.orders)
 
 
 def _check_channels(channels: int, algorithm: str) -> None:
@@ -242,16 +259,17 @@ def _build_plan(graph, gpus, profile, algorithm: str, nbytes: int, protocol, cha
         # multimem load-reduce + gather down); the emulation sends 2 (P - 1)/P x S each way
         wire = (P + 1) / (2 * (P - 1)) / table.nvls_efficiency if P > 1 else 1.0
     plan = Plan(algorithm, protocol, channels, lat_us * 1e-6, wire, m, model_choice=model_choice,
-                predicted_us=predicted)
+                predicted_us=predicted, network=network_note(graph, m, graphs, algorithm))
     if algorithm in ("nvls", "nvlstree"):
         plan.fill = nvls_fill(nbytes, channels, m.ppn, m.nnodes, algorithm)
     elif algorithm == "ring" and (fill.with_plateau_factor
                                   or model.ring_plateau_factor(m, graphs, "ring", protocol, nbytes) == 1.0):
         plan.fill = ring_fill(nbytes, channels, m.nranks, protocol, steps=fill.steps(protocol))
     if algorithm == "ring":
-        set_ring_orders(plan, m)
+        set_ring_orders(plan, m, graph)
     elif algorithm == "tree":
         plan.trees = [tree_links(m, c) for c in range(channels)]
+        plan.vias = tree_vias(graph, m, plan.trees) if m.nnodes > 1 else None
     elif algorithm == "nvlstree" and m.nnodes > 2:
         plan.trees = [nvlstree_links(m, c) for c in range(channels)]
     return plan
@@ -313,9 +331,10 @@ def _build_coll_plan(graph, gpus, profile, coll: str, algorithm: str, nbytes: in
         # reduce-scatter: its P - 1 blocks up (the switch reads them) and its result down.
         # The emulation sends P - 1 blocks each way, so only the NVLS efficiency scales it.
         wire = 1.0 / table.nvls_efficiency
-    plan = Plan(algorithm, protocol, channels, lat_us * 1e-6, wire, m, predicted_us=predicted)
+    plan = Plan(algorithm, protocol, channels, lat_us * 1e-6, wire, m, predicted_us=predicted,
+                network=network_note(graph, m, graphs, algorithm))
     if algorithm == "ring" and m.nranks > 1:
-        set_ring_orders(plan, m)
+        set_ring_orders(plan, m, graph)
     return plan
 
 

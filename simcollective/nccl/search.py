@@ -117,6 +117,11 @@ def graphs_of(m) -> dict:
         speeds = _speeds_intra(m.cc)
         bw_intra = next((s for s in speeds if (m.ppn + 1) * s <= total + 1e-9), speeds[-1])
         bw_inter = next((s for s in speeds if s < 2 * bw_intra), bw_intra)
+        if m.nnodes > 1 and 0 < m.nics < m.ppn:
+            # heads sharing NICs (4 NICs for 8 heads): each head crosses the network at its
+            # share of the node's NIC rings, not at a NIC of its own
+            share = m.nics * m.nic_bw / m.ppn
+            bw_inter = next((s for s in speeds if s <= min(bw_inter, share) + 1e-9), speeds[-1])
         nvls_channels = 16 if m.cc < 100 else (24 if m.nnodes == 1 else 32)
         info = GraphInfo(m.ppn, float(bw_intra), float(bw_inter), nvls_channels)
         out["nvls"] = info

@@ -119,20 +119,22 @@ class Network(PathsMixin, LinkStatsMixin, ArrayModeMixin):
         self._buckets = self._cal.buckets  # (never rebound: transfer appends to it directly)
 
     # -- public API -------------------------------------------------------------------
-    def route(self, src, dst) -> Route:
-        return self.router.route(src, dst)
+    def route(self, src, dst, via=None) -> Route:
+        return self.router.route(src, dst, via)
 
-    def transfer(self, src, dst, size: int, callback, tag=None) -> Flow:
-        """Start sending ``size`` bytes from node ``src`` to node ``dst`` now.
+    def transfer(self, src, dst, size: int, callback, tag=None, via=None) -> Flow:
+        """Start sending ``size`` bytes from node ``src`` to node ``dst`` now (through the
+        nodes ``via``, e.g. a channel's NICs; None: the shortest path).
 
         ``callback(flow)`` runs when the last byte arrives (``flow.t_end``).
         """
         now = self._env.now
         if self._bw_bound:  # f_bw bounds the flow's rate; data advances at the rate itself
-            path = self._bound_path(src, dst, size)
+            path = self._bound_path(src, dst, size, via)
             eff = float(size) if size > 0 else 0.0
         else:
-            path = self._paths.get((src, dst)) or self.path_parameters(src, dst)
+            path = (self._paths.get((src, dst) if via is None else (src, dst, via))
+                    or self.path_parameters(src, dst, via))
             if size > 0:
                 bw_k = self._bw_k
                 eff = size / (bw_k if bw_k is not None else self.model.bandwidth_factor(size))

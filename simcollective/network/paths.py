@@ -79,11 +79,16 @@ def _coefficients(route, reverse, cross: float):
     return res, coef
 
 
-def path_parameters(router, model, cap, src, dst) -> Path:
-    """Everything about flows src -> dst that does not depend on the message size
-    (``model``: the :class:`~simcollective.network.model.NetworkModel`)."""
-    route = router.route(src, dst)
-    reverse = router.route(dst, src) if model.cross_traffic > 0 and route.resources else None
+def path_parameters(router, model, cap, src, dst, via=None) -> Path:
+    """Everything about flows src -> dst (through the nodes ``via``, see
+    :meth:`~simcollective.network.routing.Router.route`) that does not depend on the message
+    size (``model``: the :class:`~simcollective.network.model.NetworkModel`)."""
+    if via is None:
+        route = router.route(src, dst)
+        reverse = router.route(dst, src) if model.cross_traffic > 0 and route.resources else None
+    else:
+        route = router.route(src, dst, via)
+        reverse = router.route(dst, src, via[::-1]) if model.cross_traffic > 0 and route.resources else None
     res, coef = _coefficients(route, reverse, model.cross_traffic)
     if model.sharing == "penalty":
         penalty = route.latency + sum(model.weight_s / cap[r] for r in route.resources)
@@ -165,23 +170,24 @@ class PathTable:
 class PathsMixin:
     """The route-parameter cache of :class:`~simcollective.network.engine.Network`."""
 
-    def path_parameters(self, src, dst):
-        """Everything about flows src -> dst that does not depend on the message size
-        (cached): route, resources with their coefficients, weight and rate bound."""
-        key = (src, dst)
+    def path_parameters(self, src, dst, via=None):
+        """Everything about flows src -> dst (through ``via``, None: the shortest path) that
+        does not depend on the message size (cached): route, resources with their
+        coefficients, weight and rate bound."""
+        key = (src, dst) if via is None else (src, dst, via)
         p = self._paths.get(key)
         if p is None:
-            p = self._paths[key] = path_parameters(self.router, self.model, self.cap, src, dst)
+            p = self._paths[key] = path_parameters(self.router, self.model, self.cap, src, dst, via)
         return p
 
-    def _bound_path(self, src, dst, size):
+    def _bound_path(self, src, dst, size, via=None):
         """Path parameters when the bandwidth factor bounds the rate (network model
         ``bandwidth_factor_mode = "bound"``, SimGrid SMPI's convention): the flow's rate
         bound is at most f_bw(size) x the route's smallest capacity; cached per factor."""
         k = self.model.bandwidth_factor(size)
-        key = (src, dst, k)
+        key = (src, dst, k, via)
         p = self._paths.get(key)
         if p is None:
-            base = self.path_parameters(src, dst)
+            base = self.path_parameters(src, dst, via)
             p = self._paths[key] = base if k == 1.0 else bound_path(base, k)
         return p

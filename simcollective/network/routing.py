@@ -9,7 +9,9 @@ per (source, destination) and cached. Equal-cost paths are chosen deterministica
 ``first`` (default) takes the lowest-ordered next hop at every step, as a static routing
 table would; ``hash`` spreads (source, destination) pairs over the equal-cost next hops
 with a stable hash (ECMP / D-mod-k style); ``study`` replays SimGrid's Floyd routing over
-the study's declared routes (:mod:`.study_routing`; the study's machines only).
+the study's declared routes (:mod:`.study_routing`; the study's machines only). A route
+may be asked to cross given nodes (``via``: the NICs a channel of an ``nccl-*`` algorithm
+leaves and enters its nodes by; :func:`nics_of` lists a GPU's NICs).
 
 An edge may carry ``flow_bandwidth`` (bytes/s): the most one flow crossing it may carry,
 whatever the link's capacity (a per-connection goodput, e.g. ``--topology-opt
@@ -27,9 +29,21 @@ import networkx as nx
 
 from ..errors import UserInputError
 
-__all__ = ["Route", "Router", "ROUTING_POLICIES"]
+__all__ = ["Route", "Router", "ROUTING_POLICIES", "nics_of"]
 
 ROUTING_POLICIES = ("first", "hash", "study")
+
+
+def nics_of(graph, gpu) -> list:
+    """The NICs GPU node ``gpu`` drives, nearest first: its ``nics`` attribute (NIC ids,
+    comma-separated), else its ``nic``, else none."""
+    attrs = graph.nodes[gpu]
+    listed = attrs.get("nics")
+    names = str(listed).split(",") if listed else [attrs["nic"]] if attrs.get("nic") else []
+    for name in names:
+        if name not in graph or graph.nodes[name].get("kind") != "nic":
+            raise UserInputError(f"GPU {gpu!r} lists {name!r} among its NICs, which is not a node of kind 'nic'")
+    return names
 
 
 @dataclass(frozen=True, slots=True)
@@ -133,27 +147,40 @@ class Router:
                     queue.append(u)
         return dist
 
-    def path(self, src, dst) -> tuple:
-        """Node path from ``src`` to ``dst`` (a shortest path by hop count)."""
-        return self.route(src, dst).nodes
+    def path(self, src, dst, via=None) -> tuple:
+        """Node path from ``src`` to ``dst`` (a shortest path by hop count; through the
+        NICs ``via`` when given, see :meth:`route`)."""
+        return self.route(src, dst, via).nodes
 
-    def route(self, src, dst) -> Route:
-        """The (cached) route from node ``src`` to node ``dst``."""
-        key = (src, dst)
+    def route(self, src, dst, via=None) -> Route:
+        """The (cached) route from node ``src`` to node ``dst``.
+
+        ``via``: ``None`` (the shortest path), or ``(out, in)``, two nodes the route must
+        cross in that order, e.g. the NIC a channel leaves its node by and the one it enters
+        the other node by (the ``nccl-*`` algorithms' channel plan names them): the
+        shortest paths ``src -> out``, ``out -> in`` and ``in -> dst`` joined."""
+        key = (src, dst) if via is None else (src, dst, via)
         r = self._routes.get(key)
         if r is not None:
             return r
         if src == dst:
             r = Route((src,), (), 0.0, float("inf"))
-            self._routes[key] = r
-            return r
-        if self._study is not None:
+        elif via is not None:
+            out, into = via
+            parts = (self.route(src, out).nodes, self.route(out, into).nodes, self.route(into, dst).nodes)
+            r = self._assemble(parts[0] + parts[1][1:] + parts[2][1:])
+        elif self._study is not None:
             nodes, resources, latency = self._study.resources(src, dst)
             # a resource crossed k times gives the route at most capacity / k
             cap = min(self.capacity[x] / resources.count(x) for x in set(resources))
             r = Route(nodes, resources, latency, cap)
-            self._routes[key] = r
-            return r
+        else:
+            r = self._assemble(self._shortest(src, dst))
+        self._routes[key] = r
+        return r
+
+    def _shortest(self, src, dst) -> list:
+        """The nodes of the shortest path chosen by the routing policy."""
         dist = self._distances_to(dst, src)
         if src not in dist:
             raise UserInputError(f"no route from {src!r} to {dst!r}")
@@ -165,6 +192,11 @@ class Router:
             cands = [w for w in self._succ[node] if dist.get(w) == d]
             node = cands[spread % len(cands)] if len(cands) > 1 else cands[0]
             nodes.append(node)
+        return nodes
+
+    def _assemble(self, nodes) -> Route:
+        """The route along ``nodes``: its resources (links and the switch crossings between
+        them) and latency."""
         resources = []
         latency = 0.0
         for i in range(len(nodes) - 1):
@@ -177,9 +209,7 @@ class Router:
             resources.append(self.edge_resource[(u, v)])
             latency += self.edge_latency[(u, v)]
         cap = min(self.capacity[x] for x in resources)
-        r = Route(tuple(nodes), tuple(resources), latency, cap)
-        self._routes[key] = r
-        return r
+        return Route(tuple(nodes), tuple(resources), latency, cap)
 
     def describe(self, route: Route) -> list[dict]:
         """Per-hop description: node pairs, link type, bandwidth, latency."""

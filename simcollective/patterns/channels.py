@@ -104,7 +104,7 @@ def ring_chains(comm, x, plan, channels: int, root: int, chunks, reduce: bool):
                     recvs.append(comm.irecv(prv, tag=(c, j)))
                     where.append((c, j))
                 if v < P - 1 and 0 <= j - 1 < k:
-                    sends.append(comm.isend(nxt, Wire(out[c][j - 1], f), tag=(c, j - 1)))
+                    sends.append(comm.isend(nxt, Wire(out[c][j - 1], f), tag=(c, j - 1), via=plan.via(c, comm.rank)))
             if not sends and not recvs:
                 continue
             msgs = yield comm.waitall(recvs + sends)

@@ -16,14 +16,17 @@ class TreeJob:
     """One tree allreduce of ``chunks`` (a list of payloads) on this rank.
 
     ``parent`` is a rank or ``None`` (the root); ``children`` a list of ranks; ``tag``
-    tells jobs that share a pair of ranks apart. After :func:`pipelined_trees`,
-    ``out`` holds the result chunks (``None`` where this rank does not receive them).
+    tells jobs that share a pair of ranks apart; ``via`` maps a peer to the nodes the sends
+    to it cross (``Comm.isend``'s ``via``: the NICs of an NCCL channel; others take the
+    shortest route). After :func:`pipelined_trees`, ``out`` holds the result chunks
+    (``None`` where this rank does not receive them).
     """
 
     chunks: list
     parent: int | None
     children: list
     tag: object = 0
+    via: dict = field(default_factory=dict)
     out: list = field(default_factory=list)
     acc: list = field(default_factory=list, repr=False)       # partial sums per chunk
     missing: list = field(default_factory=list, repr=False)   # children still to add
@@ -56,7 +59,7 @@ def pipelined_trees(comm, jobs: list, up: bool = True, down: bool = True):
 
     def send_up(job, j):
         if job.parent is not None:
-            sends.append(comm.isend(job.parent, job.acc[j], tag=(job.tag, "up", j)))
+            sends.append(comm.isend(job.parent, job.acc[j], tag=(job.tag, "up", j), via=job.via.get(job.parent)))
         else:
             deliver(job, j, job.acc[j])
 
@@ -64,7 +67,7 @@ def pipelined_trees(comm, jobs: list, up: bool = True, down: bool = True):
         job.out[j] = payload
         if down:
             for c in job.children:
-                sends.append(comm.isend(c, payload, tag=(job.tag, "down", j)))
+                sends.append(comm.isend(c, payload, tag=(job.tag, "down", j), via=job.via.get(c)))
 
     for job in jobs:
         k = len(job.chunks)

@@ -61,11 +61,13 @@ class Comm:
             raise SimCollectiveError(f"rank {self.rank} of {self.name}: {what} rank {peer} is out of range 0..{self.size - 1}")
         return self.members[peer]
 
-    def isend(self, dst: int, payload, tag=0) -> Request:
-        """Non-blocking send; yield it (or ``wait`` it) to wait for completion."""
+    def isend(self, dst: int, payload, tag=0, via=None) -> Request:
+        """Non-blocking send; yield it (or ``wait`` it) to wait for completion. ``via``: None
+        (the shortest route), or the two graph nodes ``(out, in)`` the message must cross in
+        that order (the NICs a channel leaves this node and enters the peer's by)."""
         if not 0 <= dst < self.size:
             self._check_peer(dst, "destination")
-        return self.world.post(Request, self._me, self.cid, self.members[dst], payload, tag, None, None)
+        return self.world.post(Request, self._me, self.cid, self.members[dst], payload, tag, None, None, via)
 
     def irecv(self, src: int, tag=0) -> Request:
         """Non-blocking receive; the event's value is the payload."""
@@ -76,15 +78,16 @@ class Comm:
     send = isend
     recv = irecv
 
-    def sendrecv(self, dst: int, payload, src: int, tag=0, recvtag=None):
-        """Send to ``dst`` and receive from ``src`` at once; value: the received payload."""
+    def sendrecv(self, dst: int, payload, src: int, tag=0, recvtag=None, via=None):
+        """Send to ``dst`` (through ``via``, see :meth:`isend`) and receive from ``src`` at
+        once; value: the received payload."""
         size = self.size
         if not (0 <= dst < size and 0 <= src < size):
             self._check_peer(dst, "destination")
             self._check_peer(src, "source")
         members = self.members
         return self.world.post(Posting, self._me, self.cid, members[dst], payload, tag, members[src],
-                               tag if recvtag is None else recvtag)
+                               tag if recvtag is None else recvtag, via)
 
     def waitall(self, reqs, value_index=None):
         """An event that fires when all ``reqs`` are done; value: list of their values

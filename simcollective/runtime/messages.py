@@ -56,11 +56,11 @@ class Message:
     """A message (the runtime's bookkeeping; not a SimPy event): ``owner`` the source and
     ``peer`` the destination (world ranks), the payload, ``rjoin`` the receiver's event
     once matched, ``join`` the sender's event while a rendezvous send waits, and its
-    flow. Complete (its sender may go on) at posting if ``eager``, else when it has
+    flow (through the nodes ``via``, or the shortest path when None). Complete (its sender may go on) at posting if ``eager``, else when it has
     ``arrived``. Built without an ``__init__`` frame (see :meth:`World.post`)."""
 
     __slots__ = ("owner", "peer", "tag", "cid", "nbytes", "t_post", "payload", "rjoin", "join", "eager", "flow",
-                 "arrived")
+                 "arrived", "via")
 
     def describe(self, comm_names) -> str:
         name = comm_names[self.cid]

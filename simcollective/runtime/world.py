@@ -99,10 +99,11 @@ class World:
             self.ranks[m.owner].spans.append(("send", "p2p", m.t_post, now, {"peer": m.peer, "bytes": m.nbytes}))
 
     # -- point to point (world ranks) -------------------------------------------------
-    def post(self, cls, me: int, cid: int, dst, payload, tag, src, rtag) -> Posting:
+    def post(self, cls, me: int, cid: int, dst, payload, tag, src, rtag, via=None) -> Posting:
         """Post, for world rank ``me`` on communicator ``cid``, a send of ``payload`` to
-        world rank ``dst`` with ``tag`` (unless ``dst`` is None), then a receive from
-        world rank ``src`` with ``rtag`` (unless ``src`` is None). Returns the event
+        world rank ``dst`` with ``tag`` (unless ``dst`` is None; its flow crosses the nodes
+        ``via`` when given, see :meth:`Network.transfer`), then a receive from world rank
+        ``src`` with ``rtag`` (unless ``src`` is None). Returns the event
         (of class ``cls``) that fires when both are complete, with the received payload.
 
         The one implementation of matching for ``isend``, ``irecv`` and ``sendrecv``,
@@ -124,7 +125,7 @@ class World:
                 nbytes = payload_bytes(payload)
             m = _new(Message)
             m.owner, m.peer, m.tag, m.cid, m.nbytes = me, dst, tag, cid, nbytes
-            m.payload, m.flow, m.arrived = payload, None, False
+            m.payload, m.flow, m.arrived, m.via = payload, None, False, via
             if trace:
                 m.t_post = now
             if self._smpi:
@@ -141,7 +142,7 @@ class World:
                     rj = queue.popleft()
                     self._posted[key] = queue if len(queue) > 1 else queue[0]
                 m.rjoin = rj
-                m.flow = self._transfer(self.placement[me], self.placement[dst], nbytes, self._on_arrival, m)
+                m.flow = self._transfer(self.placement[me], self.placement[dst], nbytes, self._on_arrival, m, via)
             else:
                 m.rjoin = None
                 unexpected = self._unexpected
@@ -153,7 +154,7 @@ class World:
                 else:
                     unexpected[key] = deque((box, m))
                 if eager and not self._smpi:
-                    m.flow = self._transfer(self.placement[me], self.placement[dst], nbytes, self._on_arrival, m)
+                    m.flow = self._transfer(self.placement[me], self.placement[dst], nbytes, self._on_arrival, m, via)
             if eager:  # complete now
                 m.join = None
                 if trace:
@@ -177,7 +178,8 @@ class World:
                     m.rjoin = ev
                     left += 1
                     if m.flow is None:  # start the rendezvous flow
-                        m.flow = self._transfer(self.placement[src], self.placement[me], m.nbytes, self._on_arrival, m)
+                        m.flow = self._transfer(self.placement[src], self.placement[me], m.nbytes, self._on_arrival, m,
+                                                m.via)
             else:
                 left += 1
                 posted = self._posted

@@ -54,3 +54,43 @@ def test_switch_crossing_capacity_and_latency():
     assert r.latency == 2.5 and r.capacity == 4.0
     done, _ = run_flows(g, [("a", "b", 8.0, 0.0)])
     assert done[0] == pytest.approx(2.5 + 2.0)
+
+
+def test_a_route_through_given_nics_and_max_min_over_them():
+    # 2 x dgx-h100 with 2 NICs per GPU: the shortest route takes GPU 0's first NIC; via names the other
+    from simcollective.network.engine import Network, SimEnvironment
+    from simcollective.network.routing import nics_of
+    from simcollective.profiles import load_profile
+    from topologies import dgx_h100
+
+    G = dgx_h100(2, nics_per_node=16, nic_bandwidth=5e9)
+    router = Router(G)
+    assert nics_of(G, "n0/gpu0") == ["n0/nic0", "n0/nic1"] and nics_of(G, "n1/gpu7") == ["n1/nic14", "n1/nic15"]
+    assert router.path("n0/gpu0", "n1/gpu0")[2] == "n0/nic0"
+    r = router.route("n0/gpu0", "n1/gpu0", via=("n0/nic1", "n1/nic1"))
+    assert r.nodes == ("n0/gpu0", "n0/plx0", "n0/nic1", "su0/leaf1", "n1/nic1", "n1/plx0", "n1/gpu0")
+    assert r.latency == pytest.approx(router.route("n0/gpu0", "n1/gpu0").latency, abs=1e-15)   # same hops
+    # two 64 MB flows GPU 0 -> GPU 0: over one NIC they share its 5 GB/s, over two each has one
+    for vias, expect in ((("n0/nic0", "n1/nic0"), ("n0/nic0", "n1/nic0")), 2 * 64e6 / 5e9), \
+                        ((("n0/nic0", "n1/nic0"), ("n0/nic1", "n1/nic1")), 64e6 / 5e9):
+        env = SimEnvironment()
+        net = Network(env, G, load_profile("ideal").network)
+        done = []
+        for via in vias:
+            net.transfer("n0/gpu0", "n1/gpu0", int(64e6), lambda f: done.append(env.now), via=via)
+        env.run()
+        lat = router.route("n0/gpu0", "n1/gpu0").latency
+        assert done == pytest.approx([lat + expect] * 2, rel=1e-12)
+
+
+def test_a_gpu_listing_a_nic_that_is_not_one_is_refused_in_one_line():
+    from simcollective.errors import UserInputError
+    from simcollective.network.routing import nics_of
+    from topologies import dgx_h100
+
+    G = dgx_h100(1)
+    G.nodes["n0/gpu0"]["nics"] = "n0/nic0,n0/plx0"
+    with pytest.raises(UserInputError, match="GPU 'n0/gpu0' lists 'n0/plx0' among its NICs"):
+        nics_of(G, "n0/gpu0")
+    del G.nodes["n0/gpu0"]["nics"]
+    assert nics_of(G, "n0/gpu0") == ["n0/nic0"]

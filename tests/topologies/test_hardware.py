@@ -185,10 +185,11 @@ def test_dgx1_v100_latencies_and_cross_rail_route():
     assert r.nodes == ("n0/gpu0", "n0/gpu2", "n0/plx1", "n0/nic1", "su0/leaf1", "n1/nic1",
                        "n1/plx1", "n1/gpu2")
     assert r.latency == pytest.approx(0.6e-6 + 2.7e-6, abs=1e-15)
-    # with a single NIC per node every route out goes through NIC 0 and its leaf
+    # with a single NIC per node every GPU shares its PCIe switch (every complex needs a NIC):
+    # every route out goes over PCIe to NIC 0 and its leaf
     H = dgx1_v100(2, nics_per_node=1)
-    assert Router(H).route("n0/gpu7", "n1/gpu7").nodes[4:7] == ("n0/nic0", "su0/leaf0",
-                                                                "n1/nic0")
+    assert Router(H).route("n0/gpu7", "n1/gpu7").nodes[1:6] == ("n0/plx0", "n0/nic0", "su0/leaf0",
+                                                                "n1/nic0", "n1/plx0")
 
 
 # ----------------------------------------------------------- attributes for NCCL
@@ -220,8 +221,15 @@ def test_nics_per_node_changes_rails_and_nearest_nics():
     assert kind_counts(G)["nic"] == 8 and describe(G)["switch_levels"]["leaf"] == 4
     assert [G.nodes[f"n1/gpu{i}"]["nic"] for i in range(8)] == [
         f"n1/nic{i // 2}" for i in range(8)]
-    # NIC j sits on PCIe switch 2j: GPUs 2j+1 reach it through the NVSwitch (PXN)
-    assert sorted(G.successors("n0/plx2")) == ["n0/gpu2", "n0/nic1"]
+    # 4 NICs: 4 PCIe complexes of 2 GPUs + 1 NIC (p4d's layout), so GPUs 2j and 2j+1 both
+    # reach NIC j over PCIe and share it; routes out never detour through another GPU
+    assert sorted(G.successors("n0/plx1")) == ["n0/gpu2", "n0/gpu3", "n0/nic1"]
+    assert [G.nodes[f"n0/gpu{i}"]["nics"] for i in (2, 3)] == ["n0/nic1", "n0/nic1"]
+    router = Router(G)
+    for i in range(8):
+        assert router.route(f"n0/gpu{i}", f"n1/gpu{i}").nodes == (
+            f"n0/gpu{i}", f"n0/plx{i // 2}", f"n0/nic{i // 2}", f"su0/leaf{i // 2}",
+            f"n1/nic{i // 2}", f"n1/plx{i // 2}", f"n1/gpu{i}")
     H = dgx_a100(2, nics_per_node=16, nic_bandwidth=12.5e9)
     assert H.nodes["n0/gpu3"]["nic"] == "n0/nic6"
     assert H.edges["n1/nic15", "su0/leaf15"]["bandwidth"] == 12.5e9
@@ -279,9 +287,9 @@ def test_round_trip(tmp_path, name, ext):
 
 # ------------------------------------------------------------------ options and errors
 @pytest.mark.parametrize("name,opts,fragments", [
-    ("dgx-h100", {"nics_per_node": "0"}, ["nics_per_node", "from 1 to 16", "0"]),
-    ("dgx-h100", {"nics_per_node": "17"}, ["nics_per_node", "from 1 to 16", "17"]),
-    ("gb200-nvl72", {"nics_per_node": "9"}, ["nics_per_node", "from 1 to 8", "9"]),
+    ("dgx-h100", {"nics_per_node": "0"}, ["nics_per_node", "from 1 to 32", "0"]),
+    ("dgx-h100", {"nics_per_node": "33"}, ["nics_per_node", "from 1 to 32", "at most 4 per GPU", "33"]),
+    ("gb200-nvl72", {"nics_per_node": "17"}, ["nics_per_node", "from 1 to 16", "17"]),
     ("dgx-a100", {"nic_bandwidth": "200"}, ["nic_bandwidth", "1e8 to 1e12", "200"]),
     ("dgx-b200", {"nic_bandwidth": "inf"}, ["nic_bandwidth", "inf"]),
     ("dgx1-v100", {"oversubscription": "0.5"}, ["oversubscription", "from 1 to 64", "0.5"]),
@@ -428,3 +436,20 @@ def test_h100_gpu_reaches_nic_through_its_pcie_switch():
     G = dgx_h100_cluster(2)
     assert nx.shortest_path(G, "n0/gpu2", "n0/nic2") == ["n0/gpu2", "n0/plx2", "n0/nic2"]
     assert nx.shortest_path_length(G, "n0/gpu2", "n1/gpu2") == 6  # same rail: one leaf
+
+
+def test_gpus_record_every_nic_they_drive_up_to_four():
+    # AWS p5: 32 EFA for 8 GPUs, 4 per GPU on its own PCIe switch; OCI BM.GPU.H100.8: 16, 2 per GPU
+    G = dgx_h100(2, nics_per_node=32)
+    assert G.nodes["n1/gpu3"]["nics"] == "n1/nic12,n1/nic13,n1/nic14,n1/nic15"
+    assert G.nodes["n1/gpu3"]["nic"] == "n1/nic12"
+    assert sorted(G.successors("n0/plx3")) == ["n0/gpu3", "n0/nic12", "n0/nic13", "n0/nic14", "n0/nic15"]
+    H = dgx_a100(1, nics_per_node=16)       # 2 GPUs per complex, each its own switch with its 2 NICs
+    assert H.nodes["n0/gpu3"]["nics"] == "n0/nic6,n0/nic7"
+    # a GPU's NICs are reached over its own PCIe switch only
+    for g in gpus(G):
+        for nic in G.nodes[g]["nics"].split(","):
+            path = nx.shortest_path(G, g, nic)
+            assert len(path) == 3 and G.nodes[path[1]]["kind"] == "pcie_switch"
+    with pytest.raises(TopologyError, match="from 1 to 32 .*at most 4 per GPU.*got 33"):
+        dgx_h100(1, nics_per_node=33)

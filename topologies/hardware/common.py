@@ -81,7 +81,9 @@ __all__ = [
     "fabric_options",
     "check_range",
     "common_checks",
+    "MAX_NICS_PER_GPU",
     "nearest_nic",
+    "gpu_nics",
     "pcie_tree",
     "switch_node",
     "hardware_graph",
@@ -148,11 +150,17 @@ def check_range(key: str, value: object) -> float:
     return float(value)
 
 
+#: The most NICs one GPU drives: AWS p5.48xlarge has 32 EFA devices for 8 H100 ("up to 32
+#: network cards", https://docs.aws.amazon.com/AWSEC2/latest/UserGuide/efa-acc-inst-types.html).
+MAX_NICS_PER_GPU = 4
+
+
 def _check_nics(nics: object, gpus: int) -> int:
-    top = 2 * gpus
+    top = MAX_NICS_PER_GPU * gpus
     if isinstance(nics, bool) or not isinstance(nics, int) or not 1 <= nics <= top:
         raise TopologyError(
-            f"nics_per_node must be an int from 1 to {top} (NICs per node), got {nics!r}"
+            f"nics_per_node must be an int from 1 to {top} (NICs per node, at most "
+            f"{MAX_NICS_PER_GPU} per GPU), got {nics!r}"
         )
     return nics
 
@@ -194,31 +202,58 @@ def nearest_nic(local: int, gpus: int, nics: int) -> int:
     return local * nics // gpus
 
 
-def _complex_groups(gpu_ids, nic_ids, k, switches):
-    """The (GPUs, NICs) of each PCIe switch of complex `k` (one switch, or one per GPU when
-    the complex holds several GPUs and at least as many NICs)."""
-    g, nics = len(gpu_ids), len(nic_ids)
-    c_gpus = [gid for i, gid in enumerate(gpu_ids) if i * switches // g == k]
-    c_nics = [nid for j, nid in enumerate(nic_ids) if j * switches // nics == k]
-    if len(c_gpus) > 1 and len(c_nics) >= len(c_gpus):
-        n, m = len(c_nics), len(c_gpus)
-        return [([gid], c_nics[i * n // m:(i + 1) * n // m]) for i, gid in enumerate(c_gpus)]
-    return [(c_gpus, c_nics)]
+def gpu_nics(local: int, gpus: int, nics: int) -> list[int]:
+    """Indices of the NICs GPU `local` drives, nearest first (its :func:`nearest_nic` first).
+
+    With more NICs than GPUs, GPU i drives NICs ``floor(i * nics / gpus)`` up to
+    ``floor((i + 1) * nics / gpus)`` (excluded): 2 per GPU with 16 NICs on 8 GPUs
+    (OCI BM.GPU.H100.8), 4 with 32 (AWS p5.48xlarge); otherwise the one NIC it
+    may share with its neighbours.
+
+    Examples
+    --------
+    >>> gpu_nics(3, 8, 16), gpu_nics(1, 8, 32), gpu_nics(5, 8, 4), gpu_nics(1, 8, 12)
+    ([6, 7], [4, 5, 6, 7], [2], [1, 2])
+    """
+    first = nearest_nic(local, gpus, nics)
+    return list(range(first, max(first + 1, nearest_nic(local + 1, gpus, nics))))
+
+
+def _driver(j: int, g: int, nics: int) -> int:
+    """The first of the `g` GPUs that drives NIC `j` (:func:`gpu_nics`)."""
+    return min(i for i in range(g) if j in gpu_nics(i, g, nics))
+
+
+def _complexes(g: int, nics: int, switches: int) -> list:
+    """Per PCIe switch complex, ``(GPU indices, NIC indices, one switch per GPU)``.
+
+    GPU ``i`` sits in complex ``floor(i * P / g)`` with ``P`` the switches, or the
+    NICs when there are fewer NICs than switches (so that every complex has a NIC:
+    2 GPUs + 1 NIC per switch with 4 NICs on 8 GPUs, as the p4d.24xlarge of
+    aws-ofi-nccl's ``topology/p4d-24xl-topo.xml``). A NIC sits with the first GPU
+    that drives it (:func:`gpu_nics`). A complex of several GPUs that each drive
+    their own NICs (DGX A100: 2 GPUs + 2 NICs) gets one switch per GPU."""
+    P = min(switches, nics)
+    out = []
+    for k in range(P):
+        members = [i for i in range(g) if i * P // g == k]
+        their = sorted({j for i in members for j in gpu_nics(i, g, nics) if _driver(j, g, nics) in members})
+        out.append((members, their, len(members) > 1 and nics >= g))
+    return out
 
 
 def pcie_tree(G, server, gpu_ids, *, switches, nics, pcie_bandwidth, pcie_latency, nic_model,
               direct=False, duplex=FULL) -> list[str]:
     """PCIe switches with their GPUs and NICs; return the NIC ids (NIC j is rail j).
 
-    The server has `switches` PCIe switch complexes: GPU ``i`` sits in complex
-    ``floor(i * P / G)`` and NIC ``j`` in complex ``floor(j * P / n)``. A
-    complex is one switch ``plx{k}``, except when it holds several GPUs and
-    at least as many NICs (DGX A100: 2 GPUs + 2 NICs): then each GPU gets
-    its own switch with its share of the NICs, and the switches of the
-    complex are cabled to its first one, so that a GPU's nearest NIC is its
-    unique shortest route (rail alignment, as NCCL's NIC selection). Every
-    GPU records its nearest NIC (:func:`nearest_nic`). With `direct` each
-    GPU is cabled to its NICs without a switch.
+    GPUs and NICs are grouped in PCIe switch complexes (:func:`_complexes`: each
+    NIC with the GPU that drives it), one switch ``plx{k}`` each, or one switch per
+    GPU with its NICs, cabled to the complex's first switch, when its GPUs drive
+    NICs of their own (DGX A100: 2 GPUs + 2 NICs): a GPU's NICs are its unique
+    shortest routes out (rail alignment, as NCCL's NIC selection). Every GPU records ``nics``, the ids of the NICs it
+    drives, comma-separated (:func:`gpu_nics`, nearest first; a string, so that
+    the graph saves as GraphML; the ``nccl-*`` algorithms spread their channels
+    over them), and ``nic``, the first (the route of every other algorithm). With `direct` each GPU is cabled to its NICs without a switch.
 
     Examples
     --------
@@ -227,27 +262,29 @@ def pcie_tree(G, server, gpu_ids, *, switches, nics, pcie_bandwidth, pcie_latenc
     >>> pcie_tree(G, 0, ids, switches=2, nics=2, pcie_bandwidth=1e9, pcie_latency=1e-6,
     ...           nic_model="")
     ['n0/nic0', 'n0/nic1']
-    >>> sorted(G.successors("n0/plx1")), G.nodes["n0/gpu3"]["nic"]
-    (['n0/gpu2', 'n0/gpu3', 'n0/nic1'], 'n0/nic1')
+    >>> sorted(G.successors("n0/plx1")), G.nodes["n0/gpu3"]["nic"], G.nodes["n0/gpu3"]["nics"]
+    (['n0/gpu2', 'n0/gpu3', 'n0/nic1'], 'n0/nic1', 'n0/nic1')
     """
     g = len(gpu_ids)
     nic_ids = [f"n{server}/nic{j}" for j in range(nics)]
 
-    def add_nic(nid, where):
-        G.add_node(nid, kind="nic", model=nic_model)
-        add_cable(G, where, nid, pcie_bandwidth, pcie_latency, "pcie", duplex)
+    def add_nic(j, where):
+        G.add_node(nic_ids[j], kind="nic", model=nic_model)
+        add_cable(G, where, nic_ids[j], pcie_bandwidth, pcie_latency, "pcie", duplex)
 
     def add_pcie(u, v):
         add_cable(G, u, v, pcie_bandwidth, pcie_latency, "pcie", duplex)
 
     if direct:
-        for j, nid in enumerate(nic_ids):
-            add_nic(nid, gpu_ids[j * g // nics])
+        for j in range(nics):
+            add_nic(j, gpu_ids[_driver(j, g, nics)])
     else:
         count = 0
-        for k in range(switches):
+        for members, their_nics, per_gpu in _complexes(g, nics, switches):
+            groups = [([i], [j for j in their_nics if j in gpu_nics(i, g, nics)]) for i in members] \
+                if per_gpu else [(members, their_nics)]
             first = None
-            for members, their_nics in _complex_groups(gpu_ids, nic_ids, k, switches):
+            for group, group_nics in groups:
                 pid = f"n{server}/plx{count}"
                 count += 1
                 G.add_node(pid, kind="pcie_switch")
@@ -255,12 +292,14 @@ def pcie_tree(G, server, gpu_ids, *, switches, nics, pcie_bandwidth, pcie_latenc
                     first = pid
                 else:
                     add_pcie(first, pid)
-                for gid in members:
-                    add_pcie(gid, pid)
-                for nid in their_nics:
-                    add_nic(nid, pid)
+                for i in group:
+                    add_pcie(gpu_ids[i], pid)
+                for j in group_nics:
+                    add_nic(j, pid)
     for i, gid in enumerate(gpu_ids):
-        G.nodes[gid]["nic"] = nic_ids[nearest_nic(i, g, nics)]
+        mine = [nic_ids[j] for j in gpu_nics(i, g, nics)]
+        G.nodes[gid]["nics"] = ",".join(mine)
+        G.nodes[gid]["nic"] = mine[0]
     return nic_ids
 
 

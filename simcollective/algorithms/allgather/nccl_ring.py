@@ -34,7 +34,8 @@ def ring_allgather(comm, x, plan):
                 sends, recvs = [], []
                 for c in jobs:
                     pos, order, nxt, prv = links[c]
-                    sends.append(comm.isend(nxt, Wire(got[c][loop][order[(pos - s) % P]], f), tag=(c, loop, s)))
+                    sends.append(comm.isend(nxt, Wire(got[c][loop][order[(pos - s) % P]], f), tag=(c, loop, s),
+                                            via=plan.via(c, comm.rank)))
                     recvs.append(comm.irecv(prv, tag=(c, loop, s)))
                 msgs = yield comm.waitall(recvs + sends)
                 for c, g in zip(jobs, msgs):

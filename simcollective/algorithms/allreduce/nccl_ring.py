@@ -28,7 +28,8 @@ def ring_allreduce(comm, x, plan):
                 sends, recvs = [], []
                 for c, blocks in jobs:
                     pos, _, nxt, prv = links[c]
-                    sends.append(comm.isend(nxt, Wire(blocks[(pos - s) % P], f), tag=(c, loop, s)))
+                    sends.append(comm.isend(nxt, Wire(blocks[(pos - s) % P], f), tag=(c, loop, s),
+                                            via=plan.via(c, comm.rank)))
                     recvs.append(comm.irecv(prv, tag=(c, loop, s)))
                 got = yield comm.waitall(recvs + sends)
                 for (c, blocks), g in zip(jobs, got):
@@ -39,7 +40,8 @@ def ring_allreduce(comm, x, plan):
                 sends, recvs = [], []
                 for c, blocks in jobs:
                     pos, _, nxt, prv = links[c]
-                    sends.append(comm.isend(nxt, Wire(blocks[(pos + 1 - s) % P], f), tag=(c, loop, "ag", s)))
+                    sends.append(comm.isend(nxt, Wire(blocks[(pos + 1 - s) % P], f), tag=(c, loop, "ag", s),
+                                            via=plan.via(c, comm.rank)))
                     recvs.append(comm.irecv(prv, tag=(c, loop, "ag", s)))
                 got = yield comm.waitall(recvs + sends)
                 for (c, blocks), g in zip(jobs, got):

@@ -19,7 +19,8 @@ def tree_allreduce(comm, x, plan):
     for c, rng in enumerate(split(x, plan.channels)):
         k = tree_chunks(len(rng) * item, plan.protocol)
         parent, kids = plan.trees[c][r]
-        jobs.append(TreeJob(chunks=[Wire(p, f) for p in split(rng, k)], parent=parent, children=list(kids), tag=c))
+        jobs.append(TreeJob(chunks=[Wire(p, f) for p in split(rng, k)], parent=parent, children=list(kids), tag=c,
+                            via=plan.tree_via(c, r)))
     with comm.phase("tree"):
         yield from pipelined_trees(comm, jobs)
     return [w.data for job in jobs for w in job.out]

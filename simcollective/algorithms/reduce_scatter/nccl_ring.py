@@ -38,7 +38,7 @@ def ring_reduce_scatter(comm, x, plan):
                 for c in jobs:
                     pos, order, nxt, prv = links[c]
                     sends.append(comm.isend(nxt, Wire(parts[c][loop][order[(pos - s - 1) % P]], f),
-                                            tag=(c, loop, s)))
+                                            tag=(c, loop, s), via=plan.via(c, comm.rank)))
                     recvs.append(comm.irecv(prv, tag=(c, loop, s)))
                 msgs = yield comm.waitall(recvs + sends)
                 for c, g in zip(jobs, msgs):
