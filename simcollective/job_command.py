@@ -3,6 +3,7 @@ once (the job description: :mod:`simcollective.jobs.spec`)."""
 
 from __future__ import annotations
 
+from .errors import UserInputError
 from .parsing import check_output_path, write_json
 
 __all__ = ["add_parser", "cmd_job"]
@@ -21,15 +22,23 @@ def add_parser(sub) -> None:
     p.add_argument("--trace", metavar="PATH", help="write a Perfetto trace: one track per communicator group")
     p.add_argument("--no-alone", action="store_true",
                    help="skip the runs of each collective alone (no slowdowns)")
+    p.add_argument("--links", action="store_true",
+                   help="list the machine's links (the names [[faults]] link = \"u->v\" takes) and exit")
     p.set_defaults(func=cmd_job)
 
 
 def cmd_job(args) -> int:
-    from .jobs import format_job, load_job, run_job, write_job_trace
+    from .jobs import format_job, load_job, machine_links, run_job, write_job_trace
 
     check_output_path(args.json, "--json")
     check_output_path(args.trace, "--trace")
     spec = load_job(args.job)
+    if args.links:
+        for flag in ("json", "trace", "no_alone"):
+            if getattr(args, flag):
+                raise UserInputError(f"--{flag.replace('_', '-')} is not used with --links (which lists and exits)")
+        print(machine_links(spec))
+        return 0
     report = run_job(spec, alone=not args.no_alone)
     if args.trace:
         write_job_trace(report, args.trace)

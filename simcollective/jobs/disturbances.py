@@ -198,9 +198,9 @@ def straggler_delays(stragglers, seed: int) -> dict:
     return out
 
 
-def fault_edges_of(graph, fault: FaultSpec, topology: str) -> tuple:
+def fault_edges_of(graph, fault: FaultSpec) -> tuple:
     """The directed edges of ``fault`` in ``graph`` (checked: they exist)."""
-    listing = f"list them with `simcollective topologies {topology} --links`"
+    listing = "list the links with `simcollective job JOB.toml --links`"
     if fault.nic is not None:
         if fault.nic not in graph:
             raise UserInputError(f"fault: nic {fault.nic!r} is not a node of the machine; {listing}")
@@ -241,7 +241,7 @@ def _ranks(ranks: list) -> str:
     return ", ".join(map(str, ranks)) if len(ranks) <= 8 else f"{', '.join(map(str, ranks[:8]))}, ... ({len(ranks)})"
 
 
-def check_disturbances(dist: dict, graph, placement: list, topology: str, routing: str) -> dict:
+def check_disturbances(dist: dict, graph, placement: list, routing: str) -> dict:
     """Check ``dist`` against the machine; ``{"edges": [edges per fault]}``."""
     n = len(placement)
     for s in dist["stragglers"]:
@@ -256,7 +256,7 @@ def check_disturbances(dist: dict, graph, placement: list, topology: str, routin
             raise UserInputError(f"background {b.name!r}: root {b.root} is out of range 0..{k - 1} (an index into ranks)")
     if dist["faults"] and routing == "study":
         raise UserInputError("faults need routing 'first' or 'hash' (the study's declared routes do not re-route)")
-    edges = [fault_edges_of(graph, f, topology) for f in dist["faults"]]
+    edges = [fault_edges_of(graph, f) for f in dist["faults"]]
     failed = {e for f, es in zip(dist["faults"], edges) if f.capacity == 0 for e in es}
     if failed:
         cut, rest = _cut_off(graph, failed, placement)

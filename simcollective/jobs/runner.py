@@ -32,7 +32,7 @@ from .disturbances import check_disturbances, parse_disturbances, straggler_dela
 from .spec import JobSpec
 from .traffic import traffic_task
 
-__all__ = ["PreparedJob", "prepare", "run_job", "step_config", "undisturbed", "background_tasks"]
+__all__ = ["PreparedJob", "prepare", "run_job", "step_config", "undisturbed", "background_tasks", "machine_links"]
 
 
 @dataclass
@@ -92,12 +92,20 @@ def prepare(spec: JobSpec) -> PreparedJob:
                 plans[(step.name, g)] = resolve(step_config(base, step, [placement[r] for r in members]), graph)
             except UserInputError as exc:
                 raise UserInputError(f"step {step.name!r} on {step.communicator} group {g}: {exc}") from None
-    dist = check_disturbances(spec.disturb, graph, placement, base.topology_file or base.topology, base.routing)
+    dist = check_disturbances(spec.disturb, graph, placement, base.routing)
     faults = tuple(LinkFault(f.at, edges, f.capacity, f.label) for f, edges in zip(spec.disturb["faults"], dist["edges"]))
     stragglers = spec.disturb["stragglers"]
     disturb = Disturbances(late=straggler_delays(stragglers, base.seed),
                            slow={s.rank: s.slow for s in stragglers if s.slow != 1.0}, faults=faults)
     return PreparedJob(spec, base, graph, placement, profile, groups, plans, disturb=disturb)
+
+
+def machine_links(spec: JobSpec) -> str:
+    """The links of a job's machine, one a line: ``u->v  type  capacity`` (bytes/s)."""
+    graph = build_graph(RunConfig(**spec.machine))
+    lines = [f"{u}->{v}  {a.get('link_type', 'link')}  {float(a['bandwidth']):.6g} B/s"
+             for u, v, a in graph.edges(data=True)]
+    return "\n".join(lines)
 
 
 def background_tasks(job: PreparedJob) -> list:

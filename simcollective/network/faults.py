@@ -49,10 +49,14 @@ class FaultsMixin:
     """Timed capacity changes of :class:`~simcollective.network.engine.Network`."""
 
     def schedule_faults(self, faults) -> None:
-        """Apply each :class:`LinkFault` at its time (in time order, ties in list order)."""
+        """Apply each :class:`LinkFault` at its time (in time order, ties in list order);
+        those due now (t = 0: before any flow) at once."""
         self._nominal = list(self.cap)
         for fault in sorted(faults, key=lambda f: f.at):
-            self._env.call_at(fault.at, lambda _event, fault=fault: self.apply_fault(fault))
+            if fault.at <= self._env.now:
+                self.apply_fault(fault)
+            else:
+                self._env.call_at(fault.at, lambda _event, fault=fault: self.apply_fault(fault))
 
     def apply_fault(self, fault: LinkFault) -> None:
         """Change the capacities of ``fault`` now and re-solve every active flow's rate."""
