@@ -15,7 +15,8 @@ time_s`` (sum of its steps' times), ``busy_s`` (the union of their spans), ``byt
 A disturbed job (stragglers, faults, background traffic, another job's steps) adds
 ``disturbances`` (one line each), ``background`` (per ``[[background]]``: pattern, ranks,
 bytes, load, window, messages), ``undisturbed_makespan_s`` and ``cost_s`` (makespan minus
-it); each step row adds ``background`` (another job's step), ``undisturbed_s`` (its time in
+it), ``each_cost`` (with several disturbances: each alone, ``disturbance, makespan_s,
+cost_s``); each step row adds ``background`` (another job's step), ``undisturbed_s`` (its time in
 the run without the disturbances; None for another job's steps) and ``cost_s``.
 """
 
@@ -120,7 +121,7 @@ class JobReport:
         if others:
             lines.append(f"another job's steps: {', '.join(others)}")
         return {"disturbances": lines, "background": job.background, "undisturbed_makespan_s": clean["makespan_s"],
-                "cost_s": makespan - clean["makespan_s"]}
+                "cost_s": makespan - clean["makespan_s"], "each_cost": clean.get("each", [])}
 
     def _fields(self, job, result, verified) -> dict:
         collectives = self._collectives(job, result, verified)
@@ -165,6 +166,9 @@ def _time(v) -> str:
 def _disturbance_lines(f) -> list:
     u = f["undisturbed_makespan_s"]
     out = ["  disturbances:"] + [f"    {line}" for line in f["disturbances"]]
+    for e in f["each_cost"]:
+        out.append(f"    {e['disturbance']}, alone: makespan {format_time(e['makespan_s'])}, "
+                   f"+{format_time(e['cost_s'])}")
     out.append(f"  cost         makespan {format_time(f['makespan_s'])} against {format_time(u)} undisturbed: "
                f"+{format_time(f['cost_s'])} ({100 * f['cost_s'] / u if u > 0 else 0.0:+.1f}%)")
     return out

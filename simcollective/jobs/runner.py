@@ -12,7 +12,6 @@ ones size-only: the same simulated time without the data).
 
 from __future__ import annotations
 
-import dataclasses
 import functools
 import time
 from dataclasses import dataclass, field
@@ -28,11 +27,11 @@ from ..run_config import RunConfig, build_graph
 from ..runtime.communicators import rule_groups, split
 from ..runtime.tasks import Disturbances, Task, run_tasks
 from ..simulate import make_inputs, run, sources, verify
-from .disturbances import check_disturbances, parse_disturbances, straggler_delays
+from .disturbances import check_disturbances, straggler_delays
 from .spec import JobSpec
 from .traffic import traffic_task
 
-__all__ = ["PreparedJob", "prepare", "run_job", "step_config", "undisturbed", "background_tasks", "machine_links"]
+__all__ = ["PreparedJob", "prepare", "run_job", "step_config", "background_tasks", "machine_links", "build_tasks"]
 
 
 @dataclass
@@ -206,23 +205,6 @@ def alone_times(job: PreparedJob) -> dict:
     return out
 
 
-def undisturbed(job: PreparedJob) -> dict:
-    """The job without its disturbances (stragglers, faults, background traffic and the
-    steps of other jobs): ``{"makespan_s", "steps": {(step, repeat): seconds}}``."""
-    spec = job.spec
-    steps = tuple(s for s in spec.steps if not s.background)
-    clean = dataclasses.replace(job, spec=JobSpec(spec.machine, spec.communicators, steps, parse_disturbances({})),
-                                disturb=Disturbances())
-    tasks = build_tasks(clean, {})
-    result = run_tasks(job.graph, job.placement, tasks, job.profile, job.base.routing)
-    spans: dict = {}
-    for t in result.tasks:
-        key = t.key[:2]
-        a, b = spans.get(key, (t.start, t.end))
-        spans[key] = (min(a, t.start), max(b, t.end))
-    return {"makespan_s": result.makespan, "steps": {k: b - a for k, (a, b) in spans.items()}}
-
-
 def run_job(spec: JobSpec, alone: bool = True):
     """Run a job; its :class:`~simcollective.jobs.report.JobReport`. ``alone=False`` skips
     the alone runs (no slowdowns). A disturbed job (:attr:`JobSpec.disturbed`) also runs
@@ -235,6 +217,10 @@ def run_job(spec: JobSpec, alone: bool = True):
     tasks = build_tasks(job, verified) + background_tasks(job)
     result = run_tasks(job.graph, job.placement, tasks, job.profile, job.base.routing, job.disturb)
     sim_wall = time.perf_counter() - t0
-    job.undisturbed = undisturbed(job) if spec.disturbed else None
+    if spec.disturbed:
+        from .costs import each_cost, undisturbed
+
+        job.undisturbed = undisturbed(job)
+        job.undisturbed["each"] = each_cost(job)
     job.alone = alone_times(job) if alone else {}
     return JobReport(job, result, verified, sim_wall_s=sim_wall, wall_s=time.perf_counter() - t0)

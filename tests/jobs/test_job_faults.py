@@ -39,6 +39,15 @@ def test_a_straggler_on_the_critical_path_delays_a_ring_by_exactly_d():
     assert f["disturbances"] == ["rank 3 starts 1.000 ms late"]
 
 
+def test_each_disturbance_alone_is_costed_beside_all_of_them():
+    r = ring({"topology": "dgx-h100", "nodes": 1}, 16 * MiB, colour=[0] * 8,
+             stragglers=[{"rank": 3, "delay": 1e-3}, {"rank": 6, "delay": 4e-4}])
+    each = r.fields["each_cost"]
+    assert [e["disturbance"] for e in each] == ["rank 3 late", "rank 6 late"]
+    assert [e["cost_s"] for e in each] == pytest.approx([1e-3, 4e-4], rel=1e-9)
+    assert "rank 6 late, alone: makespan" in str(r)
+
+
 def test_a_slow_straggler_stretches_its_compute_by_its_factor():
     table = {**fat(2), "communicators": {"x": {"rule": "tp", "size": 4}},
              "steps": [{"name": "ar", "communicator": "x", "algorithm": "ring", "bytes": MiB, "compute": 1e-3}],
