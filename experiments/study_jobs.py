@@ -1,7 +1,7 @@
 """Job studies: a 3D-parallel transformer step (TP/DP placement compared), a ring allreduce
 with one straggler and with one degraded link, two jobs on one fat-tree.
 
-    python experiments/study_jobs.py [--reduced]
+    python experiments/study_jobs.py [--reduced] [--figures-only]
 
 Writes experiments/results/jobs_3d.csv, jobs_faults.csv, jobs_two_jobs.csv and a PNG
 each (results/reduced/ with --reduced: smaller machines, seconds); prints how long it took.
@@ -100,6 +100,18 @@ def _write(rows: list, path: Path) -> None:
         w.writerows(rows)
 
 
+def _read(path: Path) -> list:
+    def value(v: str):
+        for kind in (int, float):
+            try:
+                return kind(v)
+            except ValueError:
+                pass
+        return v
+    with path.open() as fh:
+        return [{k: value(v) for k, v in row.items()} for row in csv.DictReader(fh)]
+
+
 def _figures(out: Path, r3d: list, rfaults: list, rtwo: list) -> None:
     import matplotlib
 
@@ -112,7 +124,9 @@ def _figures(out: Path, r3d: list, rfaults: list, rtwo: list) -> None:
         ax.plot([r["gpus"] for r in pts], [r["makespan_s"] * 1e3 for r in pts], "o-", label=layout)
     ax.set(xscale="log", xlabel="GPUs (DGX H100, TP 8, PP 2, DP = nodes / 2)", ylabel="step time (ms)",
            title="3D-parallel step: TP inside the nodes or across them")
-    ax.set_xticks([r["gpus"] for r in r3d], [str(r["gpus"]) for r in r3d])
+    ax.minorticks_off()
+    ax.set_xticks(sorted({r["gpus"] for r in r3d}), [str(g) for g in sorted({r["gpus"] for r in r3d})])
+    ax.set_ylim(0, None)
     ax.legend()
     fig.tight_layout()
     fig.savefig(out / "jobs_3d.png", dpi=120)
@@ -137,7 +151,8 @@ def _figures(out: Path, r3d: list, rfaults: list, rtwo: list) -> None:
     ax.set_xticks(list(x), [f"{r['oversubscription']}:1\n{r['routing']}" for r in rtwo])
     ax.set(xlabel="fat-tree oversubscription (16 hosts, 4 per leaf)", ylabel="ring allreduce 16 MiB (ms)",
            title="two jobs on one fat-tree")
-    ax.legend()
+    ax.set_ylim(0, 1.3 * max(r["together_s"] for r in rtwo) * 1e3)
+    ax.legend(loc="upper left", ncols=2)
     fig.tight_layout()
     fig.savefig(out / "jobs_two_jobs.png", dpi=120)
 
@@ -145,11 +160,16 @@ def _figures(out: Path, r3d: list, rfaults: list, rtwo: list) -> None:
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--reduced", action="store_true", help="smaller machines (seconds)")
+    ap.add_argument("--figures-only", action="store_true", help="redraw the figures from the CSV tables")
     args = ap.parse_args(argv)
     sys.path.insert(0, str(HERE.parent))
     out = HERE / "results" / ("reduced" if args.reduced else "")
     out.mkdir(parents=True, exist_ok=True)
     t0 = time.perf_counter()
+    if args.figures_only:
+        _figures(out, *(_read(out / f"{name}.csv") for name in ("jobs_3d", "jobs_faults", "jobs_two_jobs")))
+        print(f"redrew {out}/jobs_*.png")
+        return 0
     r3d, rfaults, rtwo = study_3d(args.reduced), study_faults(args.reduced), study_two_jobs(args.reduced)
     for name, rows in (("jobs_3d", r3d), ("jobs_faults", rfaults), ("jobs_two_jobs", rtwo)):
         _write(rows, out / f"{name}.csv")
