@@ -55,6 +55,7 @@ class RunConfig:
     bytes: int | None = None
     timing: str = "simultaneous"                    # simultaneous | study (barrier-exit offsets)
     study: bool = False                             # every behaviour of the study's simulator
+    stragglers: dict = field(default_factory=dict)  # rank -> seconds it starts late (--straggler)
 
 
     def __post_init__(self):
