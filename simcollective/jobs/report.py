@@ -10,7 +10,8 @@ group alone, slowdown = time / alone). ``collectives``: one entry per step, repe
 group (``group, ranks``, its own ``start_s, end_s, time_s, alone_s, slowdown``, and
 ``verification``). ``communicators``: per communicator, ``groups, collectives,
 time_s`` (sum of its steps' times), ``busy_s`` (the union of their spans), ``bytes``.
-``sim_wall_s``: building, simulating and verifying; ``wall_s``: that and the alone runs.
+``sim_wall_s``: building, simulating and verifying; ``wall_s``: that and the alone runs
+(and, for a disturbed job, the undisturbed runs).
 
 A disturbed job (stragglers, faults, background traffic, another job's steps) adds
 ``disturbances`` (one line each), ``background`` (per ``[[background]]``: pattern, ranks,
@@ -204,5 +205,5 @@ def format_job(report) -> str:
             lines.append(f"    {ln['link']:<34} {ln['link_type']:<11} {format_bytes(ln['bytes']):>10}  "
                          f"busy {format_time(ln['busy_s']):>11}  utilization {100 * ln['utilization']:5.1f}%")
     lines.append(f"  wall         {f['wall_s']:.3f} s (build, simulation and verification {f['sim_wall_s']:.3f} s, "
-                 f"alone runs {f['wall_s'] - f['sim_wall_s']:.3f} s), {f['events']} events, {f['flows']} flows")
+                 f"{'undisturbed and ' if disturbed else ''}alone runs {f['wall_s'] - f['sim_wall_s']:.3f} s), {f['events']} events, {f['flows']} flows")
     return "\n".join(lines)
