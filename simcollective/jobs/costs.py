@@ -13,21 +13,21 @@ import dataclasses
 
 from ..runtime.tasks import Disturbances, run_tasks
 from .disturbances import parse_disturbances
-from .runner import PreparedJob, background_tasks, build_tasks
 from .spec import JobSpec
 
 __all__ = ["undisturbed", "each_cost"]
 
 
-def _run(job: PreparedJob, disturb: Disturbances, background: tuple, other: bool):
-    """The tasks of ``job`` run with only ``disturb``, ``background`` and (``other``) the
+def _run(job, build, disturb: Disturbances, background: tuple, other: bool):
+    """The tasks of ``job`` (a :class:`~simcollective.jobs.runner.PreparedJob`; ``build``:
+    prepared job -> its tasks) run with only ``disturb``, ``background`` and (``other``) the
     other jobs' steps; ``{(step, repeat): (start, end)}`` of its own steps and the makespan."""
     spec = job.spec
     steps = tuple(s for s in spec.steps if other or not s.background)
     table = dict(parse_disturbances({}), background=background)
     variant = dataclasses.replace(job, spec=JobSpec(spec.machine, spec.communicators, steps, table),
                                   disturb=disturb)
-    tasks = build_tasks(variant, {}) + background_tasks(variant)
+    tasks = build(variant)
     result = run_tasks(job.graph, job.placement, tasks, job.profile, job.base.routing, disturb)
     mine = {s.name for s in spec.steps if not s.background}
     spans: dict = {}
@@ -39,14 +39,14 @@ def _run(job: PreparedJob, disturb: Disturbances, background: tuple, other: bool
     return spans, max((b for _, b in spans.values()), default=0.0)
 
 
-def undisturbed(job: PreparedJob) -> dict:
+def undisturbed(job, build) -> dict:
     """The job without its disturbances (stragglers, faults, background traffic and the
     steps of other jobs): ``{"makespan_s", "steps": {(step, repeat): seconds}}``."""
-    spans, makespan = _run(job, Disturbances(), (), False)
+    spans, makespan = _run(job, build, Disturbances(), (), False)
     return {"makespan_s": makespan, "steps": {k: b - a for k, (a, b) in spans.items()}}
 
 
-def _each(job: PreparedJob) -> list:
+def _each(job) -> list:
     """(label, Disturbances, background, other) of every disturbance alone."""
     d, spec = job.disturb, job.spec
     out = []
@@ -62,7 +62,7 @@ def _each(job: PreparedJob) -> list:
     return out
 
 
-def each_cost(job: PreparedJob) -> list:
+def each_cost(job, build) -> list:
     """``[{"disturbance", "makespan_s", "cost_s"}]``: each disturbance alone (empty with
     only one: the job's own cost is its cost)."""
     each = _each(job)
@@ -71,6 +71,6 @@ def each_cost(job: PreparedJob) -> list:
     base = job.undisturbed["makespan_s"]
     out = []
     for label, disturb, background, other in each:
-        _, makespan = _run(job, disturb, background, other)
+        _, makespan = _run(job, build, disturb, background, other)
         out.append({"disturbance": label, "makespan_s": makespan, "cost_s": makespan - base})
     return out

@@ -27,6 +27,7 @@ from ..run_config import RunConfig, build_graph
 from ..runtime.communicators import rule_groups, split
 from ..runtime.tasks import Disturbances, Task, run_tasks
 from ..simulate import make_inputs, run, sources, verify
+from .costs import each_cost, undisturbed
 from .disturbances import check_disturbances, straggler_delays
 from .spec import JobSpec
 from .traffic import traffic_task
@@ -218,9 +219,10 @@ def run_job(spec: JobSpec, alone: bool = True):
     result = run_tasks(job.graph, job.placement, tasks, job.profile, job.base.routing, job.disturb)
     sim_wall = time.perf_counter() - t0
     if spec.disturbed:
-        from .costs import each_cost, undisturbed
+        def build(variant):
+            return build_tasks(variant, {}) + background_tasks(variant)
 
-        job.undisturbed = undisturbed(job)
-        job.undisturbed["each"] = each_cost(job)
+        job.undisturbed = undisturbed(job, build)
+        job.undisturbed["each"] = each_cost(job, build)
     job.alone = alone_times(job) if alone else {}
     return JobReport(job, result, verified, sim_wall_s=sim_wall, wall_s=time.perf_counter() - t0)
