@@ -16,7 +16,9 @@ def add_parser(sub) -> None:
                     "with collective, communicator, size, algorithm, after, compute, repeat) on one network, "
                     "verify every collective against NumPy, and print per step and repeat its start, end, time "
                     "and slowdown against the same collective alone on the same machine, per-communicator "
-                    "totals and the busiest links.")
+                    "totals and the busiest links. [[stragglers]], [[faults]], [[background]] and steps with "
+                    "background = true (another job) disturb it; the job then also runs without them and "
+                    "reports what each cost.")
     p.add_argument("job", metavar="JOB.toml", help="the job description")
     p.add_argument("--json", metavar="PATH|-", help="write the result as JSON (- for stdout)")
     p.add_argument("--trace", metavar="PATH", help="write a Perfetto trace: one track per communicator group")
