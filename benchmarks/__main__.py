@@ -1,4 +1,4 @@
-"""``python -m benchmarks [--only S1,S2,...] [--flows] [--no-jit] [--no-profile] [--update-baseline]``
+"""``python -m benchmarks [--only S1,S2,...] [--flows] [--jobs] [--no-jit] [--no-profile] [--update-baseline]``
 
 Prints the JIT compile time of the compiled kernels (first run with an empty cache, then
 cached), then warms the real kernel cache once so that no scenario pays a compilation; for
@@ -44,6 +44,7 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(prog="python -m benchmarks", description=__doc__.split("\n\n")[1])
     ap.add_argument("--only", help="comma-separated scenarios: S1,S2,S3,S4,S5,S6,E,ST (default: all)")
     ap.add_argument("--flows", action="store_true", help="also run the engine flow benchmark")
+    ap.add_argument("--jobs", action="store_true", help="also run the job benchmark (a 3D-parallel step)")
     ap.add_argument("--no-jit", action="store_true", help="skip the JIT compile time measurement")
     ap.add_argument("--no-profile", action="store_true", help="do not profile the points of missed targets")
     ap.add_argument("--update-baseline", action="store_true", help="record simulated times as the new baseline")
@@ -80,6 +81,11 @@ def main(argv=None) -> int:
         from .flows import main as flows_main
 
         flows_main([])
+    if args.jobs:
+        from .jobs import main as jobs_main
+
+        print()
+        jobs_main([])
     results = run_scenarios(only, bare_rate=rate, bare_cpu_rate=cpu_rate)
 
     s5 = {k: v for k, v in results.items() if k.startswith("S5/") and "error" not in v}

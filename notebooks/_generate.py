@@ -173,6 +173,98 @@ best = ok.loc[ok.groupby(["collective", "topology", "nodes", "bytes"])["time_s"]
 best.pivot_table(index=["collective", "topology", "nodes"], columns="bytes", values="algorithm", aggfunc="first")'''),
 ]
 
+JOBS = [
+    new_markdown_cell("""\
+# Jobs: a 3D-parallel step, a straggler, a degraded link, two jobs on one fabric
+
+`sc.job(...)` runs the collectives of a training step together on one machine (the same
+tables as `simcollective job JOB.toml`; see docs/jobs.md). This notebook:
+
+1. runs a 3D-parallel transformer step (`simcollective.jobs.examples.three_d_parallel`:
+   TP 8 allreduce per layer, PP sends between two stages, DP reduce-scatter + allgather
+   overlapped with compute) on DGX H100 nodes, with TP inside the nodes against TP across;
+2. puts one straggler, then one degraded NIC cable, on a ring allreduce and reads what each
+   cost against the same job without it;
+3. runs two jobs on one fat-tree, with and without oversubscription."""),
+    parameters("""\
+NODES = [2, 4] if SMALL else [2, 4, 8]          # DGX H100 nodes of the 3D-parallel step
+LAYERS = 4 if SMALL else 16                     # layers (two pipeline stages)
+MICROBATCHES = 2 if SMALL else 4
+RING_BYTES = 2**22 if SMALL else 2**26          # the ring allreduce of part 2
+DELAYS = [0.0, 1e-4, 5e-4] if SMALL else [0.0, 5e-5, 1e-4, 2e-4, 5e-4, 1e-3]   # straggler (s)
+FRACTIONS = [1.0, 0.5, 0.1] if SMALL else [1.0, 0.75, 0.5, 0.25, 0.1]       # capacity left
+OVERSUBSCRIPTION = [1, 4] if SMALL else [1, 2, 4]"""),
+    new_code_cell(SETUP + """
+from simcollective.jobs.examples import LAYOUTS, three_d_parallel"""),
+    new_code_cell('''\
+rows = []
+for nodes in NODES:
+    for layout in LAYOUTS:
+        table = three_d_parallel(nodes=nodes, layers=LAYERS, microbatches=MICROBATCHES, layout=layout,
+                                 verify="symbolic")
+        f = sc.job(table, alone=False).fields
+        rows.append({"gpus": 8 * nodes, "layout": layout, "step_ms": f["makespan_s"] * 1e3,
+                     "messages": f["messages"]})
+df3 = pd.DataFrame(rows)
+ax = df3.pivot(index="gpus", columns="layout", values="step_ms").plot(marker="o", logx=True)
+ax.set(ylabel="step time (ms)", title="3D-parallel step: TP inside the nodes or across them")
+df3'''),
+    new_markdown_cell("TP inside the nodes keeps the per-layer allreduces on NVLink; with DP inside "
+                      "instead, every layer's allreduce crosses the NICs. At 2 nodes DP is 1 and the "
+                      "two layouts are the same machine order."),
+    new_code_cell('''\
+def ring16(**disturb):
+    return {"topology": "dgx-h100", "nodes": 2, "communicators": {"world": {"rule": "tp", "size": 16}},
+            "steps": [{"name": "ar", "communicator": "world", "algorithm": "ring", "bytes": RING_BYTES}],
+            **disturb}
+
+rows = []
+for d in DELAYS:
+    f = sc.job(ring16(stragglers=[{"rank": 5, "delay": d}] if d else []), alone=False).fields
+    rows.append({"delay_us": d * 1e6, "cost_us": f.get("cost_s", 0.0) * 1e6})
+for frac in FRACTIONS:
+    faults = [{"link": "n0/nic0<->su0/leaf0", "capacity": frac}] if frac < 1 else []
+    f = sc.job(ring16(faults=faults), alone=False).fields
+    rows.append({"capacity_left": frac, "time_ms": f["makespan_s"] * 1e3})
+faults = pd.DataFrame(rows)
+fig, (a1, a2) = plt.subplots(1, 2, figsize=(10, 3.5))
+s = faults.dropna(subset=["delay_us"])
+a1.plot(s["delay_us"], s["cost_us"], "o-", label="cost")
+a1.plot(s["delay_us"], s["delay_us"], "k:", label="cost = delay")
+a1.set(xlabel="rank 5 late by (us)", ylabel="cost (us)"); a1.legend()
+d = faults.dropna(subset=["capacity_left"])
+a2.plot(d["capacity_left"], d["time_ms"], "o-")
+a2.set(xlabel="capacity left on n0/nic0 <-> su0/leaf0", ylabel="allreduce (ms)", xscale="log")
+faults'''),
+    new_markdown_cell("A straggler costs less than its delay here: the ring is paced by its two hops "
+                      "between the nodes, and rank 5's NVLink hops have slack. The degraded cable is on "
+                      "the ring's path: every step waits for it."),
+    new_code_cell('''\
+even = [0 if i % 2 == 0 else -1 for i in range(16)]
+odd = [-1 if c == 0 else 0 for c in even]
+rows = []
+for over in OVERSUBSCRIPTION:
+    for routing in ("first", "hash"):
+        f = sc.job(topology="fat-tree", nodes=16, routing=routing,
+                   topology_opts={"hosts_per_leaf": 4, "oversubscription": over},
+                   communicators={"a": {"rule": "split", "colour": even}, "b": {"rule": "split", "colour": odd}},
+                   steps=[{"name": "a", "communicator": "a", "algorithm": "ring", "bytes": 2**24},
+                          {"name": "b", "communicator": "b", "algorithm": "ring", "bytes": 2**24,
+                           "background": True}], alone=False).fields
+        rows.append({"oversubscription": over, "routing": routing, "alone_ms": f["undisturbed_makespan_s"] * 1e3,
+                     "together_ms": f["makespan_s"] * 1e3})
+two = pd.DataFrame(rows)
+two["slowdown"] = two["together_ms"] / two["alone_ms"]
+ax = two.pivot(index="oversubscription", columns="routing", values="slowdown").plot.bar(rot=0)
+ax.set(ylabel="job A: together / alone", title="two jobs on one fat-tree (16 hosts, 4 per leaf)")
+two'''),
+    new_code_cell('''\
+# the committed study (python experiments/study_jobs.py), if it is there
+for name in ("jobs_3d.csv", "jobs_faults.csv", "jobs_two_jobs.csv"):
+    path = RESULTS / name
+    print(name, "->", f"{len(pd.read_csv(path))} rows" if path.exists() else "not written yet")'''),
+]
+
 
 def _write(cells, name):
     nb = new_notebook(cells=cells)
@@ -186,4 +278,5 @@ if __name__ == "__main__":
     _write(SCALING, "scaling_curves.ipynb")
     _write(EXPLORE, "explore_topology.ipynb")
     _write(WHICH, "which_collective.ipynb")
+    _write(JOBS, "jobs.ipynb")
     print("wrote", HERE / "scaling_curves.ipynb", HERE / "explore_topology.ipynb", HERE / "which_collective.ipynb")

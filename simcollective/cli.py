@@ -109,6 +109,9 @@ def _add_run_groups(p, D) -> None:
     st.add_argument("--timing", default=D["timing"], choices=("simultaneous", "study"),
                     help=f"study: ranks start at their barrier-exit offsets and the time is the "
                          f"largest (finish - own start) (default: {D['timing']})")
+    st.add_argument("--straggler", action="append", default=[], metavar="RANK:DELAY",
+                    help="rank RANK starts DELAY seconds late (e.g. 5:2e-4); repeatable. The time "
+                         "reported is from 0, the delay included")
     st.add_argument("--study", action="store_true",
                     help="all of the study's behaviours: --routing study --timing study "
                          "--densify study (where the algorithm has a study sizing rule)")
@@ -187,6 +190,7 @@ def config_from_args(args):
         timing=args.timing,
         study=bool(args.study),
         nccl_version=args.nccl_version,
+        stragglers=stragglers(args.straggler),
     )
     refuse_unused(args, _unused_by_run(args))    # after the values' own checks
     return config
@@ -204,6 +208,22 @@ def _check_missing(args) -> None:
         missing.append("a size (--elements N or --bytes B)")
     if missing:
         raise UserInputError(f"run needs {' and '.join(missing)}")
+
+
+def stragglers(values: list) -> dict:
+    """``{rank: seconds}`` of ``--straggler RANK:DELAY`` values (a rank given twice adds up)."""
+    out: dict = {}
+    for v in values:
+        rank, sep, delay = v.partition(":")
+        try:
+            r, d = int(rank), float(delay)
+        except ValueError:
+            r, d = -1, -1.0
+        if not sep or r < 0 or not d >= 0 or d == float("inf"):
+            raise UserInputError(f"--straggler {v!r} must be RANK:DELAY, a rank >= 0 and a delay in seconds >= 0 "
+                                 "(e.g. 5:2e-4)")
+        out[r] = out.get(r, 0.0) + d
+    return out
 
 
 def _unused_by_run(args) -> dict:

@@ -4,6 +4,7 @@ once (the job description: :mod:`simcollective.jobs.spec`)."""
 from __future__ import annotations
 
 from .arguments import add_plugin_argument
+from .errors import UserInputError
 from .parsing import check_output_path, write_json
 
 __all__ = ["add_parser", "cmd_job"]
@@ -16,22 +17,32 @@ def add_parser(sub) -> None:
                     "with collective, communicator, size, algorithm, after, compute, repeat) on one network, "
                     "verify every collective against NumPy, and print per step and repeat its start, end, time "
                     "and slowdown against the same collective alone on the same machine, per-communicator "
-                    "totals and the busiest links.")
+                    "totals and the busiest links. [[stragglers]], [[faults]], [[background]] and steps with "
+                    "background = true (another job) disturb it; the job then also runs without them and "
+                    "reports what each cost.")
     p.add_argument("job", metavar="JOB.toml", help="the job description")
     p.add_argument("--json", metavar="PATH|-", help="write the result as JSON (- for stdout)")
     p.add_argument("--trace", metavar="PATH", help="write a Perfetto trace: one track per communicator group")
     p.add_argument("--no-alone", action="store_true",
                    help="skip the runs of each collective alone (no slowdowns)")
     add_plugin_argument(p)
+    p.add_argument("--links", action="store_true",
+                   help="list the machine's links (the names [[faults]] link = \"u->v\" takes) and exit")
     p.set_defaults(func=cmd_job)
 
 
 def cmd_job(args) -> int:
-    from .jobs import format_job, load_job, run_job, write_job_trace
+    from .jobs import format_job, load_job, machine_links, run_job, write_job_trace
 
     check_output_path(args.json, "--json")
     check_output_path(args.trace, "--trace")
     spec = load_job(args.job)
+    if args.links:
+        for flag in ("json", "trace", "no_alone"):
+            if getattr(args, flag):
+                raise UserInputError(f"--{flag.replace('_', '-')} is not used with --links (which lists and exits)")
+        print(machine_links(spec))
+        return 0
     report = run_job(spec, alone=not args.no_alone)
     if args.trace:
         write_job_trace(report, args.trace)

@@ -156,6 +156,9 @@ def resolve(config: RunConfig, graph=None) -> Plan:
     root = (0 if config.root is None else config.root) if coll.rooted else None
     if root is not None and (isinstance(root, bool) or not isinstance(root, int) or not 0 <= root < P):
         raise UserInputError(f"--root {root!r} is out of range: the run has ranks 0..{P - 1}")
+    late = next((r for r in sorted(config.stragglers) if not 0 <= r < P), None)
+    if late is not None:
+        raise UserInputError(f"--straggler rank {late} is out of range: the run has ranks 0..{P - 1}")
     count = _count(config, coll, P, dtype)
     n = coll.input_elements(count, P)
     routing, timing, study_options = resolve_study(config, algo)

@@ -60,6 +60,7 @@ class RunConfig:
     timing: str = "simultaneous"                    # simultaneous | study (barrier-exit offsets)
     study: bool = False                             # every behaviour of the study's simulator
     nccl_version: str | None = None                 # NCCL release X.Y[.Z] of the tuner; None: newest
+    stragglers: dict = field(default_factory=dict)  # rank -> seconds it starts late (--straggler)
 
 
     def __post_init__(self):

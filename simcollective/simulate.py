@@ -67,7 +67,8 @@ def simulate(plan: Plan, inputs, progress=None):
     # the algorithm itself is each rank's generator (no wrapper frame on every resume)
     main = functools.partial(plan.algo.func, **plan.kwargs)
     return run_ranks(plan.graph, plan.placement, main, lambda r: (inputs(r),), plan.profile,
-                     plan.routing, trace=plan.config.trace, progress=progress, timing=plan.timing)
+                     plan.routing, trace=plan.config.trace, progress=progress, timing=plan.timing,
+                     late=plan.config.stragglers)
 
 
 def sources(plan: Plan):
@@ -177,6 +178,7 @@ def measure(plan: Plan, result, verification: str, t_start: float) -> Report:
         "routing": plan.routing,
         "timing": plan.timing,
         "study": bool(config.study),
+        "stragglers": {str(r): d for r, d in sorted(config.stragglers.items())},
         "events": result.events,
         "flows": result.flows,
         "wall_s": time.perf_counter() - t_start,  # build, inputs, simulation, verification

@@ -34,6 +34,9 @@ def format_report(report) -> str:
         study.append("densify study")
     if study:  # the study's simulator: say which of its behaviours are on
         lines.append(f"  study        {'--study: ' if f.get('study') else ''}{', '.join(study)}")
+    if f.get("stragglers"):   # --straggler: the time includes the delays
+        late = ", ".join(f"rank {r} {format_time(d)} late" for r, d in f["stragglers"].items())
+        lines.append(f"  stragglers   {late} (the time includes it)")
     if f["kind"] == "sparse":
         lines.append(f"  workload     {f['workload']}, k = {f['k']} per rank (density {f['density']:.6g}); "
                      f"result density {f['result_density']:.4g}, {f['dense_parts']} of {f['result_parts']} parts dense")

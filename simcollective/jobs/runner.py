@@ -18,16 +18,21 @@ from dataclasses import dataclass, field
 from types import SimpleNamespace
 
 from ..errors import UserInputError
+from ..network.faults import LinkFault
+from ..network.routing import Router
 from ..placement import resolve_placement
 from ..profiles import load_profile
 from ..resolve import resolve
 from ..run_config import RunConfig, build_graph
 from ..runtime.communicators import rule_groups, split
-from ..runtime.tasks import Task, run_tasks
+from ..runtime.tasks import Disturbances, Task, run_tasks
 from ..simulate import make_inputs, run, sources, verify
+from .costs import each_cost, undisturbed
+from .disturbances import check_disturbances, straggler_delays
 from .spec import JobSpec
+from .traffic import traffic_task
 
-__all__ = ["PreparedJob", "prepare", "run_job", "step_config"]
+__all__ = ["PreparedJob", "prepare", "run_job", "step_config", "background_tasks", "machine_links", "build_tasks"]
 
 
 @dataclass
@@ -43,6 +48,9 @@ class PreparedJob:
     groups: dict                 # communicator name -> [tuple of world ranks]
     plans: dict                  # (step name, group index) -> Plan
     alone: dict = field(default_factory=dict)
+    disturb: Disturbances = field(default_factory=Disturbances)
+    undisturbed: dict | None = None   # the run without disturbances (see run_job)
+    background: list = field(default_factory=list)   # per [[background]]: its summary
 
 
 def _groups(spec, nranks: int) -> dict:
@@ -84,7 +92,34 @@ def prepare(spec: JobSpec) -> PreparedJob:
                 plans[(step.name, g)] = resolve(step_config(base, step, [placement[r] for r in members]), graph)
             except UserInputError as exc:
                 raise UserInputError(f"step {step.name!r} on {step.communicator} group {g}: {exc}") from None
-    return PreparedJob(spec, base, graph, placement, profile, groups, plans)
+    dist = check_disturbances(spec.disturb, graph, placement, base.routing)
+    faults = tuple(LinkFault(f.at, edges, f.capacity, f.label) for f, edges in zip(spec.disturb["faults"], dist["edges"]))
+    stragglers = spec.disturb["stragglers"]
+    disturb = Disturbances(late=straggler_delays(stragglers, base.seed),
+                           slow={s.rank: s.slow for s in stragglers if s.slow != 1.0}, faults=faults)
+    return PreparedJob(spec, base, graph, placement, profile, groups, plans, disturb=disturb)
+
+
+def machine_links(spec: JobSpec) -> str:
+    """The links of a job's machine, one a line: ``u->v  type  capacity`` (bytes/s)."""
+    graph = build_graph(RunConfig(**spec.machine))
+    lines = [f"{u}->{v}  {a.get('link_type', 'link')}  {float(a['bandwidth']):.6g} B/s"
+             for u, v, a in graph.edges(data=True)]
+    return "\n".join(lines)
+
+
+def background_tasks(job: PreparedJob) -> list:
+    """The tasks of the job's ``[[background]]`` traffic (their summaries in ``job.background``)."""
+    router = Router(job.profile.network.effective_graph(job.graph), job.base.routing)
+    tasks = []
+    job.background = []
+    for b in job.spec.disturb["background"]:
+        members = b.ranks or tuple(range(len(job.placement)))
+        task, messages = traffic_task(b, members, [job.placement[r] for r in members], router, job.base.seed)
+        tasks.append(task)
+        job.background.append({"name": b.name, "pattern": b.pattern, "ranks": list(members), "bytes": b.bytes,
+                               "load": b.load, "start_s": b.start, "end_s": b.end, "messages": messages})
+    return tasks
 
 
 def _barriers(spec: JobSpec, step, rep: int, ngroups: dict) -> tuple:
@@ -173,14 +208,21 @@ def alone_times(job: PreparedJob) -> dict:
 
 def run_job(spec: JobSpec, alone: bool = True):
     """Run a job; its :class:`~simcollective.jobs.report.JobReport`. ``alone=False`` skips
-    the alone runs (no slowdowns)."""
+    the alone runs (no slowdowns). A disturbed job (:attr:`JobSpec.disturbed`) also runs
+    without its disturbances, for what they cost."""
     from .report import JobReport
 
     t0 = time.perf_counter()
     job = prepare(spec)
     verified: dict = {}
-    tasks = build_tasks(job, verified)
-    result = run_tasks(job.graph, job.placement, tasks, job.profile, job.base.routing)
+    tasks = build_tasks(job, verified) + background_tasks(job)
+    result = run_tasks(job.graph, job.placement, tasks, job.profile, job.base.routing, job.disturb)
     sim_wall = time.perf_counter() - t0
+    if spec.disturbed:
+        def build(variant):
+            return build_tasks(variant, {}) + background_tasks(variant)
+
+        job.undisturbed = undisturbed(job, build)
+        job.undisturbed["each"] = each_cost(job, build)
     job.alone = alone_times(job) if alone else {}
     return JobReport(job, result, verified, sim_wall_s=sim_wall, wall_s=time.perf_counter() - t0)

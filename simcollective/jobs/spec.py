@@ -26,6 +26,9 @@ simulation. The schema (``docs`` and ``simcollective job --help`` say the same):
     after = ["other_step"]       # dependencies (default none: overlaps the others)
     compute = 0.002              # seconds of compute before it (after its dependencies)
     repeat = 4                   # layers / micro-batches: run one after the other
+    background = false           # true: another job's step (left out of the undisturbed run)
+
+    [[stragglers]], [[faults]], [[background]]: see :mod:`.disturbances`.
 
 Repeat ``i`` of a step waits for repeat ``i`` of each step it names in ``after`` when both
 repeat the same number of times, else for that step's last repeat; repeat ``i`` also waits
@@ -41,6 +44,7 @@ from dataclasses import dataclass, field
 
 from ..errors import UserInputError
 from ..parsing import read_text
+from .disturbances import DISTURBANCE_KEYS, parse_disturbances
 
 __all__ = ["JobSpec", "CommSpec", "StepSpec", "load_job", "job_from_dict", "MACHINE_KEYS", "STEP_KEYS",
            "COMM_KEYS", "find_cycle"]
@@ -49,7 +53,7 @@ __all__ = ["JobSpec", "CommSpec", "StepSpec", "load_job", "job_from_dict", "MACH
 MACHINE_KEYS = ("topology", "nodes", "topology_opts", "topology_file", "profile", "placement", "routing", "seed",
                 "gpus", "verify")
 STEP_KEYS = ("name", "collective", "communicator", "bytes", "elements", "algorithm", "dtype", "options", "after",
-             "compute", "repeat", "root")
+             "compute", "repeat", "root", "background")
 COMM_KEYS = ("rule", "size", "stride", "colour", "color", "key")
 
 
@@ -81,6 +85,7 @@ class StepSpec:
     compute: float = 0.0
     repeat: int = 1
     root: int | None = None
+    background: bool = False     # another job's step: left out of the undisturbed run
 
 
 @dataclass(frozen=True)
@@ -91,6 +96,12 @@ class JobSpec:
     machine: dict
     communicators: dict
     steps: tuple
+    disturb: dict = field(default_factory=lambda: parse_disturbances({}))   # see .disturbances
+
+    @property
+    def disturbed(self) -> bool:
+        """Whether the job has stragglers, faults, background traffic or another job's steps."""
+        return any(self.disturb.values()) or any(s.background for s in self.steps)
 
     def step(self, name: str) -> StepSpec:
         return next(s for s in self.steps if s.name == name)
@@ -151,12 +162,15 @@ def _step(table, index: int) -> StepSpec:
     options = table.get("options", {})
     if not isinstance(options, dict):
         raise UserInputError(f"{where}: options {options!r} must be a table")
+    if not isinstance(table.get("background", False), bool):
+        raise UserInputError(f"{where}: background {table['background']!r} must be true or false")
     return StepSpec(
         name=name, communicator=table["communicator"], algorithm=table["algorithm"],
         collective=table.get("collective", "allreduce"), bytes=table.get("bytes"), elements=table.get("elements"),
         dtype=table.get("dtype", "float32"), options=dict(options), after=tuple(after),
         compute=float(_number(table.get("compute", 0.0), f"{where}: compute", 0.0)),
-        repeat=_number(table.get("repeat", 1), f"{where}: repeat", 1, integer=True), root=table.get("root"))
+        repeat=_number(table.get("repeat", 1), f"{where}: repeat", 1, integer=True), root=table.get("root"),
+        background=table.get("background", False))
 
 
 def find_cycle(after: dict) -> list | None:
@@ -210,7 +224,7 @@ def job_from_dict(table: dict, where: str = "job") -> JobSpec:
     """The :class:`JobSpec` of a job table (as TOML gives it); checked, before any simulation."""
     if not isinstance(table, dict):
         raise UserInputError(f"{where}: a job is a table of machine keys, [communicators.NAME] and [[steps]]")
-    _unknown(table, (*MACHINE_KEYS, "communicators", "steps"), where)
+    _unknown(table, (*MACHINE_KEYS, "communicators", "steps", *DISTURBANCE_KEYS), where)
     comms = table.get("communicators")
     if not isinstance(comms, dict) or not comms:
         raise UserInputError(f"{where}: give at least one communicator ([communicators.NAME] with rule and size)")
@@ -224,7 +238,14 @@ def job_from_dict(table: dict, where: str = "job") -> JobSpec:
             raise UserInputError(f"step {s.name!r}: unknown communicator {s.communicator!r}; "
                                  f"communicators: {', '.join(communicators)}")
     machine = {k: table[k] for k in MACHINE_KEYS if k in table}
-    return JobSpec(machine, communicators, _order(steps))
+    ordered = _order(steps)
+    other = {s.name for s in ordered if s.background}
+    for s in ordered:
+        bg = [a for a in s.after if not s.background and a in other]
+        if bg:
+            raise UserInputError(f"step {s.name!r}: waits for {bg[0]!r}, another job's step (background = true); "
+                                 "a job's steps may wait only for its own")
+    return JobSpec(machine, communicators, ordered, parse_disturbances(table))
 
 
 def load_job(path) -> JobSpec:

@@ -34,6 +34,7 @@ from .calendar import Calendar, SimEnvironment
 from .component import by_seq as _by_seq
 from .component import component, solve_component
 from .array_mode import ArrayModeMixin
+from .faults import FaultsMixin
 from .model import NetworkModel
 from .paths import Flow, PathsMixin, PathTable
 from .routing import Route, Router
@@ -55,7 +56,7 @@ def __getattr__(name):
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
-class Network(PathsMixin, LinkStatsMixin, ArrayModeMixin):
+class Network(PathsMixin, LinkStatsMixin, ArrayModeMixin, FaultsMixin):
     """Flows over a hardware graph inside a SimPy environment.
 
     Parameters

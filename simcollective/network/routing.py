@@ -211,6 +211,15 @@ class Router:
         cap = min(self.capacity[x] for x in resources)
         return Route(tuple(nodes), tuple(resources), latency, cap)
 
+    def remove_edges(self, edges) -> None:
+        """Take the directed edges ``edges`` out of routing (a failed link): routes are
+        computed again, over what remains (their resources keep their indices)."""
+        for u, v in edges:
+            self._succ[u] = [w for w in self._succ[u] if w != v]
+            self._pred[v] = [w for w in self._pred[v] if w != u]
+        self._dist.clear()
+        self._routes.clear()
+
     def describe(self, route: Route) -> list[dict]:
         """Per-hop description: node pairs, link type, bandwidth, latency."""
         hops = []

@@ -84,7 +84,8 @@ def barrier_offsets(net: Network, placement, model) -> list:
 
 
 def run_ranks(graph, placement, main, args_for_rank, profile, routing: str = "first", trace: bool = False,
-              progress=None, network: Network | None = None, timing: str = "simultaneous") -> RunResult:
+              progress=None, network: Network | None = None, timing: str = "simultaneous",
+              late: dict | None = None) -> RunResult:
     """Run ``main(comm, *args_for_rank(rank))`` on every rank; return the measurements.
 
     ``profile``: the run's profile; the runtime reads its ``network``
@@ -95,6 +96,9 @@ def run_ranks(graph, placement, main, args_for_rank, profile, routing: str = "fi
     ``timing="study"``: rank r starts at its barrier-exit offset (:func:`barrier_offsets`),
     the reported time (``makespan``) is the largest (finish - own start) over ranks, and
     phases are measured from each rank's start (``finish`` stays absolute).
+
+    ``late``: ``{rank: seconds}`` stragglers: those ranks start that much later, and the
+    time is still measured from their (offset) start without it (the delay counts).
 
     Raises :class:`~simcollective.errors.DeadlockError` naming the blocked ranks if some
     rank never finishes, and :class:`~simcollective.errors.SimCollectiveError` if a
@@ -109,8 +113,9 @@ def run_ranks(graph, placement, main, args_for_rank, profile, routing: str = "fi
     if timing not in TIMINGS:
         raise SimCollectiveError(f"timing {timing!r} is not one of: {', '.join(TIMINGS)}")
     starts = barrier_offsets(net, world.placement, model) if timing == "study" else [0.0] * world.size
-    for st, t in zip(world.ranks, starts):
-        st.start = st.mark = t
+    late = late or {}
+    for r, (st, t) in enumerate(zip(world.ranks, starts)):
+        st.start = st.mark = t + late.get(r, 0.0)
     if trace:
         net.series = {}
     for r in range(world.size):

@@ -11,6 +11,11 @@ tuple of task keys (e.g. every group of one step). A member takes the barrier on
 parts in those tasks are done; a member that takes part in none of them waits for all of
 them. It then waits ``delay`` seconds (the compute before the collective) and starts.
 Tasks without a dependency between them overlap.
+
+Disturbances (:class:`Disturbances`): a rank may start late (its first part waits that
+long after 0) or compute slower (each ``delay`` it waits is multiplied by its factor), and
+links may degrade or fail at given times (:class:`~simcollective.network.faults.LinkFault`;
+the engine then keeps to its per-flow mode).
 """
 
 from __future__ import annotations
@@ -24,10 +29,22 @@ import simpy
 from ..errors import DeadlockError, SimCollectiveError
 from ..network.calendar import event_count
 from ..network.engine import Network, SimEnvironment
+from ..network.faults import FAULT_TUNING
 from .comm import Comm
 from .world import World
 
-__all__ = ["Task", "TasksResult", "run_tasks"]
+__all__ = ["Task", "TasksResult", "Disturbances", "run_tasks"]
+
+
+@dataclass(frozen=True)
+class Disturbances:
+    """What keeps a run from being ideal: ``late`` (world rank -> seconds its first part
+    starts late), ``slow`` (world rank -> factor >= 1 on its compute delays), ``faults``
+    (:class:`~simcollective.network.faults.LinkFault` list)."""
+
+    late: dict = field(default_factory=dict)
+    slow: dict = field(default_factory=dict)
+    faults: tuple = ()
 
 
 @dataclass(eq=False)
@@ -72,11 +89,11 @@ class TasksResult:
     wall_s: float
 
 
-def _part(env, world, task: Task, i: int, waits: list, left: list):
+def _part(env, world, task: Task, i: int, waits: list, left: list, slow: float = 1.0):
     if waits:
         yield simpy.AllOf(env, waits)
     if task.delay > 0:
-        yield env.timeout(task.delay)
+        yield env.timeout(task.delay * slow)
     task.starts[i] = env.now
     comm = Comm(world, task.members, i, task.name, context=task.key)
     task.outputs[i] = yield from task.main(comm, task.inputs(i))
@@ -95,15 +112,22 @@ def _waits(task: Task, rank: int, parts: dict, by_key: dict) -> list:
     return waits
 
 
-def run_tasks(graph, placement, tasks, profile, routing: str = "first") -> TasksResult:
+def run_tasks(graph, placement, tasks, profile, routing: str = "first",
+              disturb: Disturbances | None = None) -> TasksResult:
     """Run every task on one simulated machine (``graph``, world ranks on ``placement``);
-    ``tasks`` in an order where every task comes after those it waits for. Raises
-    :class:`~simcollective.errors.DeadlockError` naming the tasks that never finished."""
+    ``tasks`` in an order where every task comes after those it waits for; ``disturb``:
+    stragglers and link faults. Raises :class:`~simcollective.errors.DeadlockError`
+    naming the tasks that never finished."""
     t0 = time.perf_counter()
     env = SimEnvironment()
     model = profile.network
-    net = Network(env, model.effective_graph(graph), model, routing)
+    disturb = disturb if disturb is not None else Disturbances()
+    net = Network(env, model.effective_graph(graph), model, routing,
+                  tuning=FAULT_TUNING if disturb.faults else None)
+    if disturb.faults:
+        net.schedule_faults(disturb.faults)
     world = World(env, net, placement, profile.compute, False, profile)
+    late = {r: env.timeout(d) for r, d in sorted(disturb.late.items()) if d > 0}
     parts: dict = {}
     by_key: dict = {}
     for task in tasks:
@@ -118,7 +142,9 @@ def run_tasks(graph, placement, tasks, profile, routing: str = "first") -> Tasks
         left = [k]
         for i, rank in enumerate(task.members):
             waits = _waits(task, rank, parts, by_key)
-            parts[(task.key, rank)] = env.process(_part(env, world, task, i, waits, left))
+            if rank in late:
+                waits.append(late[rank])
+            parts[(task.key, rank)] = env.process(_part(env, world, task, i, waits, left, disturb.slow.get(rank, 1.0)))
     gc_run(env)
     stuck = [t for t in tasks if any(f is None for f in t.finish)]
     if stuck:
