@@ -1,0 +1,39 @@
+"""Per-rank building blocks of the alltoallv algorithms: a send buffer cut into its
+per-destination blocks, and the dispatch (the sizes matrix) followed by the combine (its
+transpose) that every alltoallv algorithm runs with its own exchange.
+
+An exchange is a generator ``exchange(comm, blocks, counts, name)``: ``blocks[j]`` is what
+this rank sends rank j (``counts[r][j]`` elements; the own block ``blocks[r]`` stays), and it
+returns the blocks received, by source (an empty payload where ``counts[j][r]`` is 0),
+spending its time in phases whose names start with ``name``.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+__all__ = ["split_counts", "dispatch_combine", "nonzero_pairs"]
+
+
+def split_counts(x, row) -> list:
+    """``x`` cut into ``len(row)`` consecutive blocks of ``row[j]`` elements (views)."""
+    ends = np.cumsum(row).tolist()
+    starts = [0] + ends[:-1]
+    return [x[a:b] for a, b in zip(starts, ends)]
+
+
+def dispatch_combine(comm, x, counts, exchange, combine: bool):
+    """The dispatch of ``x``'s blocks (row ``r`` of ``counts``) with ``exchange`` in phase
+    ``dispatch``; with ``combine``, every received block then returns to its sender (the
+    transpose) in phase ``combine``. Returns the parts of the result, in source order."""
+    blocks = split_counts(x, counts[comm.rank])
+    got = yield from exchange(comm, blocks, counts, "dispatch")
+    if combine:
+        got = yield from exchange(comm, got, counts.T, "combine")
+    return got
+
+
+def nonzero_pairs(counts) -> int:
+    """Messages of one pass that sends every nonzero block off the diagonal once."""
+    c = np.asarray(counts)
+    return int(np.count_nonzero(c) - np.count_nonzero(np.diag(c)))
