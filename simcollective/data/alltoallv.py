@@ -129,6 +129,8 @@ def load_sizes(path, what: str = "--sizes"):
             return load_json(path, what, "sizes file")
         text = read_text(path, what, "sizes file")
         return np.loadtxt(io.StringIO(text), delimiter=",", ndmin=2)
+    except UserInputError:
+        raise
     except (ValueError, json.JSONDecodeError) as exc:
         first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
         raise UserInputError(f"{where}: cannot read a matrix ({first})") from None
