@@ -26,6 +26,9 @@ simulation. The schema (``docs`` and ``simcollective job --help`` say the same):
     after = ["other_step"]       # dependencies (default none: overlaps the others)
     compute = 0.002              # seconds of compute before it (after its dependencies)
     repeat = 4                   # layers / micro-batches: run one after the other
+    # alltoallv only, instead of bytes/elements: sizes = [[...], ...] (a P x P matrix of
+    # bytes for the communicator's group, or the path of a .npy/.csv/.json file) or
+    # moe = "tokens=...,hidden=...,topk=..." (a seeded gate: dispatch, then combine)
 
 Repeat ``i`` of a step waits for repeat ``i`` of each step it names in ``after`` when both
 repeat the same number of times, else for that step's last repeat; repeat ``i`` also waits
@@ -49,7 +52,7 @@ __all__ = ["JobSpec", "CommSpec", "StepSpec", "load_job", "job_from_dict", "MACH
 MACHINE_KEYS = ("topology", "nodes", "topology_opts", "topology_file", "profile", "placement", "routing", "seed",
                 "gpus", "verify")
 STEP_KEYS = ("name", "collective", "communicator", "bytes", "elements", "algorithm", "dtype", "options", "after",
-             "compute", "repeat", "root")
+             "compute", "repeat", "root", "sizes", "moe")
 COMM_KEYS = ("rule", "size", "stride", "colour", "color", "key")
 
 
@@ -81,6 +84,8 @@ class StepSpec:
     compute: float = 0.0
     repeat: int = 1
     root: int | None = None
+    sizes: object = None        # alltoallv: a matrix (rows as a tuple of tuples) or a path
+    moe: str | None = None      # alltoallv: a MoE gate
 
 
 @dataclass(frozen=True)
@@ -141,8 +146,15 @@ def _step(table, index: int) -> StepSpec:
     for key in ("communicator", "algorithm"):
         if not isinstance(table.get(key), str):
             raise UserInputError(f"{where}: give {key} = \"...\"")
-    if ("bytes" in table) == ("elements" in table):
-        raise UserInputError(f"{where}: give the size as bytes = B or elements = N (one of them)")
+    sized = [k for k in ("bytes", "elements", "sizes", "moe") if k in table]
+    if len(sized) != 1:
+        raise UserInputError(f"{where}: give the size as bytes = B or elements = N (one of them)"
+                             + ("; for alltoallv, or sizes = [[...]] or moe = \"...\"" if sized[2:] or
+                                table.get("collective") == "alltoallv" else "")
+                             + (f" (given: {', '.join(sized)})" if sized else ""))
+    sizes = table.get("sizes")
+    if isinstance(sizes, list):
+        sizes = tuple(tuple(row) if isinstance(row, list) else row for row in sizes)
     after = table.get("after", [])
     if isinstance(after, str):
         after = [after]
@@ -156,7 +168,8 @@ def _step(table, index: int) -> StepSpec:
         collective=table.get("collective", "allreduce"), bytes=table.get("bytes"), elements=table.get("elements"),
         dtype=table.get("dtype", "float32"), options=dict(options), after=tuple(after),
         compute=float(_number(table.get("compute", 0.0), f"{where}: compute", 0.0)),
-        repeat=_number(table.get("repeat", 1), f"{where}: repeat", 1, integer=True), root=table.get("root"))
+        repeat=_number(table.get("repeat", 1), f"{where}: repeat", 1, integer=True), root=table.get("root"),
+        sizes=sizes, moe=table.get("moe"))
 
 
 def find_cycle(after: dict) -> list | None:

@@ -25,12 +25,13 @@ def split_counts(x, row) -> list:
 def dispatch_combine(comm, x, counts, exchange, combine: bool):
     """The dispatch of ``x``'s blocks (row ``r`` of ``counts``) with ``exchange`` in phase
     ``dispatch``; with ``combine``, every received block then returns to its sender (the
-    transpose) in phase ``combine``. Returns the parts of the result, in source order."""
+    transpose) in phase ``combine``. Returns the nonempty parts of the result, in source
+    order (an empty part sits at no position of the result)."""
     blocks = split_counts(x, counts[comm.rank])
     got = yield from exchange(comm, blocks, counts, "dispatch")
     if combine:
         got = yield from exchange(comm, got, counts.T, "combine")
-    return got
+    return [b for b in got if len(b)]
 
 
 def nonzero_pairs(counts) -> int:

@@ -90,10 +90,11 @@ def test_random_matrices_verify(case, algorithm, symbolic):
     assert again["time_s"] == rep["time_s"]
 
 
+@pytest.mark.parametrize("verify", ["full", "symbolic"])
 @pytest.mark.parametrize("algorithm", ALGOS)
-def test_moe_dispatch_then_combine(algorithm):
+def test_moe_dispatch_then_combine(algorithm, verify):
     """The combine returns every block to its sender: each rank ends with its own send buffer."""
-    rep = runv(algorithm, two_level_mesh(2, 2), moe="tokens=32,hidden=16,topk=2,skew=1", seed=3)
+    rep = runv(algorithm, two_level_mesh(2, 2), verify, moe="tokens=32,hidden=16,topk=2,skew=1", seed=3)
     assert rep["combine"] and rep["moe"]["skew"] == 1.0
     assert rep["total_bytes"] == 4 * 32 * 2 * 16 * 2
     names = {p.split("-")[0] for p in rep["phases"] if p != "other"}
