@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["split_counts", "dispatch_combine", "nonzero_pairs"]
+__all__ = ["split_counts", "dispatch_combine", "nonzero_pairs", "block_messages", "own_block_only"]
 
 
 def split_counts(x, row) -> list:
@@ -38,3 +38,16 @@ def nonzero_pairs(counts) -> int:
     """Messages of one pass that sends every nonzero block off the diagonal once."""
     c = np.asarray(counts)
     return int(np.count_nonzero(c) - np.count_nonzero(np.diag(c)))
+
+
+def block_messages(P, *, sizes, combine=False, **_):
+    """The ``messages`` hook of an algorithm that sends every nonzero block off the
+    diagonal as one message, per pass (dispatch, and combine if it follows)."""
+    return nonzero_pairs(sizes) * (2 if combine else 1)
+
+
+def own_block_only(blocks, rank: int) -> list:
+    """A result slot per source: the own block at ``rank``, empty payloads elsewhere."""
+    out = [blocks[rank][:0]] * len(blocks)
+    out[rank] = blocks[rank]
+    return out

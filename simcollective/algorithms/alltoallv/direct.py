@@ -2,20 +2,14 @@
 
 from __future__ import annotations
 
-from ...patterns.alltoallv import dispatch_combine, nonzero_pairs
+from ...patterns.alltoallv import block_messages, dispatch_combine, own_block_only
 from ..registry import register
-
-
-def _messages(P, *, sizes, combine=False, **_):
-    """One per nonzero block off the diagonal, per pass."""
-    return nonzero_pairs(sizes) * (2 if combine else 1)
 
 
 def direct_exchange(comm, blocks, counts, name):
     """Post every nonzero send and receive at once, then wait for all of them."""
     P, r = comm.size, comm.rank
-    out = [blocks[r][:0]] * P
-    out[r] = blocks[r]
+    out = own_block_only(blocks, r)
     with comm.phase(name):
         srcs = [(r - i) % P for i in range(1, P) if counts[(r - i) % P][r]]
         sends = [comm.isend(d, blocks[d]) for d in ((r + i) % P for i in range(1, P)) if counts[r][d]]
@@ -26,7 +20,7 @@ def direct_exchange(comm, blocks, counts, name):
     return out
 
 
-@register("direct", kind="dense", collective="alltoallv", messages=_messages)
+@register("direct", kind="dense", collective="alltoallv", messages=block_messages)
 def alltoallv_direct(comm, x, *, sizes, combine=False):
     """Direct: every rank posts its nonzero blocks to their destinations at once (one round).
 

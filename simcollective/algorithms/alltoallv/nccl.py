@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections import deque
 
 from ...nccl.protocols import NCCL_STEPS, p2p_chunk_bytes
-from ...patterns.alltoallv import dispatch_combine
+from ...patterns.alltoallv import dispatch_combine, own_block_only
 from ...patterns.dense import nchunks, split
 from ..registry import register
 
@@ -50,8 +50,7 @@ def nccl_exchange(comm, blocks, counts, name):
             wave += [comm.isend(d, chunks[d][c], tag=c) for d in dsts if c < len(chunks[d])]
             waves.append(wave)
         yield comm.waitall([q for w in waves for q in w])
-    out = [blocks[r][:0]] * P
-    out[r] = blocks[r]
+    out = own_block_only(blocks, r)
     for s in srcs:
         out[s] = tuple(q.value for q in recvs[s])
     return out

@@ -2,20 +2,14 @@
 
 from __future__ import annotations
 
-from ...patterns.alltoallv import dispatch_combine, nonzero_pairs
+from ...patterns.alltoallv import block_messages, dispatch_combine, own_block_only
 from ..registry import register
-
-
-def _messages(P, *, sizes, combine=False, **_):
-    """One per nonzero block off the diagonal, per pass."""
-    return nonzero_pairs(sizes) * (2 if combine else 1)
 
 
 def pairwise_exchange(comm, blocks, counts, name):
     """Round i = 1..P-1: send block r + i to rank r + i, receive from r - i (zero sizes skipped)."""
     P, r = comm.size, comm.rank
-    out = [blocks[r][:0]] * P
-    out[r] = blocks[r]
+    out = own_block_only(blocks, r)
     with comm.phase(name):
         for i in range(1, P):
             dst, src = (r + i) % P, (r - i) % P
@@ -28,7 +22,7 @@ def pairwise_exchange(comm, blocks, counts, name):
     return out
 
 
-@register("pairwise", kind="dense", collective="alltoallv", messages=_messages)
+@register("pairwise", kind="dense", collective="alltoallv", messages=block_messages)
 def alltoallv_pairwise(comm, x, *, sizes, combine=False):
     """Pairwise exchange: round i sends the block for r + i and receives the one from r - i.
 
