@@ -8,7 +8,9 @@ documented keys:
 ``algorithm, topology, nodes, ranks, elements, dtype, bytes, time_s, algbw, busbw,
 verified, verification, phases, messages, wall_s`` and further ``collective, root, count,
 profile, placement, message_bytes, bytes_by_link_type, top_links, events, flows, kind,
-density, k, result_density, dense_parts, options, seed, routing, timing, study, mode``.
+density, k, result_density, dense_parts, options, seed, routing, timing, study, mode``;
+alltoallv adds ``total_bytes, network_bytes, max_rank_bytes, imbalance, combine`` (and
+``moe``, the gate's figures; see :mod:`simcollective.data.alltoallv`).
 
 ``collective`` is one of allreduce (the default), allgather, reduce-scatter, broadcast,
 reduce, alltoall (:mod:`simcollective.data.collectives` defines each). ``elements`` =
