@@ -43,17 +43,19 @@ def draw(rows: list, path: Path) -> None:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    fig, axes = plt.subplots(1, 2, figsize=(10, 4), sharey=True)
+    fig, axes = plt.subplots(1, 2, figsize=(10, 4))
     for ax, skew in zip(axes, (0.0, 1.0)):
         for algo, mark in (("nccl", "o-"), ("hierarchical", "s--")):
             pts = sorted((r["gpus"], r["time_s"] * 1e6) for r in rows if r["algorithm"] == algo and r["skew"] == skew)
             if pts:
                 ax.plot(*zip(*pts), mark, label=algo)
         ax.set_xscale("log", base=2)
+        ax.set_yscale("log")
         ax.set_xlabel("GPUs (dgx-h100, 8 per node)")
         ax.set_title(f"MoE dispatch + combine, skew {skew:g}")
         ax.grid(True, alpha=0.3)
-    axes[0].set_ylabel("time (us)")
+    for ax in axes:
+        ax.set_ylabel("time (us)")
     axes[0].legend()
     fig.suptitle(f"{TOKENS} tokens/rank, hidden {HIDDEN}, top-{TOPK} of {EXPERTS} experts, bfloat16 (profile ideal)")
     fig.tight_layout()
@@ -64,7 +66,16 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--reduced", action="store_true", help="8 and 16 GPUs only (a check, seconds)")
     ap.add_argument("--nccl-max-ranks", type=int, default=64, help="largest run of the nccl algorithm (default 64)")
+    ap.add_argument("--plot-only", action="store_true", help="redraw the figure from the CSV, no simulation")
     args = ap.parse_args(argv)
+    if args.plot_only:
+        import csv
+
+        with open(OUT / "fig_g_moe.csv") as fh:
+            rows = [{**r, "gpus": int(r["gpus"]), "skew": float(r["skew"]), "time_s": float(r["time_s"])}
+                    for r in csv.DictReader(fh)]
+        draw(rows, OUT / "fig_g_moe.png")
+        return 0
     nodes = (1, 2) if args.reduced else (1, 2, 4, 8, 16, 32)
     rows = []
     t0 = time.perf_counter()

@@ -22,15 +22,15 @@ def split_counts(x, row) -> list:
     return [x[a:b] for a, b in zip(starts, ends)]
 
 
-def dispatch_combine(comm, x, counts, exchange, combine: bool):
+def dispatch_combine(comm, x, counts, exchange, combine: bool, back=None):
     """The dispatch of ``x``'s blocks (row ``r`` of ``counts``) with ``exchange`` in phase
     ``dispatch``; with ``combine``, every received block then returns to its sender (the
-    transpose) in phase ``combine``. Returns the nonempty parts of the result, in source
+    transpose) in phase ``combine``, with the exchange ``back`` (default: ``exchange``). Returns the nonempty parts of the result, in source
     order (an empty part sits at no position of the result)."""
     blocks = split_counts(x, counts[comm.rank])
     got = yield from exchange(comm, blocks, counts, "dispatch")
     if combine:
-        got = yield from exchange(comm, got, counts.T, "combine")
+        got = yield from (back or exchange)(comm, got, counts.T, "combine")
     return [b for b in got if len(b)]
 
 

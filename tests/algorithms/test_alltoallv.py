@@ -143,3 +143,15 @@ def test_cli_run_prints_the_totals(tmp_path, capsys):
     code, out, err = run_cli(capsys, *_cli(tmp_path, "--sizes", tmp_path / "m.csv"))
     assert code == 0, err
     assert "total 3.9 KiB (3.9 KiB between ranks), max per rank 3.9 KiB, imbalance 1.996" in out
+
+
+def test_hierarchical_combine_retraces_the_dispatch():
+    """Uniform gate (every token to every expert): the combine (NVLink, then rail) takes what
+    the dispatch (rail, then NVLink) takes: 2 (a_e + L s / b_e + a_i + M s / b_i)."""
+    intra, inter = (1e10, 1e-6), (1e9, 5e-6)
+    s = 64 * 1024 * 4                       # 64 tokens of 1024 float32 per pair
+    rep = runv("hierarchical", two_level_mesh(2, 2, intra, inter), moe="tokens=64,hidden=1024,topk=4,dtype=float32",
+               options={"group_size": 2})
+    one = inter[1] + 2 * s / inter[0] + intra[1] + 2 * s / intra[0]
+    assert rep["time_s"] == pytest.approx(2 * one, rel=1e-12)
+    assert rep["phases"]["combine-nvlink"] == pytest.approx(intra[1] + 2 * s / intra[0], rel=1e-12)

@@ -24,10 +24,9 @@ def _pass_messages(counts, L: int) -> int:
 
 
 def _messages(P, *, sizes, combine=False, group_size=None, **_):
-    """Rail messages plus forwarding messages, per pass."""
-    L = group_size or P
-    n = _pass_messages(np.asarray(sizes), L)
-    return n + (_pass_messages(np.asarray(sizes).T, L) if combine else 0)
+    """Rail messages plus forwarding messages; the combine retraces the dispatch's messages."""
+    n = _pass_messages(np.asarray(sizes), group_size or P)
+    return 2 * n if combine else n
 
 
 def _post(comm, items, sizes_out, sizes_in, tag):
@@ -72,6 +71,37 @@ def rail_exchange(comm, blocks, counts, name, L: int):
     return out
 
 
+def gather_exchange(comm, blocks, counts, name, L: int):
+    """The mirror pass (the combine): (a) NVLink: rank g L + l sends each local rank l' the
+    blocks for ranks g' L + l' of every node g'; (b) RDMA: rank g L + l' sends rank g' L + l'
+    (its rail) the blocks from every rank of its node for that one rank, in one message."""
+    P, r = comm.size, comm.rank
+    intra, inter = comm.groups(L)
+    M, g, l = P // L, r // L, r % L
+    empty = blocks[r][:0]
+    rows = counts.reshape(P, M, L)
+    # hold[l''][g'] = block from rank g L + l'' for rank g' L + l
+    hold = [[empty] * M for _ in range(L)]
+    hold[l] = [blocks[gg * L + l] for gg in range(M)]
+    with comm.phase(f"{name}-nvlink"):
+        items = [tuple(blocks[gg * L + ll] for gg in range(M)) for ll in range(L)]
+        srcs, recvs, sends = _post(intra, items, rows[r].sum(axis=0), rows[g * L:(g + 1) * L, :, l].sum(axis=1), tag=3)
+        got = yield comm.waitall(recvs + sends)
+        for s, item in zip(srcs, got):
+            hold[s] = list(item)
+    out = [empty] * P
+    with comm.phase(f"{name}-rdma"):
+        items = [tuple(hold[ll][gg] for ll in range(L)) for gg in range(M)]
+        out_bytes = rows[g * L:(g + 1) * L, :, l].sum(axis=0)              # to node g'
+        in_bytes = rows[:, g, l].reshape(M, L).sum(axis=1)                  # from node g''
+        srcs, recvs, sends = _post(inter, items, out_bytes, in_bytes, tag=4)
+        got = yield comm.waitall(recvs + sends)
+        for gg, item in [(g, [hold[ll][g] for ll in range(L)])] + list(zip(srcs, got)):
+            for ll in range(L):
+                out[gg * L + ll] = item[ll]
+    return out
+
+
 @register("hierarchical", kind="dense", collective="alltoallv", options=("group_size",), messages=_messages)
 def alltoallv_hierarchical(comm, x, *, sizes, combine=False, group_size=None):
     """Hierarchical (DeepEP-style): RDMA to the same local index on the destination node, then NVLink forwarding.
@@ -80,8 +110,10 @@ def alltoallv_hierarchical(comm, x, *, sizes, combine=False, group_size=None):
     r = g L + l. Blocks for another node g' cross the network once, in one message on rail
     l to rank g' L + l; that rank then forwards over NVLink, to each local rank l', the
     blocks for l' from every node (with its own). Every inter-node byte so stays on its
-    rail. The two stages run one after the other (DeepEP overlaps them in chunks); the
-    combine runs the same two stages on the transposed sizes.
+    rail. The combine retraces it (as DeepEP's does): NVLink to the GPU on the rail of
+    the destination, then one rail message per node. The two stages run one after the
+    other (DeepEP overlaps them in chunks).
     """
     L = comm.size if group_size is None else group_size
-    return (yield from dispatch_combine(comm, x, sizes, lambda c, b, k, n: rail_exchange(c, b, k, n, L), combine))
+    return (yield from dispatch_combine(comm, x, sizes, lambda c, b, k, n: rail_exchange(c, b, k, n, L), combine,
+                                        lambda c, b, k, n: gather_exchange(c, b, k, n, L)))
