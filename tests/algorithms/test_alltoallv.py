@@ -155,3 +155,18 @@ def test_hierarchical_combine_retraces_the_dispatch():
     one = inter[1] + 2 * s / inter[0] + intra[1] + 2 * s / intra[0]
     assert rep["time_s"] == pytest.approx(2 * one, rel=1e-12)
     assert rep["phases"]["combine-nvlink"] == pytest.approx(intra[1] + 2 * s / intra[0], rel=1e-12)
+
+
+def test_the_gate_reads_the_seed_even_size_only(capsys):
+    """--seed seeds the gate, so it is used with --moe under --verify symbolic (and only then)."""
+    from tests.conftest import run_cli
+
+    base = ("run", "--collective", "alltoallv", "--algorithm", "direct", "--topology", "dgx-h100", "--nodes", "1",
+            "--verify", "symbolic", "--quiet")
+    times = set()
+    for seed in ("1", "2"):
+        code, out, err = run_cli(capsys, *base, "--moe", "tokens=64,hidden=64,topk=2,skew=1", "--seed", seed)
+        assert code == 0, err
+        times.add(out.split("time ")[1].split(" ")[0])
+    assert len(times) == 2
+    one_line_error(capsys, (*base, "--elements", "8", "--seed", "2"), "--seed is not used with --verify symbolic")
