@@ -29,13 +29,23 @@ def _messages(P, *, sizes, combine=False, group_size=None, **_):
     return 2 * n if combine else n
 
 
-def _post(comm, items, sizes_out, sizes_in, tag):
-    """Send ``items[d]`` to every rank d of ``comm`` with ``sizes_out[d] > 0`` and receive from
-    every s with ``sizes_in[s] > 0``; returns (receive sources, receive requests, sends)."""
-    P, r = comm.size, comm.rank
+def _stage(comm, sub, items, sizes_out, sizes_in, tag):
+    """Send ``items[d]`` to every rank d of ``sub`` with ``sizes_out[d] > 0``, receive from
+    every s with ``sizes_in[s] > 0``, wait for all; the ``(source, item)`` pairs received."""
+    P, r = sub.size, sub.rank
     srcs = [(r - i) % P for i in range(1, P) if sizes_in[(r - i) % P]]
-    sends = [comm.isend(d, items[d], tag=tag) for d in ((r + i) % P for i in range(1, P)) if sizes_out[d]]
-    return srcs, [comm.irecv(s, tag=tag) for s in srcs], sends
+    sends = [sub.isend(d, items[d], tag=tag) for d in ((r + i) % P for i in range(1, P)) if sizes_out[d]]
+    got = yield comm.waitall([sub.irecv(s, tag=tag) for s in srcs] + sends)
+    return list(zip(srcs, got))
+
+
+def _frame(comm, blocks, counts, L: int) -> tuple:
+    """``(intra, inter, M, g, l, empty, rows)`` of this rank: its group and rail
+    communicators, the groups, its group and local index, an empty payload, and the
+    counts as ``rows[source, group, local]``."""
+    P, r = comm.size, comm.rank
+    intra, inter = comm.groups(L)
+    return intra, inter, P // L, r // L, r % L, blocks[r][:0], counts.reshape(P, P // L, L)
 
 
 def rail_exchange(comm, blocks, counts, name, L: int):
@@ -43,10 +53,7 @@ def rail_exchange(comm, blocks, counts, name, L: int):
     blocks for all ranks of node g', one message; (b) NVLink: it forwards to each local rank
     l' of its node the blocks for l' it holds (its own and those the rails brought)."""
     P, r = comm.size, comm.rank
-    intra, inter = comm.groups(L)
-    M, g, l = P // L, r // L, r % L
-    empty = blocks[r][:0]
-    rows = counts.reshape(P, M, L)
+    intra, inter, M, g, l, empty, rows = _frame(comm, blocks, counts, L)
     # hold[g''][l'] = block from rank g'' L + l for rank g L + l'
     hold = [[empty] * L for _ in range(M)]
     hold[g] = [blocks[g * L + ll] for ll in range(L)]
@@ -54,18 +61,15 @@ def rail_exchange(comm, blocks, counts, name, L: int):
         out_bytes = rows[r].sum(axis=1)                                 # to node g'
         in_bytes = rows[[gg * L + l for gg in range(M)], g].sum(axis=1)  # from rank g'' L + l
         items = [tuple(blocks[gg * L + ll] for ll in range(L)) for gg in range(M)]
-        srcs, recvs, sends = _post(inter, items, out_bytes, in_bytes, tag=1)
-        got = yield comm.waitall(recvs + sends)
-        for s, item in zip(srcs, got):
+        for s, item in (yield from _stage(comm, inter, items, out_bytes, in_bytes, tag=1)):
             hold[s] = list(item)
     out = [empty] * P
     with comm.phase(f"{name}-nvlink"):
         fwd_out = rows[[gg * L + l for gg in range(M)], g].sum(axis=0)       # to local l'
         fwd_in = rows[[gg * L + ll for ll in range(L) for gg in range(M)], g, l].reshape(L, M).sum(axis=1)
         items = [tuple(hold[gg][ll] for gg in range(M)) for ll in range(L)]
-        srcs, recvs, sends = _post(intra, items, fwd_out, fwd_in, tag=2)
-        got = yield comm.waitall(recvs + sends)
-        for ll, item in [(l, [hold[gg][l] for gg in range(M)])] + list(zip(srcs, got)):
+        got = yield from _stage(comm, intra, items, fwd_out, fwd_in, tag=2)
+        for ll, item in [(l, [hold[gg][l] for gg in range(M)])] + got:
             for gg in range(M):
                 out[gg * L + ll] = item[gg]
     return out
@@ -76,27 +80,22 @@ def gather_exchange(comm, blocks, counts, name, L: int):
     blocks for ranks g' L + l' of every node g'; (b) RDMA: rank g L + l' sends rank g' L + l'
     (its rail) the blocks from every rank of its node for that one rank, in one message."""
     P, r = comm.size, comm.rank
-    intra, inter = comm.groups(L)
-    M, g, l = P // L, r // L, r % L
-    empty = blocks[r][:0]
-    rows = counts.reshape(P, M, L)
+    intra, inter, M, g, l, empty, rows = _frame(comm, blocks, counts, L)
     # hold[l''][g'] = block from rank g L + l'' for rank g' L + l
     hold = [[empty] * M for _ in range(L)]
     hold[l] = [blocks[gg * L + l] for gg in range(M)]
     with comm.phase(f"{name}-nvlink"):
         items = [tuple(blocks[gg * L + ll] for gg in range(M)) for ll in range(L)]
-        srcs, recvs, sends = _post(intra, items, rows[r].sum(axis=0), rows[g * L:(g + 1) * L, :, l].sum(axis=1), tag=3)
-        got = yield comm.waitall(recvs + sends)
-        for s, item in zip(srcs, got):
+        fwd_out, fwd_in = rows[r].sum(axis=0), rows[g * L:(g + 1) * L, :, l].sum(axis=1)   # to / from local l'
+        for s, item in (yield from _stage(comm, intra, items, fwd_out, fwd_in, tag=3)):
             hold[s] = list(item)
     out = [empty] * P
     with comm.phase(f"{name}-rdma"):
         items = [tuple(hold[ll][gg] for ll in range(L)) for gg in range(M)]
         out_bytes = rows[g * L:(g + 1) * L, :, l].sum(axis=0)              # to node g'
         in_bytes = rows[:, g, l].reshape(M, L).sum(axis=1)                  # from node g''
-        srcs, recvs, sends = _post(inter, items, out_bytes, in_bytes, tag=4)
-        got = yield comm.waitall(recvs + sends)
-        for gg, item in [(g, [hold[ll][g] for ll in range(L)])] + list(zip(srcs, got)):
+        got = yield from _stage(comm, inter, items, out_bytes, in_bytes, tag=4)
+        for gg, item in [(g, [hold[ll][g] for ll in range(L)])] + got:
             for ll in range(L):
                 out[gg * L + ll] = item[ll]
     return out
