@@ -67,3 +67,12 @@ def test_totals_and_imbalance():
     hot = sizes_stats([[0, 30, 0], [0, 0, 0], [0, 30, 0]])   # rank 1 receives 60 of the 60
     assert hot["max_rank_bytes"] == 60 and hot["imbalance"] == 3.0
     assert sizes_stats(np.zeros((2, 2)))["imbalance"] == 0.0
+
+
+@pytest.mark.parametrize("module", ["simcollective.data.alltoallv", "simcollective.data.moe"])
+def test_doctests(module):
+    import doctest
+    import importlib
+
+    result = doctest.testmod(importlib.import_module(module))
+    assert result.attempted > 0 and result.failed == 0
