@@ -79,6 +79,9 @@ def scenarios(only=None) -> dict:
     # command, each a command line in a fresh interpreter (benchmarks.startup)
     sc["ST"] = [(label, dict(target=cli_point, command=cmd, repeats=5)) for label, cmd in STARTUP_COMMANDS.items()]
     sc["ST"].append(("README first command", dict(target=cli_point, command=README_COMMAND, repeats=2)))
+    from .moe import moe_points
+
+    sc["MOE"] = moe_points()    # 256-rank MoE dispatch + combine (benchmarks.moe)
     if only:
         sc = {k: v for k, v in sc.items() if k in only}
     return sc

@@ -292,6 +292,10 @@ TARGETS = (
            itself_or(lambda: S6_ANALOGUE, _first("S6")),
            why=('per-message Python of runtime and engine over 1M messages; route computation '
                 '(routing distances: 11.7 % of its 1024-host analogue)')),
+    Target("MOE", "MOE (256-rank MoE dispatch + combine, hierarchical): under 30 s", ("MOE",), point_wall("MOE", 30.0),
+           why=("the flow engine: about 7.9k rail and 1.8k NVLink flows a pass, of uneven sizes, so nearly every "
+                "flow ends at its own instant and each end is one compiled step of the array store over the "
+                "thousands of active flows")),
     Target("E", "E: engine and runtime at most 5x the bare SimPy event cost at every P", ("E",),
            overhead_max(_E_POINTS, 5.0), itself_or(_E_ANALOGUE, _worst_overhead(_E_POINTS)),
            why=('P=16 is dominated by the fixed cost of a run (network construction, routes, first-run warm-up '

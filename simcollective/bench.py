@@ -46,10 +46,11 @@ __all__ = ["add_parser", "cmd_bench", "bench_sizes", "run_bench", "nccl_units", 
            "NCCL_TYPES"]
 
 #: the algorithm ``bench`` runs when ``--algorithm`` is not given (NCCL's ring where it has
-#: one; the binomial tree for reduce; pairwise exchange for alltoall)
+#: one; the binomial tree for reduce; pairwise exchange for alltoall; alltoallv: uniform
+#: sizes of the size swept, all pairs at once)
 DEFAULT_ALGORITHM = {
     "allreduce": "ring", "allgather": "ring", "reduce-scatter": "ring", "broadcast": "ring",
-    "reduce": "binomial-tree", "alltoall": "pairwise",
+    "reduce": "binomial-tree", "alltoall": "pairwise", "alltoallv": "direct",
 }
 
 _HEADER = """\
@@ -153,7 +154,7 @@ def _time(us: float) -> str:
 def _row(r: dict, collective: str) -> str:
     head = f"{r['size']:12d}  {r['count']:12d}  {r['type']:>8}  {r['redop']:>6}  {r['root']:6d}"
     block = f"  {_time(r['time_us'])}  {r['algbw']:6.2f}  {r['busbw']:6.2f}  {r['wrong']:>6}"
-    inplace = block if collective != "alltoall" else block[:-6] + f"{'N/A':>6}"
+    inplace = block if collective not in ("alltoall", "alltoallv") else block[:-6] + f"{'N/A':>6}"
     return head + block + inplace
 
 

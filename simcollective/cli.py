@@ -128,6 +128,12 @@ def _add_run_groups(p, D) -> None:
     a.add_argument("--protocol", metavar="simple|ll|ll128",
                    help="nccl-*: NCCL protocol (default: simple; nccl: NCCL's choice)")
     a.add_argument("--channels", metavar="N", help="nccl-*: channels (default: what NCCL runs for the size)")
+    v = p.add_argument_group("alltoallv sizes (--collective alltoallv; without them: uniform, --elements per peer)")
+    v.add_argument("--sizes", metavar="FILE", help="P x P matrix of bytes, rank i sends [i][j] to rank j "
+                                                   "(.npy, .csv rows, or .json list of rows)")
+    v.add_argument("--moe", metavar="KEY=VALUE,...",
+                   help="a seeded MoE gate, dispatch then combine: tokens=T,hidden=H,topk=K"
+                        "[,experts_per_rank=X][,skew=S (Zipf, 0 uniform)][,dtype=bfloat16] (docs/moe.md)")
     s = p.add_argument_group("sparse workload")
     s.add_argument("--density", metavar="D", help="nonzeros per rank as a fraction of N, e.g. 1/128")
     s.add_argument("--k", metavar="K", help="nonzeros per rank")
@@ -159,8 +165,15 @@ def config_from_args(args):
     _check_missing(args)
     check_topology_conflicts(args)
     check_exclusive(args.density, args.k, ("--density", "--k"))
-    if (args.elements is None) == (args.bytes is None):
-        raise UserInputError("give the size as --elements N or --bytes B (one of them)")
+    sized = [f for f, v in (("--sizes", args.sizes), ("--moe", args.moe)) if v is not None]
+    if sized and args.collective != "alltoallv":
+        raise UserInputError(f"{sized[0]} applies to --collective alltoallv, not to {args.collective}")
+    if sized and (args.elements is not None or args.bytes is not None):
+        raise UserInputError(f"{'--elements' if args.elements is not None else '--bytes'} and {sized[0]} both "
+                             "give alltoallv's sizes; give one of them")
+    if not sized and (args.elements is None) == (args.bytes is None):
+        raise UserInputError("give the size as --elements N or --bytes B (one of them)"
+                             + (", or --sizes FILE or --moe ..." if args.collective == "alltoallv" else ""))
     options = {name: getattr(args, name) for name in OPTION_FLAGS}
     config = RunConfig(
         topology=args.topology,
@@ -191,6 +204,8 @@ def config_from_args(args):
         study=bool(args.study),
         nccl_version=args.nccl_version,
         stragglers=stragglers(args.straggler),
+        sizes=args.sizes,
+        moe=args.moe,
     )
     refuse_unused(args, _unused_by_run(args))    # after the values' own checks
     return config
@@ -244,7 +259,7 @@ def _unused_by_run(args) -> dict:
     if algo.kind == "sparse" or args.verify != "auto":
         unused["memory_budget"] = (f"with --verify {args.verify} (only --verify auto reads it)" if algo.kind == "dense"
                                    else f"by the sparse algorithm '{algo.name}' (sparse runs carry full data)")
-    if args.verify == "symbolic":
+    if args.verify == "symbolic" and args.moe is None:    # --moe: the gate's seed
         unused["seed"] = "with --verify symbolic (size-only runs have no input values)"
     if args.study:
         if args.timing != "study":

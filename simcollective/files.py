@@ -51,6 +51,7 @@ LIMITS = {
     "nccl-tests log": 64 * MiB,
     "run JSON": 64 * MiB,
     "placement file": 64 * MiB,
+    "sizes file": 256 * MiB,    # alltoallv's P x P matrix: 4096 ranks of 8-byte entries are 128 MiB
     "sweep config": 1 * MiB,
     "profile file": 1 * MiB,
     "results table": 1024 * MiB,

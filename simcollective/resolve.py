@@ -9,6 +9,8 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from . import data
+from .data.alltoallv import alltoallv_collective, check_sizes, load_sizes, sizes_stats
+from .data.moe import moe_sizes, parse_moe
 from .algorithms import get_algorithm, load_all
 from .algorithms.registry import CONTEXT, check_options
 from .data.collectives import get_collective
@@ -73,6 +75,7 @@ class Plan:
     kwargs: dict = field(default_factory=dict)
     routing: str = "first"
     timing: str = "simultaneous"
+    sizes_info: dict | None = None   # alltoallv: totals of its sizes matrix (and its MoE gate)
 
 
 def _check_inputs(config: RunConfig, algo, dtype, options: dict) -> None:
@@ -114,6 +117,8 @@ def spends_nccl_latency(algo) -> bool:
     latency of the call (the profile's ``[nccl]`` figures) in place of the graph's link
     latencies; every other algorithm pays the route latencies of the graph, whatever the
     profile's ``link_latency_scale`` (see :meth:`~simcollective.profiles.Profile.with_graph_latencies`)."""
+    if algo.collective == "alltoallv":   # NCCL's tuning model has no p2p latency: the graph's
+        return False
     return algo.name == "nccl" or algo.name.startswith("nccl-")
 
 
@@ -159,7 +164,7 @@ def resolve(config: RunConfig, graph=None) -> Plan:
     late = next((r for r in sorted(config.stragglers) if not 0 <= r < P), None)
     if late is not None:
         raise UserInputError(f"--straggler rank {late} is out of range: the run has ranks 0..{P - 1}")
-    count = _count(config, coll, P, dtype)
+    coll, count, sizes_info = _alltoallv(config, coll, P, dtype)
     n = coll.input_elements(count, P)
     routing, timing, study_options = resolve_study(config, algo)
     if not spends_nccl_latency(algo):   # the nccl profile's zero link latency is NCCL's own
@@ -171,7 +176,7 @@ def resolve(config: RunConfig, graph=None) -> Plan:
         options["group_size"] = default_group_size(graph, P)
     _check_inputs(config, algo, dtype, options)
     plan = Plan(config, coll, algo, dtype, profile, graph, placement, P, count, n, root, options, "full",
-                routing=routing, timing=timing)
+                routing=routing, timing=timing, sizes_info=sizes_info)
     if algo.kind == "sparse":
         if config.verify == "symbolic":
             raise UserInputError("--verify symbolic applies to dense algorithms; sparse runs always carry real data")
@@ -186,10 +191,39 @@ def resolve(config: RunConfig, graph=None) -> Plan:
             check_run_memory(P, n, dtype, "symbolic", None, graph.number_of_nodes())
         else:
             check_run_memory(P, n, dtype, "full", None, graph.number_of_nodes())
-    ctx = {"n": n, "dtype": dtype, "k": plan.k, "root": root}
+    ctx = {"n": n, "dtype": dtype, "k": plan.k, "root": root, "sizes": getattr(coll, "counts", None),
+           "combine": getattr(coll, "combine", None)}
     plan.kwargs = {key: ctx[key] for key in CONTEXT if key in algo.params and ctx.get(key) is not None}
     plan.kwargs.update(options)
     return plan
+
+
+def _alltoallv(config: RunConfig, coll, P: int, dtype) -> tuple:
+    """``(collective, count, sizes_info)``: alltoallv's collective of its sizes matrix
+    (``sizes``, ``moe``, or uniform from the count); other collectives as they are."""
+    given = [(flag, v) for flag, v in (("--sizes", config.sizes), ("--moe", config.moe)) if v is not None]
+    if coll.name != "alltoallv":
+        if given:
+            raise UserInputError(f"{given[0][0]} applies to --collective alltoallv, not to {coll.name}")
+        return coll, _count(config, coll, P, dtype), None
+    if len(given) > 1:
+        raise UserInputError("--sizes and --moe both give alltoallv's sizes; give one of them")
+    if given and config.bytes is not None:
+        raise UserInputError(f"--bytes and {given[0][0]} both give alltoallv's sizes; give one of them")
+    info = {}
+    if config.moe is not None:
+        spec = parse_moe(config.moe)
+        matrix = check_sizes(moe_sizes(spec, P, config.seed), P, dtype.itemsize, "--moe")
+        info["moe"] = spec.to_dict()
+    elif config.sizes is not None:
+        path = isinstance(config.sizes, (str, bytes)) or hasattr(config.sizes, "__fspath__")
+        matrix = check_sizes(load_sizes(config.sizes) if path else config.sizes, P, dtype.itemsize,
+                             f"--sizes {config.sizes}" if path else "--sizes")
+    else:
+        matrix = np.full((P, P), _count(config, coll, P, dtype) * dtype.itemsize, dtype=np.int64)
+    vcoll = alltoallv_collective(matrix, dtype.itemsize, combine=config.moe is not None)
+    count = int(matrix[0, 0]) // dtype.itemsize if not given else vcoll.input_elements(0, P)
+    return vcoll, count, {**sizes_stats(matrix), **info, "combine": vcoll.combine}
 
 
 def _count(config: RunConfig, coll, P: int, dtype) -> int:

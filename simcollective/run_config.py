@@ -30,7 +30,10 @@ class RunConfig:
     ``elements`` is the count given to the collective (see the module docstring);
     ``bytes``, when set, replaces it: the count is derived from a size in bytes as
     nccl-tests does (:meth:`~simcollective.data.collectives.Collective.count_from_bytes`).
-    ``root`` applies to broadcast and reduce only (default 0 there).
+    ``root`` applies to broadcast and reduce only (default 0 there). ``sizes`` (a P x P
+    matrix of bytes, or the path of one) or ``moe`` (a gate, :func:`~simcollective.data.moe.parse_moe`)
+    give an alltoallv its sizes (without them it is uniform, as alltoall, of ``elements``
+    per peer); ``moe`` runs the dispatch and then the combine.
     """
 
     topology: str = "abci"
@@ -61,6 +64,8 @@ class RunConfig:
     study: bool = False                             # every behaviour of the study's simulator
     nccl_version: str | None = None                 # NCCL release X.Y[.Z] of the tuner; None: newest
     stragglers: dict = field(default_factory=dict)  # rank -> seconds it starts late (--straggler)
+    sizes: object = None                            # alltoallv: P x P bytes (a matrix or a .npy/.csv/.json path)
+    moe: object = None                              # alltoallv: a MoE gate ("tokens=...,hidden=...,topk=...")
 
 
     def __post_init__(self):

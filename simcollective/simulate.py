@@ -8,7 +8,9 @@ documented keys:
 ``algorithm, topology, nodes, ranks, elements, dtype, bytes, time_s, algbw, busbw,
 verified, verification, phases, messages, wall_s`` and further ``collective, root, count,
 profile, placement, message_bytes, bytes_by_link_type, top_links, events, flows, kind,
-density, k, result_density, dense_parts, options, seed, routing, timing, study, mode``.
+density, k, result_density, dense_parts, options, seed, routing, timing, study, mode``;
+alltoallv adds ``total_bytes, network_bytes, max_rank_bytes, imbalance, combine`` (and
+``moe``, the gate's figures; see :mod:`simcollective.data.alltoallv`).
 
 ``collective`` is one of allreduce (the default), allgather, reduce-scatter, broadcast,
 reduce, alltoall (:mod:`simcollective.data.collectives` defines each). ``elements`` =
@@ -187,6 +189,8 @@ def measure(plan: Plan, result, verification: str, t_start: float) -> Report:
         "root": -1 if plan.root is None else plan.root,
         "count": plan.count,
     }
+    if plan.sizes_info is not None:   # alltoallv: its matrix's totals (and its MoE gate)
+        fields_.update(plan.sizes_info)
     report_fields = getattr(algo.func, "report_fields", None)  # e.g. NCCL's choice (nccl-*)
     if report_fields is not None:
         fields_.update(report_fields(plan.graph, plan.placement, nbytes, plan.options, plan.profile))
@@ -215,7 +219,8 @@ def expected_messages(plan: Plan) -> int | None:
     nodes = plan.graph.nodes
     ctx = {"n": plan.n, "dtype": plan.dtype, "k": plan.k, "root": plan.root,
            "servers": [nodes[g].get("server") for g in plan.placement],
-           "graph": plan.graph, "placement": plan.placement, "profile": plan.profile}
+           "graph": plan.graph, "placement": plan.placement, "profile": plan.profile,
+           "sizes": getattr(plan.coll, "counts", None), "combine": getattr(plan.coll, "combine", False)}
     return int(hook(plan.P, **ctx, **plan.options))
 
 

@@ -40,6 +40,14 @@ def format_report(report) -> str:
     if f["kind"] == "sparse":
         lines.append(f"  workload     {f['workload']}, k = {f['k']} per rank (density {f['density']:.6g}); "
                      f"result density {f['result_density']:.4g}, {f['dense_parts']} of {f['result_parts']} parts dense")
+    if "imbalance" in f:    # alltoallv
+        moe = f.get("moe")
+        lines.append(f"  sizes        total {format_bytes(f['total_bytes'])} ({format_bytes(f['network_bytes'])} "
+                     f"between ranks), max per rank {format_bytes(f['max_rank_bytes'])}, imbalance "
+                     f"{f['imbalance']:.3f} (max / mean per rank)"
+                     + ("; dispatch, then combine (the transpose)" if f.get("combine") else ""))
+        if moe:
+            lines.append("  moe          " + ", ".join(f"{k}={v}" for k, v in moe.items()))
     bw = "effective busbw (dense equivalent)" if f["kind"] == "sparse" else "busbw"
     lines += [
         f"  time         {format_time(f['time_s'])}  ({f['time_s']:.9g} s)",

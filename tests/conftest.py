@@ -305,6 +305,7 @@ EXPECTED = {
     "broadcast": {"binomial-tree", "pipelined-chain", "scatter-allgather", "ring", "nccl-ring", "nccl"},
     "reduce": {"binomial-tree", "reduce-scatter-gather", "pipelined-chain", "nccl-ring", "nccl"},
     "alltoall": {"pairwise", "bruck", "direct", "hierarchical"},
+    "alltoallv": {"direct", "pairwise", "nccl", "hierarchical"},
 }
 
 

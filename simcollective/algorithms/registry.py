@@ -16,7 +16,8 @@ registers an allreduce). ``x`` is the rank's input: a NumPy array (or a size-onl
 ``SymbolicArray``) for dense algorithms, a ``SparseStream`` for sparse ones. The output
 is one array/stream or a list of parts whose concatenation, in order, is the result
 (what the result is, per collective, is defined in :mod:`simcollective.collectives`).
-Keyword parameters named in ``CONTEXT`` (``n``, ``k``, ``dtype``, ``root``) are filled in
+Keyword parameters named in ``CONTEXT`` (``n``, ``k``, ``dtype``, ``root``; for alltoallv
+``sizes``, the P x P counts in elements, and ``combine``, whether the transpose follows) are filled in
 by the simulator when the function accepts them; the user-settable ``options`` are passed
 only when the user sets them, and setting an option the algorithm does not declare is an
 error. Options are validated by name (:data:`OPTION_CHECKS`), once, for every algorithm.
@@ -42,7 +43,7 @@ __all__ = ["Algorithm", "register", "ALGORITHMS", "REGISTRY", "COLLECTIVES", "ge
            "algorithms_for", "OPTION_FLAGS", "OPTION_CHECKS", "CONTEXT", "check_options"]
 
 #: the collectives, in the order they are listed
-COLLECTIVES = ("allreduce", "allgather", "reduce-scatter", "broadcast", "reduce", "alltoall")
+COLLECTIVES = ("allreduce", "allgather", "reduce-scatter", "broadcast", "reduce", "alltoall", "alltoallv")
 
 #: option name -> CLI flag
 OPTION_FLAGS = {
@@ -55,7 +56,7 @@ OPTION_FLAGS = {
     "channels": "--channels",
 }
 #: keyword parameters the simulator fills in from the run itself
-CONTEXT = ("n", "k", "dtype", "root")
+CONTEXT = ("n", "k", "dtype", "root", "sizes", "combine")
 
 
 # -- option checks, by option name (one place for every algorithm) ---------------------------

@@ -15,6 +15,7 @@ allreduce       count             (0, count, all)                         2(P-1)
 allgather       count             (0, count, {j}) for j = 0..P-1          (P-1)/P
 reduce-scatter  P count           (r count, (r+1) count, all)             (P-1)/P
 alltoall        P count           (r count, (r+1) count, {j}) for j       (P-1)/P
+alltoallv       row sum of sizes  (sdispl[j][r], +counts[j][r], {j})      (P-1)/P
 broadcast       count             (0, count, {root})                      1
 reduce          count             (0, count, all) on the root only        1
 =============== ================= ====================================== =========
@@ -117,6 +118,9 @@ COLLECTIVES: dict[str, Collective] = {c.name: c for c in (
     Collective("reduce", "reduce_perf", False, True, True, lambda P: 1,
                lambda r, P, c, root: [Piece(0, c, _full(P))] if r == root else None),
     Collective("alltoall", "alltoall_perf", True, False, False, lambda P: P,
+               lambda r, P, c, root: [Piece(r * c, (r + 1) * c, 1 << j) for j in range(P)]),
+    # its layout is that of its sizes matrix: a run uses data.alltoallv.alltoallv_collective
+    Collective("alltoallv", "alltoall_perf", True, False, False, lambda P: P,
                lambda r, P, c, root: [Piece(r * c, (r + 1) * c, 1 << j) for j in range(P)]),
 )}
 

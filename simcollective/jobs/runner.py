@@ -75,7 +75,8 @@ def step_config(base: RunConfig, step, gpus: list) -> RunConfig:
         topology=base.topology, nodes=base.nodes, topology_opts=base.topology_opts, topology_file=base.topology_file,
         profile=base.profile, routing=base.routing, seed=base.seed, verify=base.verify, placement=list(gpus),
         algorithm=step.algorithm, collective=step.collective, dtype=step.dtype, root=step.root,
-        options=dict(step.options), bytes=step.bytes, elements=step.elements if step.elements is not None else 2**20)
+        options=dict(step.options), bytes=step.bytes, elements=step.elements if step.elements is not None else 2**20,
+        sizes=step.sizes, moe=step.moe)
 
 
 def prepare(spec: JobSpec) -> PreparedJob:
@@ -196,7 +197,7 @@ def alone_times(job: PreparedJob) -> dict:
         for g, members in enumerate(job.groups[step.communicator]):
             gpus = tuple(job.placement[r] for r in members)
             key = (step.collective, step.algorithm, step.bytes, step.elements, step.dtype, step.root,
-                   tuple(sorted(step.options.items())), gpus)
+                   tuple(sorted(step.options.items())), gpus, step.sizes, step.moe)
             if key not in cache:
                 config = step_config(job.base, step, list(gpus))
                 if job.plans[(step.name, g)].algo.kind == "dense":

@@ -26,6 +26,9 @@ simulation. The schema (``docs`` and ``simcollective job --help`` say the same):
     after = ["other_step"]       # dependencies (default none: overlaps the others)
     compute = 0.002              # seconds of compute before it (after its dependencies)
     repeat = 4                   # layers / micro-batches: run one after the other
+    # alltoallv only, instead of bytes/elements: sizes = [[...], ...] (a P x P matrix of
+    # bytes for the communicator's group, or the path of a .npy/.csv/.json file) or
+    # moe = "tokens=...,hidden=...,topk=..." (a seeded gate: dispatch, then combine)
     background = false           # true: another job's step (left out of the undisturbed run)
 
     [[stragglers]], [[faults]], [[background]]: see :mod:`.disturbances`.
@@ -53,7 +56,7 @@ __all__ = ["JobSpec", "CommSpec", "StepSpec", "load_job", "job_from_dict", "MACH
 MACHINE_KEYS = ("topology", "nodes", "topology_opts", "topology_file", "profile", "placement", "routing", "seed",
                 "gpus", "verify")
 STEP_KEYS = ("name", "collective", "communicator", "bytes", "elements", "algorithm", "dtype", "options", "after",
-             "compute", "repeat", "root", "background")
+             "compute", "repeat", "root", "background", "sizes", "moe")
 COMM_KEYS = ("rule", "size", "stride", "colour", "color", "key")
 
 
@@ -86,6 +89,8 @@ class StepSpec:
     repeat: int = 1
     root: int | None = None
     background: bool = False     # another job's step: left out of the undisturbed run
+    sizes: object = None        # alltoallv: a matrix (rows as a tuple of tuples) or a path
+    moe: str | None = None      # alltoallv: a MoE gate
 
 
 @dataclass(frozen=True)
@@ -152,8 +157,15 @@ def _step(table, index: int) -> StepSpec:
     for key in ("communicator", "algorithm"):
         if not isinstance(table.get(key), str):
             raise UserInputError(f"{where}: give {key} = \"...\"")
-    if ("bytes" in table) == ("elements" in table):
-        raise UserInputError(f"{where}: give the size as bytes = B or elements = N (one of them)")
+    sized = [k for k in ("bytes", "elements", "sizes", "moe") if k in table]
+    if len(sized) != 1:
+        raise UserInputError(f"{where}: give the size as bytes = B or elements = N (one of them)"
+                             + ("; for alltoallv, or sizes = [[...]] or moe = \"...\"" if sized[2:] or
+                                table.get("collective") == "alltoallv" else "")
+                             + (f" (given: {', '.join(sized)})" if sized else ""))
+    sizes = table.get("sizes")
+    if isinstance(sizes, list):
+        sizes = tuple(tuple(row) if isinstance(row, list) else row for row in sizes)
     after = table.get("after", [])
     if isinstance(after, str):
         after = [after]
@@ -170,7 +182,7 @@ def _step(table, index: int) -> StepSpec:
         dtype=table.get("dtype", "float32"), options=dict(options), after=tuple(after),
         compute=float(_number(table.get("compute", 0.0), f"{where}: compute", 0.0)),
         repeat=_number(table.get("repeat", 1), f"{where}: repeat", 1, integer=True), root=table.get("root"),
-        background=table.get("background", False))
+        background=table.get("background", False), sizes=sizes, moe=table.get("moe"))
 
 
 def find_cycle(after: dict) -> list | None:

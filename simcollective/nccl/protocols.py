@@ -12,7 +12,8 @@ from __future__ import annotations
 
 __all__ = ["PROTOCOLS", "TUNER_ORDER", "ring_chunk_bytes", "tree_chunk_bytes",
            "check_protocol", "NVLS_CHUNK", "nvls_chunk_bytes", "step_bytes", "MAXCHANNELS", "MAX_CHANNELS",
-           "MAX_LOOPS", "MAX_TREE_CHUNKS", "MAX_CHAIN_CHUNKS", "NVLSTREE_PIECES", "MAX_NVLSTREE_PIECES"]
+           "MAX_LOOPS", "MAX_TREE_CHUNKS", "MAX_CHAIN_CHUNKS", "NVLSTREE_PIECES", "MAX_NVLSTREE_PIECES",
+           "P2P_CHUNK_NVLINK", "P2P_CHUNK_NET", "NCCL_STEPS", "p2p_chunk_bytes"]
 
 #: the protocols, as the user names them (``--protocol``), the default first
 PROTOCOLS = ("simple", "ll", "ll128")
@@ -52,6 +53,20 @@ TREE_CHUNK = {"simple": 512 * 1024, "ll": 32 * 1024, "ll128": 576_000}
 #: data bytes of one FIFO step (buffSize / NCCL_STEPS): Simple 4 MiB / 8 = 512 KiB,
 #: LL 64 KiB / 2 (half is flags) = 32 KiB, LL128 614,400 x 15/16 = 576,000 B
 STEP_BYTES = {"simple": 512 * 1024, "ll": 32 * 1024, "ll128": 576_000}
+#: point-to-point chunk (p2pChunkSize, NCCL 2.30 src/init.cc): 512 KiB between GPUs of one
+#: node joined by NVLink, 128 KiB across nodes (and over PCIe)
+P2P_CHUNK_NVLINK = 512 * 1024
+P2P_CHUNK_NET = 128 * 1024
+#: FIFO slots of one connection (NCCL_STEPS): the chunks of one send in flight at most
+NCCL_STEPS = 8
+
+
+def p2p_chunk_bytes(same_node: bool) -> int:
+    """NCCL's p2p chunk between two ranks: :data:`P2P_CHUNK_NVLINK` on one node, else
+    :data:`P2P_CHUNK_NET`."""
+    return P2P_CHUNK_NVLINK if same_node else P2P_CHUNK_NET
+
+
 #: NVLS chunk per head and channel (NCCL_NVLS_CHUNKSIZE default); NVLSTree on >= 4 nodes: half of it
 NVLS_CHUNK = 128 * 1024
 

@@ -1,0 +1,1 @@
+"""alltoallv algorithms (all-to-all with a size per pair), one file each."""
