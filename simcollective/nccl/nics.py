@@ -14,6 +14,14 @@ wrap over an odd number of nodes) keeps the shortest route (over NVLink to the G
 destination's rail, as NCCL's PXN). A NIC two GPUs share is simply crossed by both GPUs' channels:
 the flows share it (max-min).
 
+Tree channels (:func:`tree_vias`) take one NIC per channel for all of a GPU's edges across
+nodes: the ``i``-th channel in which the GPU has any uses NIC ``i mod k`` of its list. NVLSTree
+(:func:`nvlstree_vias`) applies the same rule with the channels counted tree by tree: every
+GPU is a head in every channel and talks only to heads of its own local index, so the ``i``-th
+channel of each of the two trees crosses on NIC ``i mod k`` at both ends (the same rail), and
+both trees use all ``k`` NICs (counted in plain channel order, tree ``c % 2`` would keep to
+NICs of one parity when ``k`` is even).
+
 The simulation's flows then follow the named NICs
 (:meth:`~simcollective.network.routing.Router.route` with ``via``); algorithms that are not
 NCCL's keep the shortest route, i.e. each GPU's nearest NIC.
@@ -22,9 +30,9 @@ NCCL's keep the shortest route, i.e. each GPU's nearest NIC.
 from __future__ import annotations
 
 from ..network.routing import nics_of
-from .search import SPEED_INTER, SPEED_INTER_SM90, SPEED_INTER_SM100
+from .search import SPEED_INTER, SPEED_INTER_SM90, SPEED_INTER_SM100, trees_of
 
-__all__ = ["ring_vias", "tree_vias", "rings_fed", "inter_speed", "network_note"]
+__all__ = ["ring_vias", "tree_vias", "nvlstree_vias", "rings_fed", "inter_speed", "network_note"]
 
 
 def ring_vias(graph, machine, orders: list) -> list | None:
@@ -98,6 +106,32 @@ def tree_vias(graph, machine, trees: list) -> list | None:
         vias.append({r: {q: (nic[r], nic[q]) for q in peers if q in nic} for r, peers in edges.items()
                      if r in nic})
     return vias
+
+
+def nvlstree_vias(graph, machine, links: list) -> list | None:
+    """Per NVLSTree channel, ``rank -> {peer: (NIC out, NIC in)}`` as :func:`tree_vias` gives
+    them, the channels counted tree by tree (channel ``c`` runs on tree ``c % 2``,
+    :func:`~simcollective.nccl.search.trees_of`): the ``i``-th channel of each tree uses NIC
+    ``i mod k``, so both trees spread over all of a head's ``k`` NICs. ``links[c]``: channel
+    ``c``'s :func:`~simcollective.nccl.search.nvlstree_links`.
+
+    Examples
+    --------
+    >>> from topologies.hardware import dgx_h100
+    >>> from simcollective.nccl.model import machine_of
+    >>> from simcollective.nccl.search import nvlstree_links
+    >>> G = dgx_h100(3, nics_per_node=16)
+    >>> m = machine_of(G, [f"n{s}/gpu{i}" for s in range(3) for i in range(8)])
+    >>> vias = nvlstree_vias(G, m, [nvlstree_links(m, c) for c in range(4)])
+    >>> [sorted({out for out, _ in vias[c][1].values()}) for c in range(4)]   # GPU 1 of node 0
+    [['n0/nic2'], ['n0/nic2'], ['n0/nic3'], ['n0/nic3']]
+    """
+    order = [c for _, chans in trees_of(len(links)) for c in chans]
+    vias = tree_vias(graph, machine, [links[c] for c in order])
+    if vias is None:
+        return None
+    by_channel = dict(zip(order, vias))
+    return [by_channel[c] for c in range(len(links))]
 
 
 def _node_of(machine) -> list:

@@ -31,7 +31,7 @@ from ..errors import UserInputError
 from . import coll_model, model
 from .constants import NcclConstants
 from .fill import FILL, FillRules, nvls_fill, ring_fill
-from .nics import network_note, ring_vias, tree_vias
+from .nics import network_note, nvlstree_vias, ring_vias, tree_vias
 from .protocols import (MAX_CHAIN_CHUNKS, MAX_CHANNELS, MAX_LOOPS, MAX_NVLSTREE_PIECES, MAX_TREE_CHUNKS,
                         NVLSTREE_PIECES, TUNER_ORDER, check_protocol, nvls_chunk_bytes, tree_chunk_bytes)
 from .search import nvlstree_links, ring_orders, ring_search, tree_links
@@ -71,7 +71,8 @@ class Plan:
         return None if self.vias is None else self.vias[channel].get(rank)
 
     def tree_via(self, channel: int, rank: int) -> dict:
-        """Tree channel ``channel``: ``peer -> (NIC out, NIC in)`` of ``rank``'s sends across nodes."""
+        """Tree or NVLSTree channel ``channel``: ``peer -> (NIC out, NIC in)`` of ``rank``'s sends
+        across nodes."""
         return {} if self.vias is None else self.vias[channel].get(rank, {})
 
     @property
@@ -270,8 +271,10 @@ def _build_plan(graph, gpus, profile, algorithm: str, nbytes: int, protocol, cha
     elif algorithm == "tree":
         plan.trees = [tree_links(m, c) for c in range(channels)]
         plan.vias = tree_vias(graph, m, plan.trees) if m.nnodes > 1 else None
-    elif algorithm == "nvlstree" and m.nnodes > 2:
-        plan.trees = [nvlstree_links(m, c) for c in range(channels)]
+    elif algorithm == "nvlstree":
+        links = [nvlstree_links(m, c) for c in range(channels)]
+        plan.trees = links if m.nnodes > 2 else None
+        plan.vias = nvlstree_vias(graph, m, links)
     return plan
 
 

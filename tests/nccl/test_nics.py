@@ -117,3 +117,53 @@ def test_cli_run_with_16_nics_uses_both_nics_of_every_gpu(capsys, tmp_path):
     links = {d["link"]: d["bytes"] for d in json.loads(out.read_text())["links"]}
     sent = [links[f"n0/nic{j}->su0/leaf{j}"] for j in range(16)]
     assert min(sent) == max(sent) > 0     # 16 channels: one per NIC, all equal
+
+
+def nvls_run(nics: int, nodes: int = 2, nic_bandwidth: float = NIC, nbytes: int = 16 * MiB) -> tuple:
+    """nccl-nvls allreduce (NVLSTree, 16 channels) on ``nodes`` x dgx-h100 with ``nics`` NICs of
+    ``nic_bandwidth`` bytes/s per node: the run's result and, per node, the bytes out of each NIC."""
+    cfg = RunConfig(topology="dgx-h100", nodes=nodes, algorithm="nccl-nvls", elements=nbytes // 4, dtype="float32",
+                    profile="nccl", topology_opts={"nics_per_node": nics, "nic_bandwidth": nic_bandwidth},
+                    options={"channels": 16})
+    res = run(cfg)
+    links = {d["link"]: d["bytes"] for d in res["links"]}
+    return res, [[links.get(f"n{s}/nic{j}->su0/leaf{j}", 0) for j in range(nics)] for s in range(nodes)]
+
+
+def test_nvlstree_heads_spread_their_channels_over_both_nics():
+    # 2 nodes: head h sends its block (S / 8) to head h of the other node. One NIC per GPU:
+    # all of it on that NIC; two: 8 of the 16 channels on each, S / 16 per NIC
+    S = 16 * MiB
+    (one, out_one), (two, out_two) = nvls_run(8), nvls_run(16)
+    assert one["verified"] and two["verified"]
+    assert all(b == S // 8 for per in out_one for b in per)
+    assert all(b == S // 16 for per in out_two for b in per)
+    # the network stage bounds every tick: the same NVLink ends, the network time halved
+    net_one, net_two = (S / 8) / (IB * NIC), (S / 8) / (2 * IB * NIC)
+    ends = one["phases"]["nvlstree"] - net_one
+    assert 0 < ends < 0.02 * net_one
+    assert two["phases"]["nvlstree"] == pytest.approx(net_two + ends, rel=1e-9)
+
+
+def test_wide_nvlstree_spreads_both_trees_over_every_nic():
+    # 3 nodes, two trees (channel c on tree c % 2): counted tree by tree, each tree's channels
+    # alternate between a head's two NICs, so every NIC of a node carries the same bytes, half
+    # of what the one NIC of a GPU carries, and the network stage takes about half the time
+    (one, out_one), (two, out_two) = nvls_run(8, nodes=3), nvls_run(16, nodes=3)
+    assert one["verified"] and two["verified"]
+    for per_one, per_two in zip(out_one, out_two):
+        assert len(set(per_one)) == 1 and set(per_two) == {per_one[0] // 2}
+    assert two["phases"]["nvlstree"] < 0.55 * one["phases"]["nvlstree"]
+
+
+def test_nccl_model_and_simulation_count_a_heads_nics_together():
+    # a head with two NICs of B / 2 crosses the network as one with a NIC of B, in NCCL's
+    # model (the same NVLSTree figures and prediction) and in the simulation (the same time)
+    whole, halves = machine("dgx-h100", 2, {"nic_bandwidth": NIC}), \
+        machine("dgx-h100", 2, {"nics_per_node": 16, "nic_bandwidth": NIC / 2})
+    g_whole, g_halves = model.graphs_of(whole)["nvlstree"], model.graphs_of(halves)["nvlstree"]
+    assert g_whole == g_halves
+    assert model.predict(whole, model.graphs_of(whole), "nvlstree", "simple", 16 * MiB) == \
+        model.predict(halves, model.graphs_of(halves), "nvlstree", "simple", 16 * MiB)
+    (one, _), (two, _) = nvls_run(8), nvls_run(16, nic_bandwidth=NIC / 2)
+    assert two["phases"]["nvlstree"] == pytest.approx(one["phases"]["nvlstree"], rel=1e-9)

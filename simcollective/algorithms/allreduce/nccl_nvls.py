@@ -26,10 +26,13 @@ NVLS efficiency); tree messages carry the data as it is (Simple). Channels of on
 the same links, so inside a node the simulation sends them together: a message carries
 chunk ``k`` of block ``h`` of every channel of that tree. Across nodes every channel's share
 is its own message: NCCL opens one network connection per channel and head (16 NVLS
-channels = 16 connections per NIC, where the ring has 2), and a per-connection goodput
-(``--topology-opt net_conn_bandwidth``) caps each of them. Chunks are NCCL's NVLSTree chunk
-(128 KiB per channel and head, 64 KiB from 4 nodes), merged down to at most
-``MAX_NVLSTREE_PIECES`` per tree.
+channels = 16 connections per head, where the ring has 2 per NIC), and a per-connection
+goodput (``--topology-opt net_conn_bandwidth``) caps each of them. A head that drives
+several NICs spreads its channels over them as the ring and tree plans do: the ``i``-th
+channel of each tree leaves through NIC ``i mod k`` of the head's ``k`` and enters the peer
+head through the same rail (the plan's ``vias``, :func:`~simcollective.nccl.nics.nvlstree_vias`).
+Chunks are NCCL's NVLSTree chunk (128 KiB per channel and head, 64 KiB from 4 nodes), merged
+down to at most ``MAX_NVLSTREE_PIECES`` per tree.
 Every receive stream (peer, kind, tree) has one receive posted at a time, so the chunks of
 a stream travel one after the other (rendezvous messages start when the receive is posted).
 
@@ -107,6 +110,7 @@ def nvlstree_two_nodes(comm, x, plan):
     local = m.nodes[node]
     me = local.index(r)
     peer = m.nodes[1 - node][me]
+    vias = [plan.tree_via(j, r).get(peer) for j in range(plan.channels)]   # channel j's NICs
     ppn = len(local)
     others = [h for h in range(ppn) if h != me]
     nbytes = int(x.nbytes)
@@ -123,7 +127,7 @@ def nvlstree_two_nodes(comm, x, plan):
                     kinds.append(("rs", t, h))
             if 0 <= t - 1 < K:             # network exchange of piece t - 1: one message per channel
                 for j, part in enumerate(split(blocks[t - 1][me], plan.channels)):
-                    sends.append(comm.isend(peer, Wire(part, 1.0), tag=("x", t - 1, j)))
+                    sends.append(comm.isend(peer, Wire(part, 1.0), tag=("x", t - 1, j), via=vias[j]))
                     recvs.append(comm.irecv(peer, tag=("x", t - 1, j)))
                     kinds.append(("xp", t - 1, me))
             if 0 <= t - 2 < K:             # NVLS multicast of piece t - 2
@@ -176,6 +180,8 @@ class _WideNvlsTree:
         self.parent, self.kids = {}, {}
         for t, chans in self.trees:
             self.parent[t], self.kids[t] = plan.trees[chans[0]][r]
+        # vias[t][i]: peer -> the NICs (out, in) of the tree's i-th channel's sends across nodes
+        self.vias = {t: [plan.tree_via(c, r) for c in chans] for t, chans in self.trees}
 
     def piece(self, chans, h, k):
         return [self.parts[c][h][k] for c in chans]
@@ -192,7 +198,8 @@ class _WideNvlsTree:
     def send(self, dst, kind, t, k, data, factor):
         comm = self.comm
         if kind in ("up", "down"):
-            self.sends.extend(comm.isend(dst, [Wire(a, factor)], tag=(kind, t, k, i)) for i, a in enumerate(data))
+            self.sends.extend(comm.isend(dst, [Wire(a, factor)], tag=(kind, t, k, i), via=self.vias[t][i].get(dst))
+                              for i, a in enumerate(data))
         else:
             self.sends.append(comm.isend(dst, [Wire(a, factor) for a in data], tag=(kind, t, k)))
 
