@@ -19,7 +19,7 @@ import argparse
 from .errors import UserInputError
 
 __all__ = ["Parser", "given", "refuse_unused", "check_distinct_outputs", "add_topology_arguments",
-           "check_topology_conflicts", "topology_config"]
+           "check_topology_conflicts", "topology_config", "add_engine_argument"]
 
 #: the namespace attribute in which :class:`Parser` records the options given: dest -> flag
 GIVEN = "given_options"
@@ -177,3 +177,14 @@ def topology_config(args):
     check_topology_conflicts(args)
     return RunConfig(topology=args.topology, nodes=args.nodes, topology_opts=args.topology_opt,
                      topology_file=args.topology_file)
+
+
+# -- the execution path (engine) ------------------------------------------------------------
+ENGINE_HELP = ("execution path: auto (the compiled event loop where it applies, else SimPy; the output "
+               "names the one used and why), compiled (required: an error where it does not apply), "
+               "simpy (the per-rank SimPy reference) (default: auto)")
+
+
+def add_engine_argument(p) -> None:
+    """``--engine auto|compiled|simpy`` (``RunConfig.engine``) on parser or group ``p``."""
+    p.add_argument("--engine", default="auto", choices=("auto", "compiled", "simpy"), help=ENGINE_HELP)

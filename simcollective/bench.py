@@ -30,7 +30,7 @@ import csv
 import sys
 
 from . import __version__
-from .arguments import check_distinct_outputs, check_topology_conflicts, refuse_unused
+from .arguments import add_engine_argument, check_distinct_outputs, check_topology_conflicts, refuse_unused
 from .errors import UserInputError
 from .parsing import check_output_path, parse_int, parse_topology_opts, write_json, writing
 from .units import parse_size
@@ -222,6 +222,7 @@ def add_parser(subparsers) -> None:
     p.add_argument("--verify", default="auto", choices=("auto", "full", "symbolic"),
                    help="full data, size-only, or auto by --memory-budget (default: auto)")
     p.add_argument("--memory-budget", default="1G", metavar="BYTES")
+    add_engine_argument(p)
     p.add_argument("--json", metavar="PATH|-", help="write the rows as JSON (- for stdout)")
     p.add_argument("--csv", metavar="PATH|-", help="write the rows as CSV (- for stdout)")
     p.set_defaults(func=cmd_bench)
@@ -262,7 +263,8 @@ def cmd_bench(args) -> int:
         options={k: v for k, v in options.items() if v is not None},
         density=parse_fraction(args.density, "--density") if args.density is not None else None,
         verify=args.verify, memory_budget=parse_size(args.memory_budget, "--memory-budget"),
-        collective=coll.name, root=parse_int(args.root, "-r", 0) if args.root is not None else None)
+        collective=coll.name, root=parse_int(args.root, "-r", 0) if args.root is not None else None,
+        engine=args.engine)
     graph = build_graph(base)
     plan = resolve(base, graph)     # every bad input fails here, before the first size
     nodes = graph.nodes

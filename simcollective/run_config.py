@@ -6,7 +6,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 
-__all__ = ["RunConfig", "Report", "build_graph", "run_defaults", "JSON_KEYS", "VERIFY_MODES",
+__all__ = ["RunConfig", "Report", "build_graph", "run_defaults", "JSON_KEYS", "VERIFY_MODES", "ENGINES",
            "DEFAULT_MEMORY_BUDGET"]
 
 JSON_KEYS = (
@@ -17,6 +17,8 @@ JSON_KEYS = (
 DEFAULT_MEMORY_BUDGET = 2**30
 #: values of ``verify`` (``--verify``)
 VERIFY_MODES = ("auto", "full", "symbolic")
+#: values of ``engine`` (``--engine``): the compiled path where it applies, or one of the two
+ENGINES = ("auto", "compiled", "simpy")
 
 
 @dataclass
@@ -55,6 +57,7 @@ class RunConfig:
     bytes: int | None = None
     timing: str = "simultaneous"                    # simultaneous | study (barrier-exit offsets)
     study: bool = False                             # every behaviour of the study's simulator
+    engine: str = "auto"                            # auto | compiled | simpy (see ENGINES)
 
 
     def __post_init__(self):
@@ -64,6 +67,10 @@ class RunConfig:
         for key, value in coerce_run_fields(vars(self)).items():
             if value is not getattr(self, key):
                 setattr(self, key, value)
+        if self.engine not in ENGINES:
+            from .errors import UserInputError
+
+            raise UserInputError(f"--engine {self.engine!r} must be one of: {', '.join(ENGINES)}")
 
 
 def run_defaults() -> dict:

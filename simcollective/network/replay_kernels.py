@@ -342,7 +342,7 @@ def execute(ops, rank_ptr, members, seconds, smpi, tune, MI, MF, PI, PF, RF, EVS
         need = C[ACTIVE] + C[NACT] + 1
         if need > SI.shape[0]:
             SI, SF, free, scratch = grow_slots(SI, SF, free, scratch, C, need)
-        if C[NEND] + need > eh[0].shape[0]:
+        while C[NEND] + need > eh[0].shape[0]:
             eh = hgrow(eh[0], eh[1], eh[2], eh[3])
         now, v = mh[0][0], mh[2][0]
         C[NMAIN] = hpop(mh[0], mh[1], mh[2], mh[3], C[NMAIN])
