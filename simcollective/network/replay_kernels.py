@@ -39,7 +39,7 @@ __all__ = ["OK", "FALLBACK", "DEADLOCK", "execute", "wakeup", "run_rank", "compo
 
 OK, FALLBACK, DEADLOCK = 0, 1, 2
 # operations (as in runtime/record.py)
-POST, WAITALL, TIMEOUT, YIELD, MARK = 0, 1, 2, 3, 4
+POST, WAITALL, TIMEOUT, YIELD, MARK, DELAY_SINCE, NOW = 0, 1, 2, 3, 4, 5, 6
 
 
 @njit(cache=True)
@@ -133,11 +133,19 @@ def run_rank(r, now, pc, rank_end, ops, members, seconds, op_time, finish, smpi,
                 EVS[ev, LEFT] = left
             else:
                 EVS[ev, STATE] = 2
-        elif k == TIMEOUT:
+        elif k == TIMEOUT or k == DELAY_SINCE:
             op_time[i - 1] = now
-            EVS[ev, STATE] = 1
-            C[NMAIN] = hpush(mh[0], mh[1], mh[2], mh[3], C[NMAIN], now + seconds[ops[i - 1, 2]], C[EID], ev, 0)
-            C[EID] += 1
+            if k == TIMEOUT:
+                sec = seconds[ops[i - 1, 2]]
+            else:  # fraction x (time of one earlier row - time of another)
+                j = ops[i - 1, 3]
+                sec = seconds[ops[i - 1, 2]] * (op_time[i - 1 - members[j]] - op_time[i - 1 - members[j + 1]])
+            if sec > 0:
+                EVS[ev, STATE] = 1
+                C[NMAIN] = hpush(mh[0], mh[1], mh[2], mh[3], C[NMAIN], now + sec, C[EID], ev, 0)
+                C[EID] += 1
+            else:  # a zero-time delay: processed at once
+                EVS[ev, STATE] = 2
         else:
             op_time[i - 1] = now
     pc[r] = i

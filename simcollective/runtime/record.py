@@ -19,7 +19,11 @@ Operations (one row of four integers each; ``ev`` are event ids, ``-1`` none):
 * ``TIMEOUT ev seconds compute``: a ``compute`` (``compute`` 1) or ``delay`` of
   ``seconds[...]``;
 * ``YIELD ev``: the rank waits for event ``ev``;
-* ``MARK index``: a phase boundary (``marks[index]``: ``(name, entering)``).
+* ``MARK index``: a phase boundary (``marks[index]``: ``(name, entering)``);
+* ``NOW``: the rank reads the time (``start = comm.now``), and ``DELAY_SINCE ev f j``: a
+  ``delay(fraction * (comm.now - start))`` (the one use of the time a recording allows:
+  NCCL's pipeline fill), ``fraction = seconds[f]``, the two times those of the operations
+  ``members[j]`` and ``members[j + 1]`` rows before this one.
 
 Messages are numbered as they are sent; the k-th send on a (receiver, source, tag,
 communicator) channel is matched with the k-th receive on it, as MPI's ordered matching
@@ -38,9 +42,10 @@ from ..errors import SimCollectiveError
 from .comm import Comm
 from .messages import payload_bytes
 
-__all__ = ["NotCompilable", "Program", "RecordingComm", "record", "POST", "WAITALL", "TIMEOUT", "YIELD", "MARK"]
+__all__ = ["NotCompilable", "Program", "RecordingComm", "record", "POST", "WAITALL", "TIMEOUT", "YIELD", "MARK",
+           "DELAY_SINCE", "NOW"]
 
-POST, WAITALL, TIMEOUT, YIELD, MARK = range(5)
+POST, WAITALL, TIMEOUT, YIELD, MARK, DELAY_SINCE, NOW = range(7)
 
 
 class NotCompilable(SimCollectiveError):
@@ -146,6 +151,18 @@ class _Recorder:
         prog.seconds.append(seconds)
         return t
 
+    def delay_since(self, rank: int, since, value) -> _Token:
+        if not since.scaled:
+            raise NotCompilable("the program computes with the simulated time (comm.now)")
+        t = self.token(rank, True, value)
+        prog = self.prog
+        ops = prog.ops[rank]
+        row = len(ops) // 4
+        ops.extend((DELAY_SINCE, t.ev, len(prog.seconds), len(prog.members)))
+        prog.seconds.append(since.fraction)
+        prog.members.extend((row - since.a, row - since.b))
+        return t
+
     def waitall(self, rank: int, reqs, value_index) -> _Token:
         reqs = list(reqs)
         prog = self.prog
@@ -212,6 +229,43 @@ def _value(t: _Token):
     return t.value
 
 
+class _Clock:
+    """``comm.now`` while recording: the time of a ``NOW`` operation (``row``) of ``rank``.
+    Only ``fraction * (comm.now - start)`` can be made of it (:class:`_Since`)."""
+
+    __slots__ = ("rank", "row")
+
+    def __init__(self, rank: int, row: int):
+        self.rank, self.row = rank, row
+
+    def __sub__(self, other):
+        if other.__class__ is not _Clock or other.rank != self.rank:
+            raise NotCompilable("the program computes with the simulated time (comm.now)")
+        return _Since(1.0, self.row, other.row, False)
+
+    def _refuse(self, *_):
+        raise NotCompilable("the program computes with the simulated time (comm.now)")
+
+    __add__ = __radd__ = __rsub__ = __mul__ = __rmul__ = __truediv__ = __lt__ = __le__ = __gt__ = __ge__ = _refuse
+    __float__ = __bool__ = _refuse
+
+
+class _Since(_Clock):
+    """``fraction * (time of row a - time of row b)``."""
+
+    __slots__ = ("fraction", "a", "b", "scaled")
+
+    def __init__(self, fraction: float, a: int, b: int, scaled: bool):
+        self.fraction, self.a, self.b, self.scaled = fraction, a, b, scaled
+
+    def __rmul__(self, f):
+        if self.scaled or not isinstance(f, float):
+            raise NotCompilable("the program computes with the simulated time (comm.now)")
+        return _Since(f, self.a, self.b, True)
+
+    __sub__ = _Clock._refuse
+
+
 class RecordingComm(Comm):
     """The communicator a recorded rank sees: :class:`Comm`'s interface, where every
     primitive appends operations instead of scheduling SimPy events."""
@@ -219,8 +273,11 @@ class RecordingComm(Comm):
     __slots__ = ()
 
     @property
-    def now(self) -> float:
-        raise NotCompilable("the program reads the simulated time (comm.now)")
+    def now(self):
+        ops = self.world.rec.prog.ops[self._me]
+        row = len(ops) // 4
+        ops.extend((NOW, 0, 0, 0))
+        return _Clock(self._me, row)
 
     def isend(self, dst: int, payload, tag=0):
         if not 0 <= dst < self.size:
@@ -256,6 +313,8 @@ class RecordingComm(Comm):
 
     def delay(self, seconds: float, value=None):
         rec = self.world.rec
+        if seconds.__class__ is _Since:
+            return rec.delay_since(self._me, seconds, value)
         if seconds <= 0:
             return _free(rec, self._me, value)
         return rec.timeout(self._me, seconds, value, False)
