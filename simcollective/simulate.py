@@ -91,8 +91,19 @@ def simulate(plan: Plan, inputs, progress=None):
     return result
 
 
+#: ``--engine auto`` takes the compiled path from this many messages (the algorithm's
+#: exact count): loading numba and the cached compiled loop costs about 0.8 s of CPU, which
+#: the SimPy path's 10-20 us a message repays only past some 50,000 messages
+AUTO_MIN_MESSAGES = 50_000
+
+
 def compiled_refusal(plan: Plan) -> str | None:
     """Why the compiled path cannot run ``plan`` (known before running), else None."""
+    if plan.config.engine == "auto":
+        count = expected_messages(plan)
+        if count is not None and count < AUTO_MIN_MESSAGES:
+            return (f"auto: {count:,} messages, under {AUTO_MIN_MESSAGES:,}: the SimPy path is faster than "
+                    "loading the compiled loop")
     if plan.algo.kind == "sparse":
         return "a sparse algorithm's messages depend on the data"
     if plan.config.trace:

@@ -66,7 +66,7 @@ def format_report(report) -> str:
                          f"busy {format_time(ln['busy_s']):>11}  utilization {100 * ln['utilization']:5.1f}%")
     lines.append(f"  wall         {f['wall_s']:.3f} s, {f['events']} events, {f['flows']} flows")
     if f.get("engine"):
-        note = f" (the compiled path does not apply: {f['engine_note']})" if f.get("engine_note") else ""
+        note = f" (compiled path not taken: {f['engine_note']})" if f.get("engine_note") else ""
         lines.append(f"  engine       {f['engine']}{note}")
     return "\n".join(lines)
 

@@ -81,7 +81,7 @@ def activate(now, MI, MF, SI, SF, PI, PF, RF, rcnt, rlist, seeds, fin, free, C, 
     return ns, nfin, lone, nb
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _leave(s, k, r, SI, PI, rcnt, rlist):
     """Slot ``s`` leaves resource ``r`` (its ``k``-th): the last flow there takes its place."""
     i = SI[s, SPOS + k]
@@ -136,7 +136,7 @@ def take_ends(now, nfin, MI, SI, SF, PI, PF, RF, rcnt, rlist, fin, touch, tmark,
     return nfin, nt
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _schedule_end(s, when, SI, C, eh):
     C[NEND] = hpush(eh[0], eh[1], eh[2], eh[3], C[NEND], when, C[ENDK], s, SI[s, SVER])
     C[ENDK] += 1

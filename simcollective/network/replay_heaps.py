@@ -14,7 +14,7 @@ from numba import njit
 __all__ = ["hpush", "hpop", "hgrow"]
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def hpush(ht, hk, hv, hw, n, t, k, v, w):
     """Push entry (t, k, v, w) into the heap of ``n`` entries; returns the new count."""
     i = n
@@ -28,7 +28,7 @@ def hpush(ht, hk, hv, hw, n, t, k, v, w):
     return n + 1
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def hpop(ht, hk, hv, hw, n):
     """Drop the top entry (read it at index 0 first); returns the new count."""
     n -= 1

@@ -42,7 +42,7 @@ OK, FALLBACK, DEADLOCK = 0, 1, 2
 POST, WAITALL, TIMEOUT, YIELD, MARK, DELAY_SINCE, NOW = 0, 1, 2, 3, 4, 5, 6
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def wake_at(when, wake, C, mh):
     """One network wake-up at ``when`` (if none is pending there)."""
     if when not in wake:
@@ -51,7 +51,7 @@ def wake_at(when, wake, C, mh):
         C[EID] += 1
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def trigger(ev, now, EVS, C, mh):
     """``ev`` succeeds now: it is processed after what is already due now."""
     EVS[ev, STATE] = 1
@@ -59,7 +59,7 @@ def trigger(ev, now, EVS, C, mh):
     C[EID] += 1
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def transfer(m, now, MI, MF, C, ah, mh, buckets, wake):
     """Message ``m``'s flow starts: it activates after its latency."""
     when = now + MF[m, LAT]
@@ -73,7 +73,7 @@ def transfer(m, now, MI, MF, C, ah, mh, buckets, wake):
     C[ACTK] += 1
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def post(ev, send, recv, smpi, now, MI, MF, EVS, C, ah, mh, buckets, wake):
     """``World.post``: the send of message ``send`` and/or the receive of ``recv``."""
     left = 1
@@ -152,7 +152,7 @@ def run_rank(r, now, pc, rank_end, ops, members, seconds, op_time, finish, smpi,
     finish[r] = now
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def arrive(m, now, MI, EVS, C, mh):
     """A message's last byte arrived: its receive (and rendezvous send) count down."""
     f = MI[m, FLAGS] | ARRIVED
