@@ -338,3 +338,9 @@ def format_table(rows: list) -> list:
     for t, measured, met in rows:
         lines.append(f"  {t.wording:<{w}}  {measured:<{m}}  {'met' if met else 'NOT MET'}")
     return lines
+
+
+# the compiled execution path's targets (scenarios C and X)
+from .compiled_targets import COMPILED_TARGETS  # noqa: E402
+
+TARGETS = TARGETS + COMPILED_TARGETS
