@@ -97,8 +97,8 @@ def compiled_scenarios() -> dict:
     for P in (256, 1024):
         for engine in ("compiled", "simpy"):
             sc["C"].append((f"ring P={P} {engine}", dict(ring, nodes=P, engine=engine)))
-    sc["C"].append(("nccl-ring abci 16 nodes 256M compiled", dict(topology="abci", nodes=16, algorithm="nccl-ring",
-                                                              elements=64 * M, dtype="float32", profile="nccl",
+    sc["C"].append(("nccl-ring abci 8 nodes 1G compiled", dict(topology="abci", nodes=8, algorithm="nccl-ring",
+                                                              elements=256 * M, dtype="float32", profile="nccl",
                                                               engine="compiled")))
     sc["X"] = [
         ("ring fat-tree 4096 1G f32", dict(ring, nodes=4096, elements=G // 4)),

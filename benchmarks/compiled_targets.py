@@ -49,7 +49,7 @@ COMPILED_TARGETS = (
            why=("recording runs the algorithm's Python once per message (about 4.7 us: the generator, the "
                 "size-only payloads, the matching); the compiled loop about 2.5 us a message")),
     Target("C/nccl-ring", "cost per message <= 2 us (nccl-ring)", ("C",),
-           cost_per_message("C/nccl-ring abci 16 nodes 256M compiled", 2.0),
+           cost_per_message("C/nccl-ring abci 8 nodes 1G compiled", 2.0),
            why="as C/ring: the recording's Python per message"),
     Target("X/ring", "ring on a 4096-host fat-tree < 60 s", ("X",), one_point("X/ring fat-tree 4096 1G f32", 60.0),
            why="33.5 M messages: the recording's Python per message alone is minutes"),
