@@ -70,7 +70,7 @@ def simulate(plan: Plan, inputs, progress=None):
     SimPy path, the result saying why), ``compiled`` requires it, ``simpy`` never takes it."""
     # the algorithm itself is each rank's generator (no wrapper frame on every resume)
     main = functools.partial(plan.algo.func, **plan.kwargs)
-    engine, why = plan.config.engine, None
+    engine, why, network = plan.config.engine, None, None
     if engine != "simpy":
         why = compiled_refusal(plan)
         if why is None:
@@ -78,7 +78,7 @@ def simulate(plan: Plan, inputs, progress=None):
                 result = run_compiled(plan.graph, plan.placement, main, lambda r: (inputs(r),), plan.profile,
                                       plan.routing)
             except NotCompilable as e:
-                why = str(e)
+                why, network = str(e), getattr(e, "network", None)  # (routes already computed)
             else:
                 if progress is not None:
                     progress(result.makespan, result.messages, result.messages)
@@ -86,7 +86,7 @@ def simulate(plan: Plan, inputs, progress=None):
         if engine == "compiled":
             raise UserInputError(f"--engine compiled does not apply here: {why} (use --engine auto or simpy)")
     result = run_ranks(plan.graph, plan.placement, main, lambda r: (inputs(r),), plan.profile,
-                       plan.routing, trace=plan.config.trace, progress=progress, timing=plan.timing)
+                       plan.routing, trace=plan.config.trace, progress=progress, network=network, timing=plan.timing)
     result.engine_note = why
     return result
 

@@ -38,7 +38,9 @@ def run_compiled(graph, placement, main, args_for_rank, profile, routing: str = 
         out = replay(net, list(placement), arrays, prog.events, model.small_messages == "smpi",
                      model.eager_threshold)
     except Unsupported as e:
-        raise NotCompilable(str(e)) from None
+        err = NotCompilable(str(e))
+        err.network = net  # its routes and path parameters serve the SimPy path (nothing else changed)
+        raise err from None
     acc = _phases(prog, arrays, out.op_time, out.finish)
     finish = out.finish.tolist()
     P = len(finish)

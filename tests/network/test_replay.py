@@ -88,5 +88,7 @@ def test_array_store_regime_takes_the_simpy_path(monkeypatch):
     kw = dict(topology="dgx-h100", nodes=2, collective="alltoall", algorithm="direct", elements=2**18)
     rep = run(RunConfig(engine="auto", **kw))
     assert rep.fields["engine"] == "simpy" and "array store" in rep.fields["engine_note"]
+    # the SimPy run after the attempt (on the attempt's routes) is the plain SimPy run
+    assert rep.result.finish == run(RunConfig(engine="simpy", **kw)).result.finish
     with pytest.raises(UserInputError, match="--engine compiled does not apply here: .*array store"):
         run(RunConfig(engine="compiled", **kw))
