@@ -26,17 +26,18 @@ S1_S2_DENSE = ("ring", "ring-ring")
 
 
 def run_point(topology: str, nodes: int, algorithm: str, elements: int, density=None, dtype="int32", gpus=None,
-              topology_opts=None, options=None) -> dict:
+              topology_opts=None, options=None, engine="auto", collective="allreduce", profile="ideal") -> dict:
     from simcollective.simulate import RunConfig, run_allreduce
 
     cfg = RunConfig(topology=topology, nodes=nodes, algorithm=algorithm, elements=elements, dtype=dtype,
-                    density=density, gpus=gpus, topology_opts=dict(topology_opts or {}), options=dict(options or {}))
+                    density=density, gpus=gpus, topology_opts=dict(topology_opts or {}), options=dict(options or {}),
+                    engine=engine, collective=collective, profile=profile)
     rep = run_allreduce(cfg)
     f = rep.fields
     return {
         "time_s": f["time_s"], "wall_s": f["wall_s"], "sim_wall_s": f["sim_wall_s"], "sim_cpu_s": rep.result.cpu_s,
         "events": f["events"], "flows": f["flows"],
-        "ranks": f["ranks"], "mode": f["mode"], "messages": f["messages"],
+        "ranks": f["ranks"], "mode": f["mode"], "messages": f["messages"], "engine": f["engine"],
     }
 
 
@@ -82,8 +83,36 @@ def scenarios(only=None) -> dict:
     from .moe import moe_points
 
     sc["MOE"] = moe_points()    # 256-rank MoE dispatch + combine (benchmarks.moe)
+    sc.update(compiled_scenarios())
     if only:
         sc = {k: v for k, v in sc.items() if k in only}
+    else:  # X: hours on the SimPy path where the compiled one does not apply (--only X)
+        sc.pop("X")
+    return sc
+
+
+def compiled_scenarios() -> dict:
+    """C: the compiled path against the SimPy path on the same points (its cost per
+    message); X: the issue's large points (run with ``--only X``)."""
+    M, G = 2**20, 2**30
+    ring = dict(topology="fat-tree", algorithm="ring", elements=256 * M, dtype="float32")
+    sc = {"C": []}
+    for P in (256, 1024):
+        for engine in ("compiled", "simpy"):
+            sc["C"].append((f"ring P={P} {engine}", dict(ring, nodes=P, engine=engine)))
+    sc["C"].append(("nccl-ring abci 8 nodes 1G compiled", dict(topology="abci", nodes=8, algorithm="nccl-ring",
+                                                              elements=256 * M, dtype="float32", profile="nccl",
+                                                              engine="compiled")))
+    sc["X"] = [
+        ("ring fat-tree 4096 1G f32", dict(ring, nodes=4096, elements=G // 4)),
+        ("nccl-ring dgx-h100 128 nodes 1G", dict(topology="dgx-h100", nodes=128, algorithm="nccl-ring",
+                                                 elements=G // 4, dtype="float32", profile="nccl")),
+        ("alltoall direct dgx-h100 128 nodes 1G", dict(topology="dgx-h100", nodes=128, algorithm="direct",
+                                                       collective="alltoall", elements=G // 4 // 1024,
+                                                       dtype="float32")),
+        ("nccl dgx-h100 2048 nodes 1G", dict(topology="dgx-h100", nodes=2048, algorithm="nccl", elements=G // 4,
+                                             dtype="float32", profile="nccl")),
+    ]
     return sc
 
 
@@ -128,6 +157,7 @@ def run_scenarios(only=None, bare_rate: float = 1.0, printer=print, bare_cpu_rat
             printer(f"  {label:<40} P={r['ranks']:<5} wall {r['wall_s']:8.2f} s  cpu {r['cpu_s']:8.2f} s  "
                     f"{r['events'] / r['sim_wall_s']:>10,.0f} ev/s  "
                     f"{r['flows']:>9} msgs  overhead {overhead:5.1f}x wall, {cpu_over:5.1f}x cpu{warm}  "
-                    f"peak {r['peak_rss'] / 2**30:5.2f} GiB  sim {r['time_s']:.9g} s ({r['mode']})")
+                    f"peak {r['peak_rss'] / 2**30:5.2f} GiB  sim {r['time_s']:.9g} s ({r['mode']}, "
+                    f"{r.get('engine', 'simpy')})")
         printer(f"  {name} total wall {total_wall:.1f} s, largest peak RSS {peak / 2**30:.2f} GiB")
     return results

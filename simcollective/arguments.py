@@ -20,7 +20,8 @@ from .errors import UserInputError
 
 __all__ = ["Parser", "given", "refuse_unused", "check_distinct_outputs", "add_topology_arguments",
            "add_nccl_version_argument",
-           "check_topology_conflicts", "topology_config", "add_plugin_argument", "load_plugin_arguments"]
+           "check_topology_conflicts", "topology_config", "add_plugin_argument", "load_plugin_arguments",
+           "add_engine_argument"]
 
 #: the namespace attribute in which :class:`Parser` records the options given: dest -> flag
 GIVEN = "given_options"
@@ -206,3 +207,14 @@ def load_plugin_arguments(args) -> None:
         from .algorithms.plugins import load_plugins
 
         load_plugins(specs)
+
+
+# -- the execution path (engine) ------------------------------------------------------------
+ENGINE_HELP = ("execution path: auto (the compiled event loop where it applies, else SimPy; the output "
+               "names the one used and why), compiled (required: an error where it does not apply), "
+               "simpy (the per-rank SimPy reference) (default: auto)")
+
+
+def add_engine_argument(p) -> None:
+    """``--engine auto|compiled|simpy`` (``RunConfig.engine``) on parser or group ``p``."""
+    p.add_argument("--engine", default="auto", choices=("auto", "compiled", "simpy"), help=ENGINE_HELP)

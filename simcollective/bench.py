@@ -33,7 +33,7 @@ import csv
 import sys
 
 from . import __version__
-from .arguments import add_plugin_argument, check_distinct_outputs, check_topology_conflicts, refuse_unused
+from .arguments import add_engine_argument, add_plugin_argument, check_distinct_outputs, check_topology_conflicts, refuse_unused
 from .algorithms.registry import COLLECTIVES
 from .bench_flags import (AVERAGES, NCCL_TYPES, STAND_INS, add_nccl_flags, checks_off, combine_times, dtype_of,
                           nccl_settings)
@@ -246,6 +246,7 @@ def add_parser(subparsers) -> None:
     s.add_argument("--json", metavar="PATH|-", help="write the rows as JSON (- for stdout; keys: docs/schema.md)")
     s.add_argument("--csv", metavar="PATH|-", help="write the rows as CSV in SI units (- for stdout)")
     add_nccl_version_argument(s)
+    add_engine_argument(s)
     add_plugin_argument(p)
     p.set_defaults(func=cmd_bench)
 
@@ -291,7 +292,7 @@ def _base_config(args, coll, dtype: str):
         density=parse_fraction(args.density, "--density") if args.density is not None else None,
         verify="symbolic" if checks_off(args) else args.verify, memory_budget=parse_size(args.memory_budget, "--memory-budget"),
         collective=coll.name, root=parse_int(args.root, "-r", 0) if args.root is not None else None,
-        nccl_version=args.nccl_version)
+        nccl_version=args.nccl_version, engine=args.engine)
 
 
 def cmd_bench(args) -> int:

@@ -17,8 +17,9 @@ import importlib
 import sys
 
 from . import __version__
-from .arguments import (Parser, add_nccl_version_argument, add_plugin_argument, add_topology_arguments,
-                        check_distinct_outputs, check_topology_conflicts, load_plugin_arguments, refuse_unused)
+from .arguments import (Parser, add_engine_argument, add_nccl_version_argument, add_plugin_argument,
+                        add_topology_arguments, check_distinct_outputs, check_topology_conflicts,
+                        load_plugin_arguments, refuse_unused)
 from .errors import DeadlockError, SimCollectiveError, TopologyError, UserInputError, VerificationError
 from .parsing import check_exclusive, check_output_path, format_time, write_json
 
@@ -147,6 +148,7 @@ def _add_run_groups(p, D) -> None:
     o.add_argument("--memory-budget", default=str(D["memory_budget"]), metavar="BYTES",
                    help="dense runs above P*N*itemsize of this switch to size-only mode (default: 1G)")
     o.add_argument("--json", metavar="PATH|-", help="write the result as JSON (- for stdout)")
+    add_engine_argument(o)
     o.add_argument("--trace", metavar="PATH", help="write a Chrome trace (Perfetto) of the run")
     o.add_argument("--quiet", action="store_true",
                    help="no progress bar (shown on stderr when it is a terminal, never with --json -: "
@@ -206,6 +208,7 @@ def config_from_args(args):
         stragglers=stragglers(args.straggler),
         sizes=args.sizes,
         moe=args.moe,
+        engine=args.engine,
     )
     refuse_unused(args, _unused_by_run(args))    # after the values' own checks
     return config

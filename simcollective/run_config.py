@@ -6,7 +6,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 
-__all__ = ["SCHEMA_VERSION", "RunConfig", "Report", "build_graph", "run_defaults", "JSON_KEYS", "VERIFY_MODES",
+__all__ = ["SCHEMA_VERSION", "RunConfig", "Report", "build_graph", "run_defaults", "JSON_KEYS", "VERIFY_MODES", "ENGINES",
            "DEFAULT_MEMORY_BUDGET"]
 
 #: the version of the JSON and table schema (docs/schema.md): every ``--json`` output and
@@ -21,6 +21,8 @@ JSON_KEYS = (
 DEFAULT_MEMORY_BUDGET = 2**30
 #: values of ``verify`` (``--verify``)
 VERIFY_MODES = ("auto", "full", "symbolic")
+#: values of ``engine`` (``--engine``): the compiled path where it applies, or one of the two
+ENGINES = ("auto", "compiled", "simpy")
 
 
 @dataclass
@@ -66,6 +68,7 @@ class RunConfig:
     stragglers: dict = field(default_factory=dict)  # rank -> seconds it starts late (--straggler)
     sizes: object = None                            # alltoallv: P x P bytes (a matrix or a .npy/.csv/.json path)
     moe: object = None                              # alltoallv: a MoE gate ("tokens=...,hidden=...,topk=...")
+    engine: str = "auto"                            # auto | compiled | simpy (see ENGINES)
 
 
     def __post_init__(self):
@@ -75,6 +78,10 @@ class RunConfig:
         for key, value in coerce_run_fields(vars(self)).items():
             if value is not getattr(self, key):
                 setattr(self, key, value)
+        if self.engine not in ENGINES:
+            from .errors import UserInputError
+
+            raise UserInputError(f"--engine {self.engine!r} must be one of: {', '.join(ENGINES)}")
 
 
 def run_defaults() -> dict:

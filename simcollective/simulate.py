@@ -40,16 +40,18 @@ import numpy as np
 from . import data
 from .data.collectives import Sources
 from .data.verify import EMPTY_RESULT, verify_pieces
-from .errors import VerificationError
+from .errors import UserInputError, VerificationError
 from .placement import describe_placement
 from .resolve import Plan, count_for_bytes, resolve, resolve_study
 from .run_config import (DEFAULT_MEMORY_BUDGET, JSON_KEYS, VERIFY_MODES, Report, RunConfig, build_graph,
                          run_defaults)
 from .runtime import run_ranks
+from .runtime.compiled import NotCompilable, run_compiled
 
 __all__ = ["RunConfig", "Report", "run", "run_collective", "run_allreduce", "build_graph", "run_defaults",
            "JSON_KEYS", "count_for_bytes", "resolve_study", "resolve", "Plan", "make_inputs", "simulate",
-           "verify", "measure", "expected_messages", "sources", "VERIFY_MODES", "DEFAULT_MEMORY_BUDGET"]
+           "verify", "measure", "expected_messages", "sources", "VERIFY_MODES", "DEFAULT_MEMORY_BUDGET",
+           "compiled_refusal"]
 
 
 def make_inputs(plan: Plan):
@@ -65,12 +67,57 @@ def make_inputs(plan: Plan):
 
 
 def simulate(plan: Plan, inputs, progress=None):
-    """Run every rank's generator on the machine; the :class:`RunResult`."""
+    """Run every rank's generator on the machine; the :class:`RunResult`. ``--engine``
+    (``plan.config.engine``): ``auto`` takes the compiled path where it applies (else the
+    SimPy path, the result saying why), ``compiled`` requires it, ``simpy`` never takes it."""
     # the algorithm itself is each rank's generator (no wrapper frame on every resume)
     main = functools.partial(plan.algo.func, **plan.kwargs)
-    return run_ranks(plan.graph, plan.placement, main, lambda r: (inputs(r),), plan.profile,
-                     plan.routing, trace=plan.config.trace, progress=progress, timing=plan.timing,
-                     late=plan.config.stragglers)
+    engine, why, network = plan.config.engine, None, None
+    if engine != "simpy":
+        why = compiled_refusal(plan)
+        if why is None:
+            try:
+                result = run_compiled(plan.graph, plan.placement, main, lambda r: (inputs(r),), plan.profile,
+                                      plan.routing)
+            except NotCompilable as e:
+                why, network = str(e), getattr(e, "network", None)  # (routes already computed)
+            else:
+                if progress is not None:
+                    progress(result.makespan, result.messages, result.messages)
+                return result
+        if engine == "compiled":
+            raise UserInputError(f"--engine compiled does not apply here: {why} (use --engine auto or simpy)")
+    result = run_ranks(plan.graph, plan.placement, main, lambda r: (inputs(r),), plan.profile,
+                       plan.routing, trace=plan.config.trace, progress=progress, network=network, timing=plan.timing,
+                       late=plan.config.stragglers)
+    result.engine_note = why
+    return result
+
+
+#: ``--engine auto`` takes the compiled path from this many messages (the algorithm's
+#: exact count): loading numba and the cached compiled loop costs about 0.8 s of CPU, which
+#: the SimPy path's 10-20 us a message repays only past some 50,000 messages
+AUTO_MIN_MESSAGES = 50_000
+
+
+def compiled_refusal(plan: Plan) -> str | None:
+    """Why the compiled path cannot run ``plan`` (known before running), else None."""
+    if plan.config.engine == "auto":
+        count = expected_messages(plan)
+        if count is not None and count < AUTO_MIN_MESSAGES:
+            return (f"auto: {count:,} messages, under {AUTO_MIN_MESSAGES:,}: the SimPy path is faster than "
+                    "loading the compiled loop")
+    if plan.algo.kind == "sparse":
+        return "a sparse algorithm's messages depend on the data"
+    if plan.config.stragglers:
+        return "stragglers run on the SimPy path"
+    if plan.config.trace:
+        return "traces are recorded by the SimPy path"
+    if plan.timing != "simultaneous":
+        return f"--timing {plan.timing} runs on the SimPy path"
+    if plan.profile.network.bandwidth_factor_mode == "bound":
+        return f"profile {plan.profile.name}: bandwidth factors that bound rates run on the SimPy path"
+    return None
 
 
 def sources(plan: Plan):
@@ -183,6 +230,8 @@ def measure(plan: Plan, result, verification: str, t_start: float) -> Report:
         "stragglers": {str(r): d for r, d in sorted(config.stragglers.items())},
         "events": result.events,
         "flows": result.flows,
+        "engine": result.engine,
+        "engine_note": result.engine_note,
         "wall_s": time.perf_counter() - t_start,  # build, inputs, simulation, verification
         "sim_wall_s": result.wall_s,             # the simulation alone
         "collective": plan.coll.name,

@@ -79,5 +79,8 @@ def format_report(report) -> str:
             lines.append(f"    {ln['link']:<34} {ln['link_type']:<11} {format_bytes(ln['bytes']):>10}  "
                          f"busy {format_time(ln['busy_s']):>11}  utilization {100 * ln['utilization']:5.1f}%")
     lines.append(f"  wall         {f['wall_s']:.3f} s, {f['events']} events, {f['flows']} flows")
+    if f.get("engine"):
+        note = f" (compiled path not taken: {f['engine_note']})" if f.get("engine_note") else ""
+        lines.append(f"  engine       {f['engine']}{note}")
     return "\n".join(lines)
 

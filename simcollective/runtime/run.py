@@ -39,6 +39,8 @@ class RunResult:
     link_series: dict | None = None  # traces: {link name: [(t, bytes/s), ...]}
     starts: list | None = None       # each rank's start (0 unless timing="study")
     cpu_s: float = 0.0               # CPU time of this process over wall_s's span
+    engine: str = "simpy"            # the execution path that ran it: simpy or compiled
+    engine_note: str | None = None   # why the SimPy path ran when the compiled one was allowed
 
 
 def _run(env, net, world, progress) -> None:

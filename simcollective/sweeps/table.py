@@ -38,7 +38,8 @@ STR_COLUMNS = ("key", "topology", "topology_opts", "topology_file", "algorithm",
                "profile", "placement", "routing", "allgather", "densify", "verify", "error", "ignored", "kind",
                "out_dtype", "verification", "mode", "out_profile", "options", "top_links", "collective",
                "placement_order", "algorithm_chosen", "protocol", "nccl_algorithm", "nccl_model_choice",
-               "timing", "out_routing", "out_timing", "nccl_version")
+               "timing", "out_routing", "out_timing", "nccl_version",
+               "engine", "engine_note")
 
 
 def _column_dtype(col: str):

@@ -1,0 +1,129 @@
+"""Preparing recorded messages for the compiled event loop, and running it.
+
+:func:`replay` takes the messages and operations of a recording
+(:mod:`simcollective.runtime.record`) and a :class:`~.engine.Network` (its routes, path
+parameters, capacities and model), builds the loop's arrays (one row per message, per
+path, per resource, per event) and runs :func:`.replay_kernels.execute`. Per-message
+figures are computed with NumPy over the distinct (path, size) pairs, with the same
+floating-point operations as ``Network.transfer``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from .stats import link_stats, res_bytes
+
+__all__ = ["ReplayResult", "Unsupported", "replay", "unsupported_model"]
+
+
+class Unsupported(Exception):
+    """The compiled loop cannot reproduce this run (the message says why)."""
+
+
+@dataclass
+class ReplayResult:
+    """What the compiled loop measured (times in seconds)."""
+
+    finish: np.ndarray
+    op_time: np.ndarray
+    events: int
+    flows: int
+    recomputations: int
+    links: list
+    now: float
+
+
+def unsupported_model(net) -> str | None:
+    """Why ``net``'s model cannot take the compiled loop (None: it can)."""
+    if net.model.bandwidth_factor_mode == "bound":
+        return "the network model's bandwidth factor bounds rates (bandwidth_factor_mode = bound)"
+    return None
+
+
+def _paths(net, placement, src, dst):
+    """Path index of every message, and the distinct paths."""
+    P = len(placement)
+    pair = src * P + dst
+    keys, inverse = np.unique(pair, return_inverse=True)
+    paths = [net.path_parameters(placement[int(k) // P], placement[int(k) % P]) for k in keys]
+    return inverse.astype(np.int64), paths
+
+
+def _per_message(net, paths, pidx, size):
+    """(eff, latency) per message, as ``Network.transfer`` computes them."""
+    model = net.model
+    sizes, sinv = np.unique(size, return_inverse=True)
+    bw_k = model.bw_factors[0] if len(model.bw_factors) == 1 else None
+    if bw_k is not None:
+        effs = np.array([s / bw_k if s > 0 else 0.0 for s in sizes.tolist()])
+    else:
+        effs = np.array([s / model.bandwidth_factor(s) if s > 0 else 0.0 for s in sizes.tolist()])
+    eff = effs[sinv]
+    if all(p.lat is not None for p in paths):
+        lat = np.array([p.lat for p in paths])[pidx]
+    else:
+        combo, cinv = np.unique(pidx * len(sizes) + sinv, return_inverse=True)
+        vals = []
+        for c in combo.tolist():
+            p, s = paths[c // len(sizes)], sizes[c % len(sizes)]
+            lat = p.lat if p.lat is not None else p.route.latency
+            if p.lat is None and lat:
+                lat *= model.latency_factor(int(s))
+            vals.append(lat)
+        lat = np.array(vals)[cinv]
+    return eff, lat
+
+
+def _path_arrays(paths):
+    D = max([p.nres for p in paths] + [1])
+    PI = np.zeros((len(paths), 1 + D), np.int64)
+    PF = np.zeros((len(paths), 2 + 2 * D))
+    for i, p in enumerate(paths):
+        k = p.nres
+        PI[i, 0] = k
+        PI[i, 1:1 + k] = p.res
+        PF[i, 0], PF[i, 1] = p.weight, p.maxrate
+        PF[i, 2:2 + k] = p.coef
+        PF[i, 2 + D:2 + D + k] = [load for _, _, load in p.load]
+    return PI, PF
+
+
+def replay(net, placement, prog: dict, n_events: int, smpi: bool, eager: int) -> ReplayResult:
+    """Run the recorded program ``prog`` (:meth:`Program.arrays`) over ``net``."""
+    from . import replay_kernels as rk
+
+    src, dst, size = prog["src"], prog["dst"], prog["bytes"]
+    pidx, paths = _paths(net, placement, src, dst)
+    eff, lat = _per_message(net, paths, pidx, size)
+    M = len(size)
+    MI = np.zeros((M, 5), np.int64)
+    MI[:, 0], MI[:, 1], MI[:, 2] = pidx, prog["send_ev"], prog["recv_ev"]
+    MI[:, 3] = np.where(size < eager if smpi else size <= eager, rk.EAGER, 0)
+    MF = np.empty((M, 2))
+    MF[:, 0], MF[:, 1] = eff, lat
+    PI, PF = _path_arrays(paths)
+    t = net.tuning
+    cap = net.cap
+    RF = np.zeros((len(cap), 7))
+    RF[:, 0] = cap
+    RF[:, 1] = [c * (1 + t.eps) for c in cap]
+    RF[:, 2] = [c * (1 - t.near_tol) for c in cap]
+    EVS = np.zeros((n_events, 3), np.int64)
+    EVS[:, 1] = -1
+    tune = np.array([t.bulk_min, t.walk_limit, t.level_tol])
+    C, finish, op_time, rcnt, now = rk.execute(prog["ops"], prog["rank_ptr"], prog["members"], prog["seconds"],
+                                               smpi, tune, MI, MF, PI, PF, RF, EVS)
+    if C[rk.STATUS] == rk.FALLBACK:
+        raise Unsupported("the run needs the engine's array store (a large coupled component)")
+    if C[rk.STATUS] == rk.DEADLOCK:
+        raise Unsupported("the ranks block")
+    sums = np.zeros(len(paths), np.int64)
+    np.add.at(sums, pidx, size)
+    for p, b in zip(paths, sums.tolist()):
+        p.bytes += b
+    links = link_stats(net.router, res_bytes(paths, len(cap)), RF[:, 6].tolist(), RF[:, 5].tolist(),
+                       (rcnt > 0).tolist(), now)
+    return ReplayResult(finish, op_time, int(C[rk.EID]), int(C[rk.FLOWS]), int(C[rk.RECOMP]), links, now)

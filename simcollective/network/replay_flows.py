@@ -1,0 +1,182 @@
+"""The per-flow engine's steps over arrays, for the compiled event loop
+(:mod:`.replay_kernels`): activations, completions, and the two rate updates (bounds and
+solved component), each the same operations in the same order as
+:class:`~simcollective.network.engine.Network`'s ``_activate``, ``_per_flow_step``,
+``_apply_bounds`` and ``_apply``.
+
+The column names of the state arrays are defined here, once. Plain functions under
+``@njit(cache=True)``.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from .replay_heaps import hpop, hpush
+
+__all__ = ["activate", "take_ends", "apply_bounds", "apply"]
+
+# message flags
+SENT, RPOSTED, STARTED, ARRIVED, EAGER = 1, 2, 4, 8, 16
+# messages MI (path, send event, receive event, flags, seq), MF (eff, latency)
+PATH, SEND, RECV, FLAGS, SEQ = 0, 1, 2, 3, 4
+EFF, LAT = 0, 1
+# events EVS (left, waiter, state: 0 pending, 1 in the queue, 2 processed)
+LEFT, WAITER, STATE = 0, 1, 2
+# slots (a flow in flight) SI (message, seq, version, path, positions...), SF (rate, remaining, t_last)
+SMSG, SSEQ, SVER, SPATH, SPOS = 0, 1, 2, 3, 4
+RATE, REM, TLAST = 0, 1, 2
+# paths PI (resources, resource ids...), PF (weight, bound, coefficients..., loads...)
+# resources RF (capacity, saturable above, near, maxload, load, busy since, busy time)
+CAP, SAT, NEAR, MAXLOAD, LOAD, BSINCE, BTIME = 0, 1, 2, 3, 4, 5, 6
+# counters C
+EID, FLOWS, ACTK, ENDK, ACTIVE, RECOMP, NMAIN, NACT, NEND, NFREE, STAMP, STATUS = range(12)
+
+
+@njit(cache=True)
+def activate(now, MI, MF, SI, SF, PI, PF, RF, rcnt, rlist, seeds, fin, free, C, ah, buckets):
+    """Flows due by ``now`` join the active flows (empty ones finish): returns (new flows,
+    finished, whether none is on a resource that can saturate, due times popped)."""
+    D = PI.shape[1] - 1
+    ns, nfin, nb, lone, last = 0, 0, 0, True, -1.0
+    while C[NACT] and ah[0][0] <= now:
+        t, m = ah[0][0], ah[2][0]
+        C[NACT] = hpop(ah[0], ah[1], ah[2], ah[3], C[NACT])
+        if t != last:
+            nb += 1
+            last = t
+            del buckets[t]
+        p = MI[m, PATH]
+        if MF[m, EFF] <= 0 or PI[p, 0] == 0:
+            fin[nfin] = m
+            nfin += 1
+            continue
+        C[NFREE] -= 1
+        s = free[C[NFREE]]
+        SI[s, SMSG], SI[s, SSEQ], SI[s, SPATH] = m, MI[m, SEQ], p
+        SI[s, SVER] += 1
+        SF[s, RATE], SF[s, REM], SF[s, TLAST] = 0.0, MF[m, EFF], now
+        for k in range(PI[p, 0]):
+            r = PI[p, 1 + k]
+            n = rcnt[r]
+            if n == 0:
+                RF[r, BSINCE] = now
+            lst = rlist[r]
+            if n == lst.shape[0]:
+                grown = np.empty(2 * n + 4, np.int64)
+                grown[:n] = lst
+                rlist[r] = grown
+                lst = grown
+            lst[n] = s
+            SI[s, SPOS + k] = n
+            rcnt[r] = n + 1
+            ml = RF[r, MAXLOAD] + PF[p, 2 + D + k]
+            RF[r, MAXLOAD] = ml
+            if ml > RF[r, SAT]:
+                lone = False
+        seeds[ns] = s
+        ns += 1
+    C[ACTIVE] += ns
+    return ns, nfin, lone, nb
+
+
+@njit(cache=True, inline="always")
+def _leave(s, k, r, SI, PI, rcnt, rlist):
+    """Slot ``s`` leaves resource ``r`` (its ``k``-th): the last flow there takes its place."""
+    i = SI[s, SPOS + k]
+    n = rcnt[r] - 1
+    lst = rlist[r]
+    g = lst[n]
+    lst[i] = g
+    rcnt[r] = n
+    if g != s:
+        q = SI[g, SPATH]
+        for kk in range(PI[q, 0]):
+            if PI[q, 1 + kk] == r:
+                SI[g, SPOS + kk] = i
+                break
+
+
+@njit(cache=True)
+def take_ends(now, nfin, MI, SI, SF, PI, PF, RF, rcnt, rlist, fin, touch, tmark, free, C, eh):
+    """Completions due by ``now`` (still valid) leave; returns (finished, touched
+    resources: saturated ones whose other flows may speed up)."""
+    D = PI.shape[1] - 1
+    C[STAMP] += 1
+    stamp, nt, nd = C[STAMP], 0, 0
+    while C[NEND] and eh[0][0] <= now:
+        s, v = eh[2][0], eh[3][0]
+        C[NEND] = hpop(eh[0], eh[1], eh[2], eh[3], C[NEND])
+        if SI[s, SMSG] < 0 or SI[s, SVER] != v:
+            continue
+        p, rate = SI[s, SPATH], SF[s, RATE]
+        for k in range(PI[p, 0]):
+            r = PI[p, 1 + k]
+            _leave(s, k, r, SI, PI, rcnt, rlist)
+            ml = RF[r, MAXLOAD]
+            if ml > RF[r, SAT] and RF[r, LOAD] >= RF[r, NEAR] and tmark[r] != stamp:
+                tmark[r] = stamp
+                touch[nt] = r
+                nt += 1
+            if rcnt[r]:
+                RF[r, MAXLOAD] = ml - PF[p, 2 + D + k]
+                RF[r, LOAD] -= PF[p, 2 + k] * rate
+            else:
+                RF[r, MAXLOAD] = 0.0
+                RF[r, LOAD] = 0.0
+                RF[r, BTIME] += now - RF[r, BSINCE]
+        fin[nfin] = SI[s, SMSG]
+        nfin += 1
+        nd += 1
+        SI[s, SMSG] = -1
+        free[C[NFREE]] = s
+        C[NFREE] += 1
+    C[ACTIVE] -= nd
+    return nfin, nt
+
+
+@njit(cache=True, inline="always")
+def _schedule_end(s, when, SI, C, eh):
+    C[NEND] = hpush(eh[0], eh[1], eh[2], eh[3], C[NEND], when, C[ENDK], s, SI[s, SVER])
+    C[ENDK] += 1
+
+
+@njit(cache=True)
+def apply_bounds(now, seeds, ns, SI, SF, PI, PF, RF, C, eh):
+    """New flows take their bounds (``Network._apply_bounds``)."""
+    D = PI.shape[1] - 1
+    for q in range(ns):
+        s = seeds[q]
+        p = SI[s, SPATH]
+        rate = PF[p, 1]
+        for k in range(PI[p, 0]):
+            RF[PI[p, 1 + k], LOAD] += PF[p, 2 + D + k]
+        SF[s, RATE] = rate
+        SI[s, SVER] += 1
+        _schedule_end(s, now + SF[s, REM] / rate, SI, C, eh)
+
+
+@njit(cache=True)
+def apply(now, comp, nc, rates, SI, SF, PI, PF, RF, C, eh):
+    """``comp[:nc]`` takes its new rates; completions of those that changed move
+    (``Network._apply``)."""
+    for i in range(nc):
+        s, rate = comp[i], rates[i]
+        old = SF[s, RATE]
+        if rate == old:
+            continue
+        p = SI[s, SPATH]
+        if old > 0:
+            SF[s, REM] -= old * (now - SF[s, TLAST])
+            d = rate - old
+            for k in range(PI[p, 0]):
+                RF[PI[p, 1 + k], LOAD] += PF[p, 2 + k] * d
+        else:
+            for k in range(PI[p, 0]):
+                RF[PI[p, 1 + k], LOAD] += PF[p, 2 + k] * rate
+        SF[s, TLAST] = now
+        SF[s, RATE] = rate
+        SI[s, SVER] += 1
+        rem = SF[s, REM] if SF[s, REM] > 0 else 0.0
+        _schedule_end(s, now + rem / rate, SI, C, eh)

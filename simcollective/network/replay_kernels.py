@@ -1,0 +1,374 @@
+"""The compiled event loop: recorded operations (:mod:`simcollective.runtime.record`)
+executed over the flow model, with no Python per message.
+
+It performs, in the same order, the same floating-point operations as the SimPy path
+(:class:`~simcollective.runtime.world.World` over the per-flow
+:class:`~simcollective.network.engine.Network`), so the simulated times are bit-identical:
+
+* the event queue orders entries by (time, SimPy event id), as SimPy's does: rank
+  resumptions, completions of postings and ``waitall`` groups, timeouts, and the
+  network's one wake-up per distinct due time;
+* matching, eager and rendezvous sends follow ``World.post`` (the k-th send on a channel
+  meets the k-th receive: the recording paired them);
+* a wake-up activates the flows due (in due-time then creation order), takes the
+  completions due, and updates rates as the per-flow engine does: new flows alone on
+  resources that cannot saturate take their bounds, otherwise the component of what
+  changed is solved by the very max-min filling of :mod:`.filling` (compiled by
+  :mod:`.kernels`). Where the SimPy engine would move its flows into the array store
+  (more than ``bulk_min`` active flows and a component past ``walk_limit``), the loop
+  stops with :data:`FALLBACK` and the caller runs the SimPy path.
+
+Plain functions under ``@njit(cache=True)``; ``NUMBA_DISABLE_JIT=1`` runs the same code.
+State lives in arrays (the column names below); a flow in flight occupies a *slot*.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit, types
+from numba.typed import Dict, List
+
+from .kernels import fill
+from .replay_flows import (ACTIVE, ACTK, ARRIVED, CAP, EAGER, EFF, EID, FLAGS, FLOWS, LAT, LEFT, MAXLOAD, NACT,
+                           NEND, NFREE, NMAIN, RECOMP, RECV, RPOSTED, SAT, SEND, SENT, SEQ, SMSG, SPATH, SPOS, SSEQ,
+                           STAMP,
+                           STARTED, STATE, STATUS, SVER, WAITER, activate, apply, apply_bounds, take_ends)
+from .replay_heaps import hgrow, hpop, hpush
+
+__all__ = ["OK", "FALLBACK", "DEADLOCK", "execute", "wakeup", "run_rank", "component"]
+
+OK, FALLBACK, DEADLOCK = 0, 1, 2
+# operations (as in runtime/record.py)
+POST, WAITALL, TIMEOUT, YIELD, MARK, DELAY_SINCE, NOW = 0, 1, 2, 3, 4, 5, 6
+
+
+@njit(cache=True, inline="always")
+def wake_at(when, wake, C, mh):
+    """One network wake-up at ``when`` (if none is pending there)."""
+    if when not in wake:
+        wake[when] = 1
+        C[NMAIN] = hpush(mh[0], mh[1], mh[2], mh[3], C[NMAIN], when, C[EID], -1, 0)
+        C[EID] += 1
+
+
+@njit(cache=True, inline="always")
+def trigger(ev, now, EVS, C, mh):
+    """``ev`` succeeds now: it is processed after what is already due now."""
+    EVS[ev, STATE] = 1
+    C[NMAIN] = hpush(mh[0], mh[1], mh[2], mh[3], C[NMAIN], now, C[EID], ev, 0)
+    C[EID] += 1
+
+
+@njit(cache=True, inline="always")
+def transfer(m, now, MI, MF, C, ah, mh, buckets, wake):
+    """Message ``m``'s flow starts: it activates after its latency."""
+    when = now + MF[m, LAT]
+    MI[m, SEQ] = C[FLOWS]
+    C[FLOWS] += 1
+    if when not in buckets:
+        buckets[when] = 0
+        wake_at(when, wake, C, mh)
+    buckets[when] += 1
+    C[NACT] = hpush(ah[0], ah[1], ah[2], ah[3], C[NACT], when, C[ACTK], m, 0)
+    C[ACTK] += 1
+
+
+@njit(cache=True, inline="always")
+def post(ev, send, recv, smpi, now, MI, MF, EVS, C, ah, mh, buckets, wake):
+    """``World.post``: the send of message ``send`` and/or the receive of ``recv``."""
+    left = 1
+    if send >= 0:
+        f = MI[send, FLAGS] | SENT
+        if f & RPOSTED or (f & EAGER and not smpi):
+            f |= STARTED
+            MI[send, FLAGS] = f
+            transfer(send, now, MI, MF, C, ah, mh, buckets, wake)
+        MI[send, FLAGS] = f
+        if not f & EAGER:
+            left += 1
+    if recv >= 0:
+        f = MI[recv, FLAGS]
+        if f & SENT:
+            if not f & ARRIVED:
+                f |= RPOSTED
+                left += 1
+                if not f & STARTED:
+                    f |= STARTED
+                    MI[recv, FLAGS] = f
+                    transfer(recv, now, MI, MF, C, ah, mh, buckets, wake)
+            MI[recv, FLAGS] = f
+        else:
+            left += 1
+            MI[recv, FLAGS] = f | RPOSTED
+    left -= 1
+    if left:
+        EVS[ev, LEFT] = left
+    else:
+        EVS[ev, STATE] = 2
+
+
+@njit(cache=True)
+def run_rank(r, now, pc, rank_end, ops, members, seconds, op_time, finish, smpi, MI, MF, EVS, C, ah, mh,
+             buckets, wake):
+    """Rank ``r`` goes on from its next operation until it waits or ends."""
+    i, end = pc[r], rank_end[r]
+    while i < end:
+        k = ops[i, 0]
+        ev = ops[i, 1]
+        i += 1
+        if k == POST:
+            post(ev, ops[i - 1, 2], ops[i - 1, 3], smpi, now, MI, MF, EVS, C, ah, mh, buckets, wake)
+        elif k == YIELD:
+            if EVS[ev, STATE] != 2:
+                EVS[ev, WAITER] = r
+                pc[r] = i
+                return
+        elif k == WAITALL:
+            left = 0
+            for q in members[ops[i - 1, 2]:ops[i - 1, 2] + ops[i - 1, 3]]:
+                if q >= 0 and EVS[q, STATE] != 2:
+                    EVS[q, WAITER] = -(ev + 2)
+                    left += 1
+            if left:
+                EVS[ev, LEFT] = left
+            else:
+                EVS[ev, STATE] = 2
+        elif k == TIMEOUT or k == DELAY_SINCE:
+            op_time[i - 1] = now
+            if k == TIMEOUT:
+                sec = seconds[ops[i - 1, 2]]
+            else:  # fraction x (time of one earlier row - time of another)
+                j = ops[i - 1, 3]
+                sec = seconds[ops[i - 1, 2]] * (op_time[i - 1 - members[j]] - op_time[i - 1 - members[j + 1]])
+            if sec > 0:
+                EVS[ev, STATE] = 1
+                C[NMAIN] = hpush(mh[0], mh[1], mh[2], mh[3], C[NMAIN], now + sec, C[EID], ev, 0)
+                C[EID] += 1
+            else:  # a zero-time delay: processed at once
+                EVS[ev, STATE] = 2
+        else:
+            op_time[i - 1] = now
+    pc[r] = i
+    finish[r] = now
+
+
+@njit(cache=True, inline="always")
+def arrive(m, now, MI, EVS, C, mh):
+    """A message's last byte arrived: its receive (and rendezvous send) count down."""
+    f = MI[m, FLAGS] | ARRIVED
+    MI[m, FLAGS] = f
+    if f & RPOSTED:
+        e = MI[m, RECV]
+        EVS[e, LEFT] -= 1
+        if EVS[e, LEFT] == 0:
+            trigger(e, now, EVS, C, mh)
+    if not f & EAGER:
+        e = MI[m, SEND]
+        EVS[e, LEFT] -= 1
+        if EVS[e, LEFT] == 0:
+            trigger(e, now, EVS, C, mh)
+
+
+@njit(cache=True)
+def component(seeds, ns, touch, nt, limit, SI, PI, RF, rcnt, rlist, sseen, rseen, stack, comp, satl, C):
+    """The flows linked to the new flows ``seeds[:ns]`` and to the flows on the touched
+    resources ``touch[:nt]`` through saturable resources, sorted by creation, and those
+    resources (sorted): ``(flows, resources)``, or ``(-1, 0)`` past ``limit`` coupled
+    flows (``limit`` < 0: none)."""
+    C[STAMP] += 1
+    stamp = C[STAMP]
+    top = 0
+    for q in range(ns):
+        s = seeds[q]
+        if SI[s, SMSG] >= 0 and sseen[s] != stamp:
+            sseen[s] = stamp
+            stack[top] = s
+            top += 1
+    for q in range(nt):
+        lst = rlist[touch[q]]
+        for j in range(rcnt[touch[q]]):
+            s = lst[j]
+            if sseen[s] != stamp:
+                sseen[s] = stamp
+                stack[top] = s
+                top += 1
+    nc, nsat, coupled = 0, 0, 0
+    while top:
+        top -= 1
+        s = stack[top]
+        comp[nc] = s
+        nc += 1
+        p = SI[s, SPATH]
+        linked = False
+        for k in range(PI[p, 0]):
+            r = PI[p, 1 + k]
+            if RF[r, MAXLOAD] > RF[r, SAT]:
+                linked = True
+                if rseen[r] == stamp:
+                    continue
+                rseen[r] = stamp
+                satl[nsat] = r
+                nsat += 1
+                lst = rlist[r]
+                for j in range(rcnt[r]):
+                    g = lst[j]
+                    if sseen[g] != stamp:
+                        sseen[g] = stamp
+                        stack[top] = g
+                        top += 1
+        if linked and limit >= 0:
+            coupled += 1
+            if coupled > limit:
+                return -1, 0
+    order = np.argsort(SI[comp[:nc], SSEQ])
+    comp[:nc] = comp[:nc][order]
+    satl[:nsat] = np.sort(satl[:nsat])
+    return nc, nsat
+
+
+@njit(cache=True)
+def solve(comp, nc, satl, nsat, SI, PI, PF, RF, rseen, stamp, level_tol):
+    """Max-min rates of ``comp[:nc]`` over ``satl[:nsat]``: ``solve_component``'s
+    problem, given to the same filling."""
+    D = PI.shape[1] - 1
+    idx = np.empty(RF.shape[0], np.int64)
+    for j in range(nsat):
+        idx[satl[j]] = j
+    ne = 0
+    for i in range(nc):
+        ne += PI[SI[comp[i], SPATH], 0]
+    fi, rj, av = np.empty(ne, np.intp), np.empty(ne, np.intp), np.empty(ne)
+    w, b = np.empty(nc), np.empty(nc)
+    e = 0
+    for i in range(nc):
+        p = SI[comp[i], SPATH]
+        w[i], b[i] = PF[p, 0], PF[p, 1]
+        for k in range(PI[p, 0]):
+            r = PI[p, 1 + k]
+            if rseen[r] == stamp:
+                fi[e], rj[e], av[e] = i, idx[r], PF[p, 2 + k]
+                e += 1
+    c = np.empty(nsat)
+    for j in range(nsat):
+        c[j] = RF[satl[j], CAP]
+    rates = np.zeros(nc)
+    fill(w, b, fi[:e], rj[:e], av[:e], c, rates, level_tol)
+    return rates
+
+
+@njit(cache=True)
+def wakeup(now, tune, MI, MF, SI, SF, PI, PF, RF, rcnt, rlist, scratch, free, C, ah, eh, mh, buckets, wake, EVS):
+    """One network wake-up (``Network._on_wakeup`` in per-flow mode)."""
+    del wake[now]
+    seeds, fin, touch = scratch[0], scratch[1], scratch[2]
+    ns, nfin, lone, nb = activate(now, MI, MF, SI, SF, PI, PF, RF, rcnt, rlist, seeds, fin, free, C, ah, buckets)
+    nfin, nt = take_ends(now, nfin, MI, SI, SF, PI, PF, RF, rcnt, rlist, fin, touch, scratch[8], free, C, eh)
+    if ns or nt:
+        if nt == 0 and lone:
+            if nb > 1 and ns > 1:
+                seeds[:ns] = seeds[:ns][np.argsort(SI[seeds[:ns], SSEQ])]
+            C[RECOMP] += 1
+            apply_bounds(now, seeds, ns, SI, SF, PI, PF, RF, C, eh)
+        else:
+            comp, stack, satl = scratch[3], scratch[4], scratch[5]
+            limit = np.int64(tune[1]) if C[ACTIVE] > tune[0] else np.int64(-1)
+            nc, nsat = component(seeds, ns, touch, nt, limit, SI, PI, RF, rcnt, rlist, scratch[6], scratch[7],
+                                 stack, comp, satl, C)
+            if nc < 0:
+                C[STATUS] = FALLBACK
+                return
+            if nc:
+                C[RECOMP] += 1
+                if nc == 1 or nsat == 0:
+                    rates = np.empty(nc)
+                    for i in range(nc):
+                        rates[i] = PF[SI[comp[i], SPATH], 1]
+                else:
+                    rates = solve(comp, nc, satl, nsat, SI, PI, PF, RF, scratch[7], C[STAMP], tune[2])
+                apply(now, comp, nc, rates, SI, SF, PI, PF, RF, C, eh)
+    for i in range(nfin):
+        arrive(fin[i], now, MI, EVS, C, mh)
+    while C[NEND]:  # the earliest valid completion gets a wake-up
+        s = eh[2][0]
+        if SI[s, SMSG] >= 0 and SI[s, SVER] == eh[3][0]:
+            wake_at(eh[0][0], wake, C, mh)
+            break
+        C[NEND] = hpop(eh[0], eh[1], eh[2], eh[3], C[NEND])
+
+
+@njit(cache=True)
+def grow_slots(SI, SF, free, scratch, C, need):
+    """Room for ``need`` flows in flight (slots and the scratch arrays sized by them)."""
+    S = SI.shape[0]
+    S2 = max(2 * S, need + 16)
+    SI2 = np.zeros((S2, SI.shape[1]), np.int64)
+    SI2[:S] = SI
+    SI2[S:, SMSG] = -1
+    SF2 = np.zeros((S2, SF.shape[1]))
+    SF2[:S] = SF
+    free2 = np.empty(S2, np.int64)
+    nf = C[NFREE]
+    free2[:nf] = free[:nf]
+    for s in range(S2 - 1, S - 1, -1):
+        free2[nf] = s
+        nf += 1
+    C[NFREE] = nf
+    sseen = np.zeros(S2, np.int64)
+    sseen[:S] = scratch[6]
+    e = np.empty(S2, np.int64)
+    scratch2 = (e, e.copy(), scratch[2], e.copy(), e.copy(), scratch[5], sseen, scratch[7], scratch[8])
+    return SI2, SF2, free2, scratch2
+
+
+@njit(cache=True)
+def execute(ops, rank_ptr, members, seconds, smpi, tune, MI, MF, PI, PF, RF, EVS):
+    """Run the recorded operations: returns (counters, finish per rank, time of each
+    operation (marks and timeouts), busy resources, the last event's time)."""
+    P, M, E, n, D = rank_ptr.shape[0] - 1, MI.shape[0], EVS.shape[0], RF.shape[0], PI.shape[1] - 1
+    C = np.zeros(12, np.int64)
+    hm, ha = E + M + 16, M + 1
+    mh = (np.empty(hm), np.empty(hm, np.int64), np.empty(hm, np.int64), np.empty(hm, np.int64))
+    ah = (np.empty(ha), np.empty(ha, np.int64), np.empty(ha, np.int64), np.empty(ha, np.int64))
+    eh = (np.empty(64), np.empty(64, np.int64), np.empty(64, np.int64), np.empty(64, np.int64))
+    SI, SF, free = np.zeros((0, SPOS + D), np.int64), np.zeros((0, 3)), np.zeros(0, np.int64)
+    z = np.zeros(0, np.int64)
+    scratch = (z, z, np.zeros(n, np.int64), z, z, np.zeros(n, np.int64), z, np.zeros(n, np.int64),
+               np.zeros(n, np.int64))
+    SI, SF, free, scratch = grow_slots(SI, SF, free, scratch, C, 64)
+    rcnt = np.zeros(n, np.int64)
+    rlist = List()
+    for _ in range(n):
+        rlist.append(np.empty(2, np.int64))
+    buckets = Dict.empty(key_type=types.float64, value_type=types.int64)
+    wake = Dict.empty(key_type=types.float64, value_type=types.int64)
+    pc, rend = rank_ptr[:-1].copy(), rank_ptr[1:].copy()
+    finish, op_time = np.full(P, np.nan), np.zeros(ops.shape[0])
+    for r in range(P):
+        run_rank(r, 0.0, pc, rend, ops, members, seconds, op_time, finish, smpi, MI, MF, EVS, C, ah, mh, buckets, wake)
+    now = 0.0
+    while C[NMAIN]:
+        need = C[ACTIVE] + C[NACT] + 1
+        if need > SI.shape[0]:
+            SI, SF, free, scratch = grow_slots(SI, SF, free, scratch, C, need)
+        while C[NEND] + need > eh[0].shape[0]:
+            eh = hgrow(eh[0], eh[1], eh[2], eh[3])
+        now, v = mh[0][0], mh[2][0]
+        C[NMAIN] = hpop(mh[0], mh[1], mh[2], mh[3], C[NMAIN])
+        if v < 0:
+            wakeup(now, tune, MI, MF, SI, SF, PI, PF, RF, rcnt, rlist, scratch, free, C, ah, eh, mh, buckets, wake, EVS)
+            if C[STATUS]:
+                break
+            continue
+        EVS[v, STATE] = 2
+        w = EVS[v, WAITER]
+        if w >= 0:
+            run_rank(w, now, pc, rend, ops, members, seconds, op_time, finish, smpi, MI, MF, EVS, C, ah, mh,
+                     buckets, wake)
+        elif w <= -2:
+            g = -(w + 2)
+            EVS[g, LEFT] -= 1
+            if EVS[g, LEFT] == 0:
+                trigger(g, now, EVS, C, mh)
+    if C[STATUS] == 0 and np.isnan(finish).any():
+        C[STATUS] = DEADLOCK
+    return C, finish, op_time, rcnt, now

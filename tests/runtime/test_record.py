@@ -1,0 +1,81 @@
+"""Recording per-rank programs as operation arrays (size-only, zero simulated time)."""
+
+from __future__ import annotations
+
+import functools
+
+import numpy as np
+import pytest
+
+import topologies
+from simcollective.algorithms import get_algorithm
+from simcollective.data import symbolic_input
+from simcollective.profiles import load_profile
+from simcollective.runtime.record import MARK, POST, YIELD, NotCompilable, record
+
+
+def _gpus(graph):
+    return sorted(n for n, d in graph.nodes(data=True) if d.get("kind") == "gpu")
+
+
+def _record(main, P=4, args=lambda r: ()):
+    g = topologies.build("fat-tree", P, {})
+    return record(g, _gpus(g)[:P], main, args, load_profile("ideal"))
+
+
+def test_ring_allreduce_records_its_messages_and_results():
+    """Ring allreduce over P = 4 ranks of N = 4000 float32: 2 P (P - 1) messages of N / P
+    elements each, every rank's result the size-only sum of all four inputs."""
+    P, n = 4, 4000
+    algo = get_algorithm("ring", "allreduce")
+    prog = _record(functools.partial(algo.func), P, lambda r: (symbolic_input(r, n, np.dtype("float32")),))
+    a = prog.arrays()
+    assert len(a["bytes"]) == 2 * P * (P - 1)
+    assert set(a["bytes"].tolist()) == {n // P * 4}
+    assert (a["recv_ev"] >= 0).all() and (a["send_ev"] >= 0).all()
+    ops = a["ops"]
+    assert (ops[:, 0] == POST).sum() == 2 * P * (P - 1)
+    assert (ops[:, 0] == MARK).sum() == 4 * P  # two phases, entered and left, per rank
+    assert (ops[:, 0] == YIELD).sum() >= 2 * P * (P - 1)
+    # ring neighbours only: rank r sends to r + 1
+    assert ((a["dst"] - a["src"]) % P == 1).all()
+    for out in prog.outputs:
+        assert sum(len(b) for b in out) == n
+
+
+def test_matching_pairs_the_kth_send_with_the_kth_receive():
+    def main(comm):
+        if comm.rank == 0:
+            yield comm.waitall([comm.isend(1, np.zeros(k + 1, np.int8), tag=7) for k in range(3)])
+            return None
+        got = yield comm.waitall([comm.irecv(0, tag=7) for _ in range(3)])
+        return [len(x) for x in got]
+
+    prog = _record(main, P=2)
+    assert prog.outputs[1] == [1, 2, 3]
+    assert prog.arrays()["bytes"].tolist() == [1, 2, 3]
+
+
+def test_time_dependent_programs_are_refused():
+    def reads_time(comm):
+        if comm.now > 0:
+            yield comm.delay(1.0)
+
+    def first_come(comm):
+        reqs = [comm.irecv((comm.rank + 1) % comm.size)]
+        yield comm.isend((comm.rank - 1) % comm.size, np.zeros(4))
+        yield comm.waitany(reqs)
+
+    with pytest.raises(NotCompilable, match="simulated time"):
+        _record(reads_time)
+    with pytest.raises(NotCompilable, match="waitany"):
+        _record(first_come)
+
+
+def test_unreceived_messages_are_refused():
+    def main(comm):
+        if comm.rank == 0:
+            yield comm.isend(1, np.zeros(4))
+
+    with pytest.raises(NotCompilable, match="never received"):
+        _record(main, P=2)

@@ -1,0 +1,53 @@
+"""``--engine``: the choice of execution path, end to end through the command line."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from tests.conftest import run_cli
+
+RING = ("run", "--topology", "abci", "--nodes", "2", "--algorithm", "ring", "--elements", "64K")
+
+
+def test_compiled_engine_is_named_and_matches_simpy(capsys):
+    code, out, _ = run_cli(capsys, *RING, "--engine", "compiled", "--json", "-")
+    assert code == 0
+    compiled = json.loads(out)
+    code, out, _ = run_cli(capsys, *RING, "--engine", "simpy", "--json", "-")
+    simpy = json.loads(out)
+    assert (compiled["engine"], simpy["engine"]) == ("compiled", "simpy")
+    assert compiled["time_s"] == simpy["time_s"] and compiled["phases"] == simpy["phases"]
+    assert compiled["links"] == simpy["links"]
+
+
+def test_auto_names_the_path_and_why(capsys):
+    code, out, _ = run_cli(capsys, *RING)
+    assert code == 0
+    assert "engine       simpy (compiled path not taken: auto: 112 messages, under 50,000" in out
+    code, out, _ = run_cli(capsys, "run", "--topology", "abci", "--nodes", "2", "--algorithm", "nccl-tree",
+                           "--elements", "64K", "--profile", "nccl", "--engine", "simpy")
+    assert code == 0 and "engine       simpy\n" in out
+
+
+def test_compiled_where_it_does_not_apply_is_one_line_exit_2(capsys):
+    code, out, err = run_cli(capsys, "run", "--topology", "abci", "--nodes", "2", "--algorithm", "nccl-tree",
+                             "--elements", "64K", "--profile", "nccl", "--engine", "compiled")
+    assert code == 2 and out == ""
+    assert err.count("\n") == 1 and "--engine compiled does not apply here: " in err and "waitany" in err
+    code, _, err = run_cli(capsys, "run", "--algorithm", "sparse-ring", "--density", "1/64", "--elements", "64K",
+                           "--engine", "compiled")
+    assert code == 2 and "sparse algorithm" in err and "Traceback" not in err
+    with pytest.raises(SystemExit) as exc:
+        run_cli(capsys, *RING, "--engine", "fast")
+    assert exc.value.code == 2 and "invalid choice: 'fast'" in capsys.readouterr().err
+
+
+def test_bench_takes_the_engine(capsys):
+    code, out, _ = run_cli(capsys, "bench", "--topology", "abci", "--nodes", "2", "-b", "64K", "-e", "128K", "-f", "2",
+                           "--engine", "compiled", "--json", "-")
+    assert code == 0
+    rows = json.loads(out)
+    rows = rows["rows"] if isinstance(rows, dict) else rows
+    assert len(rows) == 2
