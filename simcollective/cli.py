@@ -21,7 +21,7 @@ from .arguments import (Parser, add_engine_argument, add_nccl_version_argument, 
                         add_topology_arguments, check_distinct_outputs, check_topology_conflicts,
                         load_plugin_arguments, refuse_unused)
 from .errors import DeadlockError, SimCollectiveError, TopologyError, UserInputError, VerificationError
-from .parsing import check_exclusive, check_output_path, format_time, write_json
+from .parsing import check_exclusive, check_output_path, format_time, parse_stragglers, write_json
 
 __all__ = ["main", "build_parser", "add_topology_arguments", "config_from_args"]
 
@@ -205,7 +205,7 @@ def config_from_args(args):
         timing=args.timing,
         study=bool(args.study),
         nccl_version=args.nccl_version,
-        stragglers=stragglers(args.straggler),
+        stragglers=parse_stragglers(args.straggler),
         sizes=args.sizes,
         moe=args.moe,
         engine=args.engine,
@@ -222,26 +222,12 @@ def _check_missing(args) -> None:
     if args.algorithm is None:
         names = ", ".join(sorted(algorithms_for(check_collective(args.collective))))
         missing.append(f"--algorithm NAME (for {args.collective}: {names})")
-    if args.elements is None and args.bytes is None:
-        missing.append("a size (--elements N or --bytes B)")
+    if args.elements is None and args.bytes is None and args.sizes is None and args.moe is None:
+        missing.append("a size (--elements N or --bytes B" + (", --sizes FILE or --moe ..." if args.collective == "alltoallv"
+                                                              else "") + ")")
     if missing:
         raise UserInputError(f"run needs {' and '.join(missing)}")
 
-
-def stragglers(values: list) -> dict:
-    """``{rank: seconds}`` of ``--straggler RANK:DELAY`` values (a rank given twice adds up)."""
-    out: dict = {}
-    for v in values:
-        rank, sep, delay = v.partition(":")
-        try:
-            r, d = int(rank), float(delay)
-        except ValueError:
-            r, d = -1, -1.0
-        if not sep or r < 0 or not d >= 0 or d == float("inf"):
-            raise UserInputError(f"--straggler {v!r} must be RANK:DELAY, a rank >= 0 and a delay in seconds >= 0 "
-                                 "(e.g. 5:2e-4)")
-        out[r] = out.get(r, 0.0) + d
-    return out
 
 
 def _unused_by_run(args) -> dict:

@@ -30,7 +30,7 @@ from .units import (MAX_SIZE, format_bytes, format_rate, format_time, parse_floa
 __all__ = [
     "MAX_SIZE", "MAX_SEED", "parse_size", "parse_fraction", "parse_float", "parse_int", "parse_seed",
     "parse_overlap", "parse_topology_opts", "parse_bool", "read_text", "read_bytes", "load_json", "check_nesting",
-    "load_toml", "check_output_path", "resolve_output", "writing",
+    "load_toml", "check_output_path", "resolve_output", "writing", "parse_stragglers",
     "format_bytes", "format_time", "format_rate", "format_count", "format_fraction", "format_axis_bytes",
     "strict_json", "write_json", "json_default", "check_exclusive",
 ]
@@ -228,3 +228,19 @@ def json_default(o):
     if hasattr(o, "item"):
         return o.item()
     return str(o)
+
+
+def parse_stragglers(values: list) -> dict:
+    """``{rank: seconds}`` of ``--straggler RANK:DELAY`` values (a rank given twice adds up)."""
+    out: dict = {}
+    for v in values:
+        rank, sep, delay = v.partition(":")
+        try:
+            r, d = int(rank), float(delay)
+        except ValueError:
+            r, d = -1, -1.0
+        if not sep or r < 0 or not d >= 0 or d == float("inf"):
+            raise UserInputError(f"--straggler {v!r} must be RANK:DELAY, a rank >= 0 and a delay in seconds >= 0 "
+                                 "(e.g. 5:2e-4)")
+        out[r] = out.get(r, 0.0) + d
+    return out

@@ -227,7 +227,6 @@ def measure(plan: Plan, result, verification: str, t_start: float) -> Report:
         "routing": plan.routing,
         "timing": plan.timing,
         "study": bool(config.study),
-        "stragglers": {str(r): d for r, d in sorted(config.stragglers.items())},
         "events": result.events,
         "flows": result.flows,
         "engine": result.engine,
@@ -243,14 +242,19 @@ def measure(plan: Plan, result, verification: str, t_start: float) -> Report:
     report_fields = getattr(algo.func, "report_fields", None)  # e.g. NCCL's choice (nccl-*)
     if report_fields is not None:
         fields_.update(report_fields(plan.graph, plan.placement, nbytes, plan.options, plan.profile))
+    if config.stragglers:             # --straggler: rank -> seconds it started late
+        fields_["stragglers"] = {str(r): d for r, d in sorted(config.stragglers.items())}
     if algo.kind == "sparse":
-        fields_["density"] = plan.k / plan.n
-        fields_["k"] = plan.k
-        fields_["workload"] = config.workload
-        # over rank 0's whole result (allgather: the P gathered streams, P x n elements)
-        pieces = plan.coll.pieces(0, P, plan.count, plan.root) or []
-        fields_.update(_result_density(result.outputs[0], sum(pc.hi - pc.lo for pc in pieces)))
+        fields_.update(_sparse_fields(plan, result))
     return Report(fields_, result)
+
+
+def _sparse_fields(plan: Plan, result) -> dict:
+    """A sparse run's density, k, workload and the density of rank 0's whole result
+    (allgather: the P gathered streams, P x n elements)."""
+    pieces = plan.coll.pieces(0, plan.P, plan.count, plan.root) or []
+    return {"density": plan.k / plan.n, "k": plan.k, "workload": plan.config.workload,
+            **_result_density(result.outputs[0], sum(pc.hi - pc.lo for pc in pieces))}
 
 
 def _link_row(ls, t: float) -> dict:

@@ -17,6 +17,17 @@ def format_line(report) -> str:
             f"algbw {format_rate(f['algbw'])}, busbw {format_rate(f['busbw'])}, verified {f['verification']}")
 
 
+def _sizes_lines(f: dict) -> list[str]:
+    """alltoallv's totals of its sizes matrix (and its MoE gate)."""
+    lines = [f"  sizes        total {format_bytes(f['total_bytes'])} ({format_bytes(f['network_bytes'])} "
+             f"between ranks), max per rank {format_bytes(f['max_rank_bytes'])}, imbalance "
+             f"{f['imbalance']:.3f} (max / mean per rank)"
+             + ("; dispatch, then combine (the transpose)" if f.get("combine") else "")]
+    if f.get("moe"):
+        lines.append("  moe          " + ", ".join(f"{k}={v}" for k, v in f["moe"].items()))
+    return lines
+
+
 def format_report(report) -> str:
     """The human summary of a run."""
     f = report.fields
@@ -41,13 +52,7 @@ def format_report(report) -> str:
         lines.append(f"  workload     {f['workload']}, k = {f['k']} per rank (density {f['density']:.6g}); "
                      f"result density {f['result_density']:.4g}, {f['dense_parts']} of {f['result_parts']} parts dense")
     if "imbalance" in f:    # alltoallv
-        moe = f.get("moe")
-        lines.append(f"  sizes        total {format_bytes(f['total_bytes'])} ({format_bytes(f['network_bytes'])} "
-                     f"between ranks), max per rank {format_bytes(f['max_rank_bytes'])}, imbalance "
-                     f"{f['imbalance']:.3f} (max / mean per rank)"
-                     + ("; dispatch, then combine (the transpose)" if f.get("combine") else ""))
-        if moe:
-            lines.append("  moe          " + ", ".join(f"{k}={v}" for k, v in moe.items()))
+        lines += _sizes_lines(f)
     bw = "effective busbw (dense equivalent)" if f["kind"] == "sparse" else "busbw"
     lines += [
         f"  time         {format_time(f['time_s'])}  ({f['time_s']:.9g} s)",

@@ -16,7 +16,7 @@ def test_targets_are_one_record_each_with_unique_names():
     names = [t.name for t in TARGETS]
     assert len(names) == len(set(names))
     assert {"S1", "S2", "S3", "S3/msg", "S4", "S6", "E", "ring", "ST", "README", "JIT", "baseline", "C/ring",
-            "C/nccl-ring", "X/ring", "X/nccl-ring", "X/alltoall", "X/nccl"} == set(names)
+            "C/nccl-ring", "X/ring", "X/nccl-ring", "X/alltoall", "X/nccl", "MOE"} == set(names)
 
 
 def test_total_wall_met_and_not_met_and_missing_scenarios_skipped():
