@@ -76,8 +76,14 @@ def compiled_names() -> set:
         return set()
     from numba.core.dispatcher import Dispatcher
 
+    def dispatcher(o) -> bool:
+        try:
+            return isinstance(o, Dispatcher)
+        except ReferenceError:   # a weak proxy whose object is gone
+            return False
+
     return {(o.py_func.__code__.co_filename, o.py_func.__code__.co_name)
-            for o in gc.get_objects() if isinstance(o, Dispatcher)}
+            for o in gc.get_objects() if dispatcher(o)}
 
 
 def group_layers(stats: dict, compiled: set = frozenset()) -> dict:

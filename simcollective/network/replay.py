@@ -43,12 +43,14 @@ def unsupported_model(net) -> str | None:
     return None
 
 
-def _paths(net, placement, src, dst):
-    """Path index of every message, and the distinct paths."""
-    P = len(placement)
-    pair = src * P + dst
+def _paths(net, placement, src, dst, via, vias):
+    """Path index of every message, and the distinct paths (a send pinned to NICs,
+    ``vias[via]``, takes its own path, as ``Network.transfer`` does)."""
+    P, V = len(placement), len(vias)
+    pair = (src * P + dst) * V + via
     keys, inverse = np.unique(pair, return_inverse=True)
-    paths = [net.path_parameters(placement[int(k) // P], placement[int(k) % P]) for k in keys]
+    paths = [net.path_parameters(placement[int(k) // V // P], placement[int(k) // V % P], vias[int(k) % V])
+             for k in keys]
     return inverse.astype(np.int64), paths
 
 
@@ -96,7 +98,7 @@ def replay(net, placement, prog: dict, n_events: int, smpi: bool, eager: int) ->
     from . import replay_kernels as rk
 
     src, dst, size = prog["src"], prog["dst"], prog["bytes"]
-    pidx, paths = _paths(net, placement, src, dst)
+    pidx, paths = _paths(net, placement, src, dst, prog["via"], prog["vias"])
     eff, lat = _per_message(net, paths, pidx, size)
     M = len(size)
     MI = np.zeros((M, 5), np.int64)

@@ -32,7 +32,6 @@ does whatever the timing.
 
 from __future__ import annotations
 
-from array import array
 from collections import deque
 from contextlib import contextmanager
 
@@ -41,6 +40,7 @@ import numpy as np
 from ..errors import SimCollectiveError
 from .comm import Comm
 from .messages import payload_bytes
+from .program import Program
 
 __all__ = ["NotCompilable", "Program", "RecordingComm", "record", "POST", "WAITALL", "TIMEOUT", "YIELD", "MARK",
            "DELAY_SINCE", "NOW"]
@@ -56,33 +56,6 @@ class _Token:
     """A recorded event: ``done`` once its value is known (zero-time recording)."""
 
     __slots__ = ("ev", "done", "value", "rank", "waiters", "group")
-
-
-class Program:
-    """The recorded operations of every rank and the messages they exchange (arrays)."""
-
-    def __init__(self, P: int):
-        self.P = P
-        self.ops = [array("q") for _ in range(P)]
-        self.msg_src, self.msg_dst, self.msg_bytes = array("q"), array("q"), array("q")
-        self.msg_send_ev, self.msg_recv_ev = array("q"), array("q")
-        self.members = array("q")
-        self.seconds = array("d")
-        self.marks: list = []          # (name or None, entering)
-        self.events = 0
-        self.outputs: list = [None] * P
-
-    def arrays(self) -> dict:
-        """The operations as NumPy arrays: ``ops`` (n, 4), ``rank_ptr`` (P + 1), messages."""
-        lens = [len(o) // 4 for o in self.ops]
-        ptr = np.zeros(self.P + 1, np.int64)
-        np.cumsum(lens, out=ptr[1:])
-        ops = np.concatenate([np.frombuffer(o, np.int64) for o in self.ops]) if lens else np.zeros(0, np.int64)
-        return {"ops": ops.reshape(-1, 4), "rank_ptr": ptr, "src": np.frombuffer(self.msg_src, np.int64),
-                "dst": np.frombuffer(self.msg_dst, np.int64), "bytes": np.frombuffer(self.msg_bytes, np.int64),
-                "send_ev": np.frombuffer(self.msg_send_ev, np.int64),
-                "recv_ev": np.frombuffer(self.msg_recv_ev, np.int64),
-                "members": np.frombuffer(self.members, np.int64), "seconds": np.frombuffer(self.seconds, np.float64)}
 
 
 class _Recorder:
@@ -112,7 +85,7 @@ class _Recorder:
             self.queued[r] = True
             self.ready.append(r)
 
-    def post(self, me: int, cid: int, dst, payload, tag, src, rtag) -> _Token:
+    def post(self, me: int, cid: int, dst, payload, tag, src, rtag, via=None) -> _Token:
         prog = self.prog
         ops = prog.ops[me]
         t = self.token(me, dst is not None and src is None)
@@ -124,6 +97,11 @@ class _Recorder:
             prog.msg_bytes.append(payload_bytes(payload))
             prog.msg_send_ev.append(t.ev)
             prog.msg_recv_ev.append(-1)
+            v = prog.via_ids.get(via)
+            if v is None:
+                v = prog.via_ids[via] = len(prog.vias)
+                prog.vias.append(via)
+            prog.msg_via.append(v)
             waiting = self.recvs.get((dst, me, tag, cid))
             if waiting:
                 rt, pos, rrank = waiting.popleft()
@@ -279,10 +257,10 @@ class RecordingComm(Comm):
         ops.extend((NOW, 0, 0, 0))
         return _Clock(self._me, row)
 
-    def isend(self, dst: int, payload, tag=0):
+    def isend(self, dst: int, payload, tag=0, via=None):
         if not 0 <= dst < self.size:
             self._check_peer(dst, "destination")
-        return self.world.rec.post(self._me, self.cid, self.members[dst], payload, tag, None, None)
+        return self.world.rec.post(self._me, self.cid, self.members[dst], payload, tag, None, None, via)
 
     def irecv(self, src: int, tag=0):
         if not 0 <= src < self.size:
@@ -292,12 +270,13 @@ class RecordingComm(Comm):
     send = isend
     recv = irecv
 
-    def sendrecv(self, dst: int, payload, src: int, tag=0, recvtag=None):
+    def sendrecv(self, dst: int, payload, src: int, tag=0, recvtag=None, via=None):
         if not (0 <= dst < self.size and 0 <= src < self.size):
             self._check_peer(dst, "destination")
             self._check_peer(src, "source")
         m = self.members
-        return self.world.rec.post(self._me, self.cid, m[dst], payload, tag, m[src], tag if recvtag is None else recvtag)
+        return self.world.rec.post(self._me, self.cid, m[dst], payload, tag, m[src],
+                                   tag if recvtag is None else recvtag, via)
 
     def waitall(self, reqs, value_index=None):
         return self.world.rec.waitall(self._me, reqs, value_index)
