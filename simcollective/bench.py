@@ -30,7 +30,7 @@ import csv
 import sys
 
 from . import __version__
-from .arguments import check_distinct_outputs, check_topology_conflicts, refuse_unused
+from .arguments import check_distinct_outputs, check_topology_conflicts, refuse_unused, add_yes_argument
 from .errors import UserInputError
 from .parsing import check_output_path, parse_int, parse_topology_opts, write_json, writing
 from .units import parse_size
@@ -223,6 +223,7 @@ def add_parser(subparsers) -> None:
                    help="full data, size-only, or auto by --memory-budget (default: auto)")
     p.add_argument("--memory-budget", default="1G", metavar="BYTES")
     p.add_argument("--json", metavar="PATH|-", help="write the rows as JSON (- for stdout)")
+    add_yes_argument(p)
     p.add_argument("--csv", metavar="PATH|-", help="write the rows as CSV (- for stdout)")
     p.set_defaults(func=cmd_bench)
 

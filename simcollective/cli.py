@@ -17,8 +17,8 @@ import importlib
 import sys
 
 from . import __version__
-from .arguments import (Parser, add_topology_arguments, check_distinct_outputs, check_topology_conflicts,
-                        refuse_unused)
+from .arguments import (Parser, add_topology_arguments, add_yes_argument, check_distinct_outputs,
+                        check_topology_conflicts, refuse_unused)
 from .errors import DeadlockError, SimCollectiveError, TopologyError, UserInputError, VerificationError
 from .parsing import check_exclusive, check_output_path, format_time, write_json
 
@@ -135,6 +135,7 @@ def _add_run_groups(p, D) -> None:
                    help="dense runs above P*N*itemsize of this switch to size-only mode (default: 1G)")
     o.add_argument("--json", metavar="PATH|-", help="write the result as JSON (- for stdout)")
     o.add_argument("--trace", metavar="PATH", help="write a Chrome trace (Perfetto) of the run")
+    add_yes_argument(o)
     o.add_argument("--quiet", action="store_true",
                    help="no progress bar (shown on stderr when it is a terminal, never with --json -: "
                         "messages sent of the run's exact total, with percentage and ETA; an algorithm "
@@ -319,6 +320,10 @@ def main(argv=None) -> int:
     try:
         parser = build_parser()
         args = parser.parse_args(argv)
+        if getattr(args, "yes", False):       # --yes: beyond the guard's wall limit
+            from .guard import confirm
+
+            confirm()
         return args.func(args)
     except VerificationError as exc:
         print(f"simcollective: verification FAILED: {exc}", file=sys.stderr)

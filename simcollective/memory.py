@@ -28,7 +28,7 @@ import os
 
 from .errors import UserInputError
 
-__all__ = ["available_memory", "estimate_run_bytes", "check_run_memory", "check_machine_size",
+__all__ = ["available_memory", "estimate_run_bytes", "sparse_data_bytes", "check_run_memory", "check_machine_size",
            "BYTES_PER_RANK", "BYTES_PER_GRAPH_NODE"]
 
 BYTES_PER_RANK = 512 * 1024
@@ -62,22 +62,45 @@ def _gib(n: float) -> str:
     return f"{n / 2**30:.1f} GiB"
 
 
+def sparse_data_bytes(ranks: int, elements: int, itemsize: int, k: int | None) -> int:
+    """The data term of a sparse run: inputs ``P x k x (itemsize + 8)``, the exact reference
+    ``8 x N`` and the shared reduced results ``4 x min(N x itemsize, P x k x (itemsize + 8))``
+    (the unit the measured per-algorithm factor multiplies)."""
+    entry = itemsize + 8
+    inputs = ranks * (k or 0) * entry
+    return int(inputs + 8 * elements + 4 * min(elements * itemsize, inputs))
+
+
+def _costs(algorithm):
+    """The measured row of ``(collective, name)`` (:mod:`simcollective.guard_table`), or ``None``."""
+    from .guard_table import COSTS
+
+    return COSTS.get(tuple(algorithm)) if algorithm is not None else None
+
+
 def estimate_run_bytes(ranks: int, elements: int, itemsize: int, mode: str, k: int | None = None,
-                       graph_nodes: int = 0) -> int:
-    """Rough peak memory (bytes) of one run; ``mode``: ``full``, ``symbolic`` or ``sparse``."""
-    total = _BASE + ranks * BYTES_PER_RANK + graph_nodes * BYTES_PER_GRAPH_NODE
+                       graph_nodes: int = 0, algorithm=None) -> int:
+    """Peak memory (bytes) of one run; ``mode``: ``full``, ``symbolic`` or ``sparse``.
+
+    ``algorithm``: ``(collective, name)``; with it, the measured bytes per rank and bytes per
+    byte of data of that algorithm (:mod:`simcollective.guard_table`) replace the generic
+    upper bounds (``3 x P x N x itemsize`` dense, :func:`sparse_data_bytes` x 1 sparse)."""
+    row = _costs(algorithm)
+    per_rank = BYTES_PER_RANK if row is None else max(row["bytes_per_rank"], 16 * 1024)
+    total = _BASE + ranks * per_rank + graph_nodes * BYTES_PER_GRAPH_NODE
     if mode == "full":
-        total += 3 * ranks * elements * itemsize + 8 * elements
+        factor = 3.0 if row is None else row["data_factor"]
+        total += factor * ranks * elements * itemsize + 8 * elements
     elif mode == "sparse":
-        entry = itemsize + 8
-        total += ranks * (k or 0) * entry + 8 * elements
-        total += 4 * min(elements * itemsize, ranks * (k or 0) * entry)
+        factor = 1.0 if row is None else row["data_factor"]
+        total += factor * sparse_data_bytes(ranks, elements, itemsize, k)
     return int(total)
 
 
-def check_run_memory(ranks: int, elements: int, dtype, mode: str, k: int | None = None, graph_nodes: int = 0) -> int:
+def check_run_memory(ranks: int, elements: int, dtype, mode: str, k: int | None = None, graph_nodes: int = 0,
+                     algorithm=None) -> int:
     """Refuse in one line a run whose estimate exceeds the available memory; return the estimate."""
-    need = estimate_run_bytes(ranks, elements, dtype.itemsize, mode, k, graph_nodes)
+    need = estimate_run_bytes(ranks, elements, dtype.itemsize, mode, k, graph_nodes, algorithm)
     have = available_memory()
     if need <= have:
         return need

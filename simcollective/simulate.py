@@ -222,9 +222,13 @@ def run(config: RunConfig, graph=None, progress=None) -> Report:
 
     ``progress(now, messages_done, messages_posted)`` is called now and then during the
     simulation (and once at its end); if it has a ``set_total`` method, that is called
-    first with :func:`expected_messages` (``None`` when the algorithm declares no count)."""
+    first with :func:`expected_messages` (``None`` when the algorithm declares no count).
+    A run estimated beyond the wall limit is refused (:mod:`simcollective.guard`)."""
+    from .guard import check_run_cost
+
     t_start = time.perf_counter()
     plan = resolve(config, graph)
+    check_run_cost(plan)        # refused beyond the wall limit unless confirmed (--yes)
     inputs = make_inputs(plan)
     if progress is not None and hasattr(progress, "set_total"):
         progress.set_total(expected_messages(plan))
