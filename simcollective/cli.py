@@ -135,6 +135,10 @@ def _add_run_groups(p, D) -> None:
                    help="dense runs above P*N*itemsize of this switch to size-only mode (default: 1G)")
     o.add_argument("--json", metavar="PATH|-", help="write the result as JSON (- for stdout)")
     o.add_argument("--trace", metavar="PATH", help="write a Chrome trace (Perfetto) of the run")
+    o.add_argument("--trace-ranks", metavar="N|LIST",
+                   help="--trace: only these ranks' tracks: N (the first N) or a list like 0-7,32")
+    o.add_argument("--trace-window", metavar="T0:T1",
+                   help="--trace: only the spans in this window of simulated time, in seconds (e.g. 0:1e-3)")
     add_yes_argument(o)
     o.add_argument("--quiet", action="store_true",
                    help="no progress bar (shown on stderr when it is a terminal, never with --json -: "
@@ -253,6 +257,7 @@ def cmd_run(args) -> int:
     check_distinct_outputs(json=args.json, trace=args.trace)
     check_output_path(args.json, "--json")
     check_output_path(args.trace, "--trace")
+    limits = _trace_limits(args, config)
     progress = None
     if not args.quiet and args.json != "-" and sys.stderr.isatty():
         progress = _Progress()
@@ -264,7 +269,7 @@ def cmd_run(args) -> int:
     if args.trace:
         from .trace import write_trace
 
-        write_trace(report, args.trace)
+        write_trace(report, args.trace, *limits)
     if args.json:
         write_json(report.to_json(), args.json)
     if args.json != "-" and args.quiet:
@@ -274,6 +279,23 @@ def cmd_run(args) -> int:
         if args.trace:
             print(f"  trace        {args.trace} (open in https://ui.perfetto.dev)")
     return 0
+
+
+def _trace_limits(args, config) -> tuple:
+    """``(ranks, window)`` of ``--trace-ranks``/``--trace-window``, checked before the run
+    (the ranks against the run's rank count); both need ``--trace``."""
+    from .trace import check_trace_ranks, parse_trace_ranks, parse_trace_window
+
+    if not args.trace:
+        refuse_unused(args, {d: "without --trace (it limits the trace file)" for d in ("trace_ranks", "trace_window")})
+        return None, None
+    ranks = parse_trace_ranks(args.trace_ranks) if args.trace_ranks is not None else None
+    window = parse_trace_window(args.trace_window) if args.trace_window is not None else None
+    if ranks is not None:
+        from .simulate import resolve
+
+        check_trace_ranks(ranks, resolve(config).P)
+    return ranks, window
 
 
 def cmd_algorithms(args) -> int:

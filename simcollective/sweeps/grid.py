@@ -28,8 +28,10 @@ def _gpus_per_node(point: dict, base: str) -> int:
     if key not in _GPN_CACHE:
         import topologies
 
-        if point["topology_file"]:
-            g = topologies.load(resolve_path(point["topology_file"], base))
+        from ..run_config import load_topology_file
+
+        if point["topology_file"]:     # size- and nesting-checked, as every user file
+            g = load_topology_file(resolve_path(point["topology_file"], base))
         else:
             g = topologies.build(point["topology"], 1, opts_dict(point["topology_opts"]))
         _GPN_CACHE[key] = int(g.graph.get("gpus_per_node", 1) or 1)
