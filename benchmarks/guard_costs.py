@@ -60,6 +60,10 @@ def measure_one(cfg: dict) -> dict | None:
 def _configs(collective: str, name: str, kind: str, topo: str) -> dict:
     nodes = {"abci": (32, 8), "dgx-h100": (16, 4)}[topo]
     base = {"topology": topo, "collective": collective, "algorithm": name, "seed": 1}
+    if collective == "alltoall":       # the count is per peer: the same data per rank as the others
+        return {"sym": {**base, "nodes": nodes[0], "elements": 2**13, "verify": "symbolic"},
+                "full": {**base, "nodes": nodes[1], "elements": 2**16, "verify": "full"},
+                "small": {**base, "nodes": nodes[1], "elements": 2**16, "verify": "symbolic"}}
     if kind == "sparse":
         return {"sym": {**base, "nodes": nodes[0], "elements": 2**20, "density": 1 / 256},
                 "full": {**base, "nodes": nodes[1], "elements": 8 * 2**20, "density": 1 / 64},
@@ -90,23 +94,32 @@ def _measure_algorithm(algo, base_rss: int) -> dict | None:
 
 
 def main(argv=None) -> int:
+    """``python -m benchmarks.guard_costs [COLLECTIVE ...]``: measure every algorithm (or those
+    of the collectives named, merged into the table written before)."""
     from simcollective.algorithms import load_all
     from simcollective.algorithms.registry import REGISTRY
+    from simcollective.guard_table import COSTS
 
+    argv = sys.argv[1:] if argv is None else argv
     load_all()
     base = json.loads(subprocess.run([sys.executable, "-c", NULL_CHILD], capture_output=True, text=True,
                                      check=True).stdout)["rss"]
-    table, raw = {}, {}
+    root = Path(__file__).resolve().parent.parent
+    raw_path = root / "benchmarks" / "guard_costs.json"
+    table = {k: v for k, v in COSTS.items() if argv and k[0] not in argv}
+    raw = {k: v for k, v in json.loads(raw_path.read_text())["runs"].items()
+           if argv and k.split("/")[0] not in argv} if raw_path.exists() and argv else {}
     for (collective, name), algo in sorted(REGISTRY.items()):
+        if argv and collective not in argv:
+            continue
         row = _measure_algorithm(algo, base)
         print(f"{collective:<15} {name:<26} {'failed' if row is None else row['topology']}", flush=True)
         if row is None:
             continue
         raw[f"{collective}/{name}"] = row.pop("measured")
         table[(collective, name)] = {k: (round(v, 12) if isinstance(v, float) else v) for k, v in row.items()}
-    root = Path(__file__).resolve().parent.parent
-    _write_table(root / "simcollective" / "guard_table.py", base, table)
-    (root / "benchmarks" / "guard_costs.json").write_text(json.dumps({"base_rss": base, "runs": raw}, indent=1) + "\n")
+    _write_table(root / "simcollective" / "guard_table.py", base, dict(sorted(table.items())))
+    raw_path.write_text(json.dumps({"base_rss": base, "runs": dict(sorted(raw.items()))}, indent=1) + "\n")
     return 0
 
 
