@@ -60,7 +60,7 @@ def measure_one(cfg: dict) -> dict | None:
 def _configs(collective: str, name: str, kind: str, topo: str) -> dict:
     nodes = {"abci": (32, 8), "dgx-h100": (16, 4)}[topo]
     base = {"topology": topo, "collective": collective, "algorithm": name, "seed": 1}
-    if collective == "alltoall":       # the count is per peer: the same data per rank as the others
+    if collective in ("alltoall", "reduce-scatter"):   # a count per peer / per rank: P x it per rank
         return {"sym": {**base, "nodes": nodes[0], "elements": 2**13, "verify": "symbolic"},
                 "full": {**base, "nodes": nodes[1], "elements": 2**16, "verify": "full"},
                 "small": {**base, "nodes": nodes[1], "elements": 2**16, "verify": "symbolic"}}

@@ -4,7 +4,9 @@ measured (``wait4``), and classified:
 
 * ``traceback``: a Python traceback on stderr, or an exit status other than 0, 2, 3, 4, 5;
 * ``silent``: an input that must be refused ran with exit 0 (or one that must run was refused);
-* ``late``: an error after more than 5 s or above 1 GiB of memory (or no answer in 60 s);
+* ``late``: an error after more than 5 s of CPU time (the process and its workers: wall time
+  on a shared machine counts the other users too; both are recorded) or above 1 GiB of
+  memory, or no answer in 60 s;
 * ``multiline``: an error of more than one line;
 * ``lock bypass``: a second sweep wrote a table a running sweep holds (through a symlink,
   a ``..`` path, a symlinked directory or a hard link);
@@ -40,7 +42,9 @@ BAD = ("traceback", "silent", "late", "multiline", "lock bypass")
 MAIN = ("import atexit, os, resource, sys\n"
         "def _rss():\n"
         "    r = max(resource.getrusage(w).ru_maxrss for w in (resource.RUSAGE_SELF, resource.RUSAGE_CHILDREN))\n"
-        "    open(os.environ['CAMPAIGN_RSS'], 'w').write(str(r * 1024))\n"
+        "    cpu = sum(getattr(resource.getrusage(w), f) for w in (resource.RUSAGE_SELF, resource.RUSAGE_CHILDREN)\n"
+        "              for f in ('ru_utime', 'ru_stime'))\n"
+        "    open(os.environ['CAMPAIGN_RSS'], 'w').write(f'{r * 1024} {cpu}')\n"
         "atexit.register(_rss)\n"
         "from simcollective.cli import main\n"
         "sys.exit(main())\n")
@@ -74,9 +78,10 @@ def run_case(case, root: Path) -> dict:
     _write_files(where, case.files)
     t0 = time.monotonic()
     proc = _spawn(case.argv, where)
-    out, err, rss, code = _wait(proc)
+    out, err, (rss, cpu), code = _wait(proc)
     return {"name": case.name, "category": case.category, "expect": case.expect, "code": code,
-            "wall_s": time.monotonic() - t0, "rss": rss, "stderr": err[-2000:], "stdout_lines": out.count("\n")}
+            "wall_s": time.monotonic() - t0, "cpu_s": cpu, "rss": rss, "stderr": err[-2000:],
+            "stdout_lines": out.count("\n")}
 
 
 def _wait(proc) -> tuple:
@@ -87,10 +92,11 @@ def _wait(proc) -> tuple:
         proc.kill()
         out, err = proc.communicate()
     try:
-        rss = int(Path(proc.rss_file).read_text())
-    except (OSError, ValueError):      # killed: no figure (the timeout classes it late)
-        rss = 0
-    return out.decode(errors="replace"), err.decode(errors="replace"), rss, proc.returncode
+        rss, cpu = Path(proc.rss_file).read_text().split()
+        rss, cpu = int(rss), float(cpu)
+    except (OSError, ValueError):      # killed: no figures (the timeout classes it late)
+        rss, cpu = 0, TIMEOUT_S
+    return out.decode(errors="replace"), err.decode(errors="replace"), (rss, cpu), proc.returncode
 
 
 def classify(r: dict) -> str:
@@ -103,7 +109,7 @@ def classify(r: dict) -> str:
     if (r["expect"] == "error") != (r["code"] != 0):
         return "silent"
     if r["code"] != 0:
-        if r["wall_s"] > LATE_S or r["rss"] > LATE_BYTES:
+        if r["cpu_s"] > LATE_S or r["rss"] > LATE_BYTES:
             return "late"
         if len([line for line in err.splitlines() if line.strip()]) != 1:
             return "multiline"
@@ -132,10 +138,11 @@ def lock_scenarios(root: Path) -> list:
     for name, out in (("symlink", "link.csv"), ("dot-dot path", "d/../real.csv"), ("symlinked dir", "dirlink/real.csv")):
         t0 = time.monotonic()
         proc = _spawn(["sweep", "g.toml", "--out", out, "--workers", "1", "--quiet"], where)
-        _out, err, rss, code = _wait(proc)
+        _out, err, (rss, cpu), code = _wait(proc)
         bypass = code == 0 or "lock" not in err.lower()
         results.append({"name": f"second sweep through a {name}", "category": "lock", "expect": "error",
-                        "code": code, "wall_s": time.monotonic() - t0, "rss": rss, "stderr": err[-2000:],
+                        "code": code, "wall_s": time.monotonic() - t0, "cpu_s": cpu, "rss": rss,
+                        "stderr": err[-2000:],
                         "class": "lock bypass" if bypass else "clean"})
     first.kill()
     first.communicate()
@@ -172,7 +179,7 @@ def _report(results: list, path) -> None:
         row = ", ".join(f"{n} {cls}" for (c, cls), n in sorted(by_cat.items()) if c == cat)
         print(f"  {cat:<16} {row}")
     slowest = max(results, key=lambda r: r["wall_s"])
-    print(f"  slowest: {slowest['name']} {slowest['wall_s']:.2f} s; "
+    print(f"  slowest: {slowest['name']} {slowest['wall_s']:.2f} s wall, {slowest['cpu_s']:.2f} s CPU; "
           f"peak memory of any input: {max(r['rss'] for r in results) / 2**20:.0f} MiB")
     if path:
         Path(path).write_text(json.dumps(results, indent=1) + "\n")

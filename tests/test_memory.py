@@ -61,3 +61,30 @@ def test_guard_estimate_and_small_memory(capsys, monkeypatch):
     one_line_error(capsys, RING[:-1] + ["16M", "--verify", "full"], "--verify symbolic")
     code, out, err = run_cli(capsys, *RING[:-1], "16M", "--verify", "symbolic")
     assert code == 0, err
+
+
+# -- per-algorithm estimates against the committed measurements -------------------------------
+
+def _measured():
+    import json
+    from pathlib import Path
+
+    return json.loads((Path(__file__).resolve().parent.parent / "benchmarks" / "guard_costs.json").read_text())
+
+
+@pytest.mark.parametrize("key", ["allreduce/ring", "allreduce/sparse-ring-ring", "allgather/ring",
+                                 "allreduce/rabenseifner", "alltoall/pairwise"])
+def test_estimates_within_1_5x_of_the_measured_peaks(key):
+    """The estimate of each measured run (dense full data, sparse data, size-only) is within
+    1.5x of the peak RSS measured by benchmarks/guard_costs.py."""
+    from simcollective.algorithms import get_algorithm
+    from simcollective.memory import estimate_run_bytes
+
+    collective, name = key.split("/")
+    kind = get_algorithm(name, collective).kind
+    for run_name, run in _measured()["runs"][key].items():
+        mode = "sparse" if kind == "sparse" else "symbolic" if run_name != "full" else "full"
+        density = (1 / 64 if run_name == "full" else 1 / 256) if kind == "sparse" else None
+        k = int(run["n"] * density) if density else None
+        est = estimate_run_bytes(run["P"], run["n"], 4, mode, k, 0, (collective, name))
+        assert run["rss"] / 1.5 <= est <= 1.5 * run["rss"], (run_name, est, run["rss"])
