@@ -41,7 +41,6 @@ def _log_row(size, value="100.0", op="sum") -> str:
 
 def _repeated_options() -> list:
     """Every single-valued option of every command, given twice (from the parser's actions)."""
-    from simcollective.arguments import _Append
     from simcollective.cli import build_parser
 
     parser = build_parser()
@@ -49,7 +48,8 @@ def _repeated_options() -> list:
     cases = []
     for cmd, p in sub.choices.items():
         for action in p._actions:
-            if not action.option_strings or isinstance(action, _Append) or action.dest in ("help", "version"):
+            repeatable = isinstance(action.default, list)      # KEY=VALUE and other append options
+            if not action.option_strings or repeatable or action.dest in ("help", "version"):
                 continue
             flag = action.option_strings[-1]
             twice = [flag, flag] if action.nargs == 0 else [flag, "1", flag, "2"]

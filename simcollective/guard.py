@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from .errors import UserInputError
 from .units import format_bytes, format_time
 
-__all__ = ["Estimate", "estimate_plan", "check_run_cost", "confirm", "confirmed", "wall_limit", "WALL_LIMIT",
+__all__ = ["Estimate", "estimate_plan", "expected_messages", "check_run_cost", "confirm", "confirmed", "wall_limit", "WALL_LIMIT",
            "DEFAULT_WALL_PER_MESSAGE"]
 
 #: the default wall limit of one run, in seconds
@@ -79,10 +79,21 @@ def wall_limit() -> float:
     return value
 
 
+def expected_messages(plan) -> int | None:
+    """The exact number of messages the run will send, from the algorithm's ``messages``
+    hook (see :mod:`simcollective.algorithms.registry`); ``None`` without a hook."""
+    hook = plan.algo.messages
+    if hook is None:
+        return None
+    nodes = plan.graph.nodes
+    ctx = {"n": plan.n, "dtype": plan.dtype, "k": plan.k, "root": plan.root,
+           "servers": [nodes[g].get("server") for g in plan.placement],
+           "graph": plan.graph, "placement": plan.placement, "profile": plan.profile}
+    return int(hook(plan.P, **ctx, **plan.options))
+
+
 def _messages(plan) -> int:
     """The hook's exact count; without a hook, a ring's ``2 P (P - 1)`` as an order of magnitude."""
-    from .simulate import expected_messages
-
     try:
         count = expected_messages(plan)
     except Exception:       # a hook that cannot count this plan: fall back, never fail the run here
