@@ -7,9 +7,13 @@ Each measurement is one run in a fresh subprocess (its peak RSS is the process's
 * ``sym``: size-only data (dense) or the sparse workload at 128 ranks, 1M elements
   (sparse: density 1/256): wall seconds per message and bytes of memory per rank;
 * ``full`` and ``small``: full data at 32 ranks, 2M elements, against size-only data at the
-  same ranks (dense), or the sparse workload at 32 ranks, 8M elements, density 1/64: bytes
-  of memory and wall seconds per byte of data (``P x n x itemsize`` dense, the sparse data
-  term of :func:`simcollective.memory.sparse_data_bytes`).
+  same ranks (dense), or the sparse workload at 32 ranks, 8M elements, density 1/64, against
+  1M elements, density 1/256: wall seconds per byte of data (``P x n x itemsize`` dense, the
+  sparse data term of :func:`simcollective.memory.sparse_data_bytes`).
+
+The peak memory ``fixed + P x per_rank + factor x data`` is fitted through the three peaks
+(:func:`fit`); alltoall and reduce-scatter, whose count is per peer or per rank, run 1/16
+and 1/128 of those counts.
 
 Algorithms that cannot run on that machine (NVLS needs NVSwitch multicast) are measured on
 dgx-h100 with the same rank counts. Run: ``python -m benchmarks.guard_costs`` (about ten
@@ -67,58 +71,88 @@ def _configs(collective: str, name: str, kind: str, topo: str) -> dict:
     if kind == "sparse":
         return {"sym": {**base, "nodes": nodes[0], "elements": 2**20, "density": 1 / 256},
                 "full": {**base, "nodes": nodes[1], "elements": 8 * 2**20, "density": 1 / 64},
-                "small": {**base, "nodes": nodes[1], "elements": 2**20, "density": 1 / 256}}
+                "small": {**base, "nodes": nodes[1], "elements": 2**20, "density": 1 / 256},
+                "wide": {**base, "nodes": nodes[1], "elements": 32 * 2**20, "density": 1 / 1024}}
     return {"sym": {**base, "nodes": nodes[0], "elements": 2**20, "verify": "symbolic"},
             "full": {**base, "nodes": nodes[1], "elements": 2 * 2**20, "verify": "full"},
             "small": {**base, "nodes": nodes[1], "elements": 2 * 2**20, "verify": "symbolic"}}
 
 
-def _measure_algorithm(algo, base_rss: int) -> dict | None:
-    for topo in ("abci", "dgx-h100"):
-        runs = {key: measure_one(cfg) for key, cfg in _configs(algo.collective, algo.name, algo.kind, topo).items()}
+DENSITY = {"sym": 1 / 256, "small": 1 / 256, "full": 1 / 64, "wide": 1 / 1024}
+
+
+def _features(run: dict, kind: str, name: str) -> list:
+    """``[1, P, data]`` of a dense run (data ``P x n x 4`` with full data, else 0); ``[1, P,
+    inputs, N x 4]`` of a sparse one (inputs ``P x k x (4 + 8)``)."""
+    if kind == "sparse":
+        return [1.0, run["P"], run["P"] * int(run["n"] * DENSITY[name]) * 12, run["n"] * 4]
+    return [1.0, run["P"], run["P"] * run["n"] * 4 if name == "full" else 0]
+
+
+def fit(runs: dict, kind: str) -> dict:
+    """The row of one algorithm from its runs: peak memory ``fixed + P x per_rank +
+    data_factor x data`` (dense) or ``fixed + P x per_rank + data_factor x inputs +
+    element_factor x N x itemsize`` (sparse), solved through the measured peaks (negative
+    parts set to 0); wall seconds per message (the run at 128 ranks) and per byte of data
+    (full minus small)."""
+    import numpy as np
+
+    names = ("sym", "small", "full", "wide") if kind == "sparse" else ("sym", "small", "full")
+    a = np.array([_features(runs[k], kind, k) for k in names])
+    coef = [max(0.0, float(v)) for v in np.linalg.lstsq(a, np.array([float(runs[k]["rss"]) for k in names]),
+                                                        rcond=None)[0]]
+    sym, small, full = (runs[k] for k in ("sym", "small", "full"))
+    extra = sum(_features(full, kind, "full")[2:]) - sum(_features(small, kind, "small")[2:])
+    return {"fixed_bytes": round(coef[0]), "bytes_per_rank": round(coef[1]), "data_factor": round(coef[2], 4),
+            "element_factor": round(coef[3], 4) if kind == "sparse" else 0.0,
+            "wall_per_message": round(sym["wall_s"] / max(1, sym["messages"]), 9),
+            "events_per_message": round(sym["events"] / max(1, sym["messages"]), 4),
+            "wall_per_data_byte": round(max(0.0, full["wall_s"] - small["wall_s"]) / max(1, extra), 13)}
+
+
+def _measure_algorithm(algo, have: dict | None = None) -> dict | None:
+    """The runs of one algorithm (``have``: runs measured before, only the missing ones run)."""
+    have = have or {}
+    for topo in [have["topology"]] if have else ("abci", "dgx-h100"):
+        runs = {key: have.get(key) or measure_one(cfg)
+                for key, cfg in _configs(algo.collective, algo.name, algo.kind, topo).items()}
         if all(runs.values()):
-            break
-    else:
-        return None
-    sym, full, small = runs["sym"], runs["full"], runs["small"]
-    return {
-        "topology": topo,
-        "wall_per_message": sym["wall_s"] / max(1, sym["messages"]),
-        "events_per_message": sym["events"] / max(1, sym["messages"]),
-        "bytes_per_rank": max(0, sym["rss"] - base_rss) / sym["P"],
-        "data_factor": max(0, full["rss"] - small["rss"]) / full["data"],
-        "wall_per_data_byte": max(0.0, full["wall_s"] - small["wall_s"]) / full["data"],
-        "measured": {k: {"messages": v["messages"], "P": v["P"], "n": v["n"], "rss": v["rss"], "wall_s": v["wall_s"]}
-                     for k, v in runs.items()},
-    }
+            return {"topology": topo, "kind": algo.kind,
+                    **{k: {f: v[f] for f in ("messages", "events", "P", "n", "rss", "wall_s") if f in v}
+                       for k, v in runs.items()}}
+    return None
 
 
 def main(argv=None) -> int:
-    """``python -m benchmarks.guard_costs [COLLECTIVE ...]``: measure every algorithm (or those
-    of the collectives named, merged into the table written before)."""
+    """``python -m benchmarks.guard_costs [--refit | --missing] [COLLECTIVE ...]``: measure every
+    algorithm (or those of the collectives named, the others kept from the last measurement),
+    fit the table and write it; ``--refit``: fit again from the committed runs, measuring
+    nothing; ``--missing``: measure only the runs the committed file lacks."""
     from simcollective.algorithms import load_all
     from simcollective.algorithms.registry import REGISTRY
-    from simcollective.guard_table import COSTS
 
-    argv = sys.argv[1:] if argv is None else argv
+    argv = list(sys.argv[1:] if argv is None else argv)
+    refit, missing = "--refit" in argv, "--missing" in argv
+    argv = [a for a in argv if a not in ("--refit", "--missing")]
     load_all()
-    base = json.loads(subprocess.run([sys.executable, "-c", NULL_CHILD], capture_output=True, text=True,
-                                     check=True).stdout)["rss"]
     root = Path(__file__).resolve().parent.parent
     raw_path = root / "benchmarks" / "guard_costs.json"
-    table = {k: v for k, v in COSTS.items() if argv and k[0] not in argv}
-    raw = {k: v for k, v in json.loads(raw_path.read_text())["runs"].items()
-           if argv and k.split("/")[0] not in argv} if raw_path.exists() and argv else {}
-    for (collective, name), algo in sorted(REGISTRY.items()):
-        if argv and collective not in argv:
-            continue
-        row = _measure_algorithm(algo, base)
-        print(f"{collective:<15} {name:<26} {'failed' if row is None else row['topology']}", flush=True)
-        if row is None:
-            continue
-        raw[f"{collective}/{name}"] = row.pop("measured")
-        table[(collective, name)] = {k: (round(v, 12) if isinstance(v, float) else v) for k, v in row.items()}
-    _write_table(root / "simcollective" / "guard_table.py", base, dict(sorted(table.items())))
+    old = json.loads(raw_path.read_text()) if raw_path.exists() else {"runs": {}}
+    if refit:
+        base, raw = old["base_rss"], old["runs"]
+    else:
+        base = json.loads(subprocess.run([sys.executable, "-c", NULL_CHILD], capture_output=True, text=True,
+                                         check=True).stdout)["rss"]
+        raw = {k: v for k, v in old["runs"].items() if missing or argv and k.split("/")[0] not in argv}
+        for (collective, name), algo in sorted(REGISTRY.items()):
+            if argv and collective not in argv:
+                continue
+            runs = _measure_algorithm(algo, old["runs"].get(f"{collective}/{name}") if missing else None)
+            print(f"{collective:<15} {name:<26} {'failed' if runs is None else runs['topology']}", flush=True)
+            if runs is not None:
+                raw[f"{collective}/{name}"] = runs
+    table = {tuple(k.split("/")): {"topology": v["topology"], **fit(v, v["kind"])} for k, v in sorted(raw.items())}
+    _write_table(root / "simcollective" / "guard_table.py", base, table)
     raw_path.write_text(json.dumps({"base_rss": base, "runs": dict(sorted(raw.items()))}, indent=1) + "\n")
     return 0
 
@@ -129,8 +163,8 @@ def _write_table(path: Path, base: int, table: dict) -> None:
              '``benchmarks/guard_costs.json``). Do not edit by hand: rerun the script."""', "",
              '__all__ = ["BASE_RSS", "COSTS"]', "", "#: peak RSS of a tiny run (the interpreter, NumPy, SimPy, NetworkX)",
              f"BASE_RSS = {base}", "",
-             "#: (collective, algorithm) -> wall_per_message (s), events_per_message, bytes_per_rank,",
-             "#: data_factor (peak bytes per byte of data), wall_per_data_byte (s), the machine measured on",
+             "#: (collective, algorithm) -> peak memory fixed_bytes + P x bytes_per_rank + data_factor x data,",
+             "#: wall_per_message (s), events_per_message, wall_per_data_byte (s), the machine measured on",
              "COSTS = {"]
     for key, row in table.items():
         lines.append(f"    {key!r}: {row!r},")

@@ -7,6 +7,14 @@ of the algorithm's ``messages`` hook, and the per-algorithm costs measured by
 message, events per message, bytes per rank and, with real data, bytes and wall seconds per
 byte of data. An algorithm without a measured row uses :data:`DEFAULT_WALL_PER_MESSAGE`.
 
+The cost of a message grows with the ranks (more flows share the network whose rates each
+event recomputes): measured at 128 ranks, it is scaled by ``(P / 128) ** 2`` above that
+(:data:`SCALE_EXPONENT`). Measured (``benchmarks.guard_costs.measure_one``, ring allreduce,
+1M float32, size-only, on a shared 2-core machine): abci 128 ranks 9.8 us per message,
+512 ranks 228 us (the rule says 156 us); gb200-nvl72 288 ranks 97 us (the rule, from
+abci's figure, 49 us). The estimate is an order of magnitude, enough to tell a run of
+minutes from one of days.
+
 The wall limit is :data:`WALL_LIMIT` seconds (10 minutes), ``SIMCOLLECTIVE_WALL_LIMIT``
 (seconds) overrides it; :func:`confirm` (the commands' ``--yes``) lifts it for this process
 and the worker processes it starts (through ``SIMCOLLECTIVE_YES=1``). The memory guard
@@ -28,6 +36,8 @@ __all__ = ["Estimate", "estimate_plan", "expected_messages", "check_run_cost", "
 WALL_LIMIT = 600.0
 #: wall seconds per message of an algorithm without a measured row (the slowest measured)
 DEFAULT_WALL_PER_MESSAGE = 2e-4
+#: the rank count the per-message costs were measured at, and the exponent of their growth above it
+SCALE_RANKS, SCALE_EXPONENT = 128, 2.0
 _YES = "SIMCOLLECTIVE_YES"
 
 
@@ -116,6 +126,7 @@ def estimate_plan(plan) -> Estimate:
         mode = "symbolic" if plan.mode == "symbolic" else "full"
         data = 0 if mode == "symbolic" else plan.P * plan.n * itemsize
     per_msg = DEFAULT_WALL_PER_MESSAGE if row is None else row["wall_per_message"]
+    per_msg *= max(1.0, plan.P / SCALE_RANKS) ** SCALE_EXPONENT
     per_byte = 2e-8 if row is None else row["wall_per_data_byte"]
     events = messages * (3.0 if row is None else row["events_per_message"])
     memory = estimate_run_bytes(plan.P, plan.n, itemsize, mode, plan.k, plan.graph.number_of_nodes(), key)

@@ -82,18 +82,24 @@ def estimate_run_bytes(ranks: int, elements: int, itemsize: int, mode: str, k: i
                        graph_nodes: int = 0, algorithm=None) -> int:
     """Peak memory (bytes) of one run; ``mode``: ``full``, ``symbolic`` or ``sparse``.
 
-    ``algorithm``: ``(collective, name)``; with it, the measured bytes per rank and bytes per
-    byte of data of that algorithm (:mod:`simcollective.guard_table`) replace the generic
-    upper bounds (``3 x P x N x itemsize`` dense, :func:`sparse_data_bytes` x 1 sparse)."""
+    ``algorithm``: ``(collective, name)``; with it, the fit of that algorithm's measured peaks
+    (:mod:`simcollective.guard_table`: ``fixed + P x per_rank + data_factor x P x N x itemsize``
+    with full data, ``fixed + P x per_rank + data_factor x P x k x (itemsize + 8) +
+    element_factor x N x itemsize`` sparse) replaces the generic upper bounds below."""
     row = _costs(algorithm)
-    per_rank = BYTES_PER_RANK if row is None else max(row["bytes_per_rank"], 16 * 1024)
-    total = _BASE + ranks * per_rank + graph_nodes * BYTES_PER_GRAPH_NODE
+    if row is not None:       # fitted through three measured peaks (benchmarks/guard_costs.py)
+        if mode == "sparse":
+            data = (row["data_factor"] * ranks * (k or 0) * (itemsize + 8)
+                    + row.get("element_factor", 0.0) * elements * itemsize)
+        else:
+            data = row["data_factor"] * ranks * elements * itemsize if mode == "full" else 0
+        return int(max(_BASE, row["fixed_bytes"]) + ranks * row["bytes_per_rank"] + data
+                   + graph_nodes * BYTES_PER_GRAPH_NODE)
+    total = _BASE + ranks * BYTES_PER_RANK + graph_nodes * BYTES_PER_GRAPH_NODE
     if mode == "full":
-        factor = 3.0 if row is None else row["data_factor"]
-        total += factor * ranks * elements * itemsize + 8 * elements
+        total += 3 * ranks * elements * itemsize + 8 * elements
     elif mode == "sparse":
-        factor = 1.0 if row is None else row["data_factor"]
-        total += factor * sparse_data_bytes(ranks, elements, itemsize, k)
+        total += sparse_data_bytes(ranks, elements, itemsize, k)
     return int(total)
 
 
