@@ -56,7 +56,7 @@ def test_a_huge_preset_is_refused_before_simulating(capsys, monkeypatch):
     monkeypatch.delenv("SIMCOLLECTIVE_WALL_LIMIT", raising=False)
     monkeypatch.setattr(simulate, "make_inputs", lambda plan: pytest.fail("the run was started"))
     one_line_error(capsys, ["run", "--topology", "gb200-nvl72", "--nodes", "1000", "--algorithm", "ring",
-                            "--bytes", "1M"], "4000 ranks", "min of wall time", "beyond the 10 min limit", "--yes")
+                            "--bytes", "1M"], "4000 ranks", "days of wall time", "beyond the 10 min limit", "--yes")
 
 
 def test_bad_wall_limit(monkeypatch):
