@@ -93,21 +93,6 @@ def _dtype(name: str) -> str:
                          f"{', '.join(list(_FROM_NCCL) + list(NCCL_TYPES))}")
 
 
-def check_sizes_cost(plans) -> None:
-    """Refuse, before the first size, a bench whose sizes together are estimated beyond the
-    guard's wall limit (unless ``--yes``; see :mod:`simcollective.guard`)."""
-    from .guard import confirmed, estimate_plan, wall_limit
-
-    if confirmed() or not plans:
-        return
-    total = sum(estimate_plan(p).wall_s for p in plans)
-    if total > wall_limit():
-        biggest = max(plans, key=lambda p: p.n)
-        raise UserInputError(f"these {len(plans)} sizes on {biggest.P} ranks need about {total / 60:.3g} min of wall "
-                             f"time together (the largest, {estimate_plan(biggest).describe()}), beyond the "
-                             f"{wall_limit() / 60:.3g} min limit; give --yes to run them anyway, or a smaller -e")
-
-
 def run_bench(base, sizes: list[int], progress=None) -> list[dict]:
     """One verified simulation per size; rows with nccl-tests' columns (plus the run's
     algorithm, ranks and verification) in SI units: ``time_s`` in seconds, ``algbw`` and
@@ -116,6 +101,7 @@ def run_bench(base, sizes: list[int], progress=None) -> list[dict]:
     from dataclasses import replace
 
     from .data.collectives import get_collective
+    from .guard import check_plans_cost
     from .simulate import build_graph, resolve, run
 
     graph = build_graph(base)
@@ -124,7 +110,8 @@ def run_bench(base, sizes: list[int], progress=None) -> list[dict]:
     plan = resolve(replace(base, bytes=None, elements=1), graph)
     P, itemsize = plan.P, plan.dtype.itemsize
     counts = [coll.count_from_bytes(size, P, itemsize) for size in sizes]
-    check_sizes_cost([resolve(replace(base, bytes=None, elements=c), graph) for c in counts if c])
+    plans = [resolve(replace(base, bytes=None, elements=c), graph) for c in counts if c]
+    check_plans_cost(plans, f"these {len(plans)} sizes", "a smaller -e")
     rows = []
     for size in sizes:
         count = coll.count_from_bytes(size, P, itemsize)

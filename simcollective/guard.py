@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from .errors import UserInputError
 from .units import format_bytes, format_time
 
-__all__ = ["Estimate", "estimate_plan", "expected_messages", "check_run_cost", "confirm", "confirmed", "wall_limit", "WALL_LIMIT",
+__all__ = ["Estimate", "estimate_plan", "expected_messages", "check_plans_cost", "check_run_cost", "confirm", "confirmed", "wall_limit", "WALL_LIMIT",
            "DEFAULT_WALL_PER_MESSAGE"]
 
 #: the default wall limit of one run, in seconds
@@ -143,3 +143,20 @@ def check_run_cost(plan) -> Estimate:
                              f"{est.describe()}, beyond the {_wall_text(limit)} limit; give --yes to run it "
                              f"anyway, or fewer ranks or a smaller size")
     return est
+
+
+def check_plans_cost(plans, what: str, hint: str, weights=None) -> None:
+    """Refuse in one line several runs (a bench's sizes, a job's steps) whose estimates add up
+    beyond the wall limit (unless :func:`confirmed`). ``weights``: how many times each plan
+    runs (a job step's repeats); ``what``: the runs, for the message; ``hint``: what to cut."""
+    if confirmed() or not plans:
+        return
+    weights = weights or [1] * len(plans)
+    estimates = [estimate_plan(p) for p in plans]
+    total = sum(e.wall_s * w for e, w in zip(estimates, weights))
+    limit = wall_limit()
+    if total > limit:
+        worst = max(range(len(plans)), key=lambda i: estimates[i].wall_s * weights[i])
+        raise UserInputError(f"{what} need about {_wall_text(total)} of wall time together (the longest, on "
+                             f"{plans[worst].P} ranks: {estimates[worst].describe()}), beyond the "
+                             f"{_wall_text(limit)} limit; give --yes to run them anyway, or {hint}")
