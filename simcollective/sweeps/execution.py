@@ -249,6 +249,8 @@ def run_sweep(config, out, workers: int | None = None, scheduler: str | None = N
         raise UserInputError(f"--out {out!r} must end in .csv or .parquet")
     check_output_path(out, "--out")
     shown, out = out, resolve_output(out)      # a symlink's target is the table (and is locked)
+    if os.path.exists(out) and not os.path.isfile(out):     # /dev/full, a FIFO: no table to resume
+        raise UserInputError(f"--out {shown!r} is not a regular file ({out}); give a file name")
     size = grid_size(cfg)
     if size > LARGE_GRID and max_points is None and not yes:
         raise UserInputError(f"the sweep has {size} points (more than {LARGE_GRID}); give --max-points N to run N of "
