@@ -65,3 +65,11 @@ def test_iter_points_is_the_expanded_grid(tmp_path):
 
     cfg = _config(tmp_path, BASE.replace('["1K"]', '["1K", "2K", "1K"]'))
     assert list(iter_points(cfg)) == expand_grid(cfg) and len(expand_grid(cfg)) == 2
+
+
+def test_out_on_a_device_is_refused_before_reading_it(tmp_path, capsys):
+    """/dev/full reads as endless zeros: a table there would never finish reading."""
+    link = tmp_path / "full.csv"
+    link.symlink_to("/dev/full")
+    one_line_error(capsys, ["sweep", str(_config(tmp_path, BASE)), "--out", str(link), "--workers", "1"],
+                   "not a regular file", "/dev/full")
