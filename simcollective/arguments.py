@@ -21,7 +21,7 @@ from .errors import UserInputError
 __all__ = ["Parser", "given", "refuse_unused", "check_distinct_outputs", "add_topology_arguments",
            "add_nccl_version_argument",
            "check_topology_conflicts", "topology_config", "add_plugin_argument", "load_plugin_arguments",
-           "add_engine_argument"]
+           "add_engine_argument", "add_yes_argument"]
 
 #: the namespace attribute in which :class:`Parser` records the options given: dest -> flag
 GIVEN = "given_options"
@@ -126,6 +126,14 @@ def check_distinct_outputs(**paths) -> None:
                                  f"{'stream' if path == '-' else 'file'}: each writes its own output; "
                                  "give them different paths")
         seen[where] = (flag, path)
+
+
+def add_yes_argument(p, also: str = "") -> None:
+    """``--yes``: run what the guard estimates beyond its wall limit (10 min by default;
+    ``simcollective.guard``); ``main`` lifts the limit when it is given. ``also``: what else
+    the command's ``--yes`` confirms."""
+    p.add_argument("--yes", action="store_true",
+                   help=f"run even when the estimate is beyond the wall limit (10 min){also}")
 
 
 def add_topology_arguments(p: argparse.ArgumentParser, network: bool = True, profile: str | None = None) -> None:

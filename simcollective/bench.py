@@ -33,7 +33,7 @@ import csv
 import sys
 
 from . import __version__
-from .arguments import add_engine_argument, add_plugin_argument, check_distinct_outputs, check_topology_conflicts, refuse_unused
+from .arguments import add_engine_argument, add_plugin_argument, add_yes_argument, check_distinct_outputs, check_topology_conflicts, refuse_unused
 from .algorithms.registry import COLLECTIVES
 from .bench_flags import (AVERAGES, NCCL_TYPES, STAND_INS, add_nccl_flags, checks_off, combine_times, dtype_of,
                           nccl_settings)
@@ -100,6 +100,7 @@ def run_bench(base, sizes: list[int], progress=None, nccl: dict | None = None) -
     from dataclasses import replace
 
     from .data.collectives import get_collective
+    from .guard import check_plans_cost
     from .simulate import build_graph, resolve, run
 
     graph = build_graph(base)
@@ -109,6 +110,9 @@ def run_bench(base, sizes: list[int], progress=None, nccl: dict | None = None) -
     P, itemsize = plan.P, plan.dtype.itemsize
     nccl = {"type": NCCL_TYPES[plan.dtype.name], "threads": 1, "gpus": 1, "average": 1, "check": 1, **(nccl or {})}
     wrong = 0 if nccl["check"] else "N/A"
+    counts = [coll.count_from_bytes(size, P, itemsize) for size in sizes]
+    plans = [resolve(replace(base, bytes=None, elements=c), graph) for c in counts if c]
+    check_plans_cost(plans, f"these {len(plans)} sizes", "a smaller -e")
     rows = []
     for size in sizes:
         count = coll.count_from_bytes(size, P, itemsize)
@@ -247,6 +251,7 @@ def add_parser(subparsers) -> None:
     s.add_argument("--csv", metavar="PATH|-", help="write the rows as CSV in SI units (- for stdout)")
     add_nccl_version_argument(s)
     add_engine_argument(s)
+    add_yes_argument(s)
     add_plugin_argument(p)
     p.set_defaults(func=cmd_bench)
 

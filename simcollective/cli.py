@@ -18,7 +18,7 @@ import sys
 
 from . import __version__
 from .arguments import (Parser, add_engine_argument, add_nccl_version_argument, add_plugin_argument,
-                        add_topology_arguments, check_distinct_outputs, check_topology_conflicts,
+                        add_topology_arguments, add_yes_argument, check_distinct_outputs, check_topology_conflicts,
                         load_plugin_arguments, refuse_unused)
 from .errors import DeadlockError, SimCollectiveError, TopologyError, UserInputError, VerificationError
 from .parsing import check_exclusive, check_output_path, format_time, parse_stragglers, write_json
@@ -150,6 +150,11 @@ def _add_run_groups(p, D) -> None:
     o.add_argument("--json", metavar="PATH|-", help="write the result as JSON (- for stdout)")
     add_engine_argument(o)
     o.add_argument("--trace", metavar="PATH", help="write a Chrome trace (Perfetto) of the run")
+    o.add_argument("--trace-ranks", metavar="N|LIST",
+                   help="--trace: only these ranks' tracks: N (the first N) or a list like 0-7,32")
+    o.add_argument("--trace-window", metavar="T0:T1",
+                   help="--trace: only the spans in this window of simulated time, in seconds (e.g. 0:1e-3)")
+    add_yes_argument(o)
     o.add_argument("--quiet", action="store_true",
                    help="no progress bar (shown on stderr when it is a terminal, never with --json -: "
                         "messages sent of the run's exact total, with percentage and ETA; an algorithm "
@@ -296,6 +301,7 @@ def cmd_run(args) -> int:
     check_distinct_outputs(json=args.json, trace=args.trace)
     check_output_path(args.json, "--json")
     check_output_path(args.trace, "--trace")
+    limits = _trace_limits(args, config)
     progress = None
     if not args.quiet and args.json != "-" and sys.stderr.isatty():
         progress = _Progress()
@@ -307,7 +313,7 @@ def cmd_run(args) -> int:
     if args.trace:
         from .trace import write_trace
 
-        write_trace(report, args.trace)
+        write_trace(report, args.trace, *limits)
     if args.json:
         write_json(report.to_json(), args.json)
     if args.json != "-" and args.quiet:
@@ -317,6 +323,23 @@ def cmd_run(args) -> int:
         if args.trace:
             print(f"  trace        {args.trace} (open in https://ui.perfetto.dev)")
     return 0
+
+
+def _trace_limits(args, config) -> tuple:
+    """``(ranks, window)`` of ``--trace-ranks``/``--trace-window``, checked before the run
+    (the ranks against the run's rank count); both need ``--trace``."""
+    from .trace import check_trace_ranks, parse_trace_ranks, parse_trace_window
+
+    if not args.trace:
+        refuse_unused(args, {d: "without --trace (it limits the trace file)" for d in ("trace_ranks", "trace_window")})
+        return None, None
+    ranks = parse_trace_ranks(args.trace_ranks) if args.trace_ranks is not None else None
+    window = parse_trace_window(args.trace_window) if args.trace_window is not None else None
+    if ranks is not None:
+        from .simulate import resolve
+
+        check_trace_ranks(ranks, resolve(config).P)
+    return ranks, window
 
 
 def cmd_algorithms(args) -> int:
@@ -377,6 +400,10 @@ def main(argv=None) -> int:
         parser = build_parser()
         args = parser.parse_args(argv)
         load_plugin_arguments(args)
+        if getattr(args, "yes", False):       # --yes: beyond the guard's wall limit
+            from .guard import confirm
+
+            confirm()
         return args.func(args)
     except VerificationError as exc:
         print(f"simcollective: verification FAILED: {exc}", file=sys.stderr)

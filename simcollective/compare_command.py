@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from .arguments import add_nccl_version_argument, add_plugin_argument, add_topology_arguments
+from .arguments import add_nccl_version_argument, add_plugin_argument, add_topology_arguments, add_yes_argument
 from .errors import UserInputError
 from .parsing import check_output_path, parse_int, parse_size, parse_topology_opts, write_json
 from .run_config import SCHEMA_VERSION
@@ -39,6 +39,7 @@ def add_parser(sub) -> None:
     p.add_argument("--min-size", metavar="BYTES", help="skip smaller sizes of the log")
     p.add_argument("--max-size", metavar="BYTES", help="skip larger sizes of the log")
     p.add_argument("--json", metavar="PATH|-", help="write the comparison as JSON (- for stdout)")
+    add_yes_argument(p)
     p.add_argument("--plot", metavar="PNG", help="plot busbw against size (log-log), measured and simulated")
     p.add_argument("--fit", metavar="KEY[=LO:HI]",
                    help="calibrate: find the value of the preset's numeric --topology-opt KEY (e.g. nic_bandwidth, "

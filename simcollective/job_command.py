@@ -3,7 +3,7 @@ once (the job description: :mod:`simcollective.jobs.spec`)."""
 
 from __future__ import annotations
 
-from .arguments import add_plugin_argument
+from .arguments import add_plugin_argument, add_yes_argument
 from .errors import UserInputError
 from .parsing import check_output_path, write_json
 
@@ -22,6 +22,7 @@ def add_parser(sub) -> None:
                     "reports what each cost.")
     p.add_argument("job", metavar="JOB.toml", help="the job description")
     p.add_argument("--json", metavar="PATH|-", help="write the result as JSON (- for stdout)")
+    add_yes_argument(p)
     p.add_argument("--trace", metavar="PATH", help="write a Perfetto trace: one track per communicator group")
     p.add_argument("--no-alone", action="store_true",
                    help="skip the runs of each collective alone (no slowdowns)")

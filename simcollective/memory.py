@@ -5,21 +5,20 @@ machine down or end in a NumPy memory-error traceback after minutes: the estimat
 the configuration alone and the refusal is one line with the estimate, the memory available
 and the option that would fit.
 
-The estimates are deliberately rough upper bounds, measured on this code base:
+Per algorithm, the estimate is a fit through peaks measured by
+``python -m benchmarks.guard_costs`` (:mod:`simcollective.guard_table`): ``fixed + P x
+per_rank + data_factor x P x N x itemsize`` with full data (none size-only), and ``fixed +
+P x per_rank + data_factor x P x k x (itemsize + 8) + element_factor x N x itemsize`` for
+sparse data (each rank's values and int64 indices; the exact reference and the reduced
+results, which grow towards dense but are shared between ranks). Checked against runs the
+fit did not see (``tests/test_memory.py``), float32: ring, 64 ranks, 4M elements, full data,
+1.16 GB measured, estimate 1.05x; sparse-ring-ring, 256 ranks, 32M elements, d = 1/1024,
+1.00 GB measured, estimate 0.98x. int32 sparse data takes less (0.59 GB for that run): the
+estimate is then 1.6x over.
 
-* simulator state: about :data:`BYTES_PER_RANK` per rank (ring on ABCI: 81 MB RSS at 256
-  ranks, 498 MB at 1024 ranks, 1M float32 elements, size-only data) plus
-  :data:`BYTES_PER_GRAPH_NODE` per node of the hardware graph;
-* dense data (``verify full``): every rank's input and output and the reference,
-  ``3 x P x N x itemsize``; size-only data (``verify symbolic``): nothing per element;
-* sparse data: inputs ``P x k x (itemsize + 8)`` (values and int64 indices), the exact
-  reference ``8 x N`` (a 64-bit accumulator) and the reduced results, which grow towards dense
-  but are shared between ranks (ring and allgather phases hand on references; recursive
-  doubling's pairs hold one merge each): ``4 x min(N x itemsize, P x k x (itemsize + 8))``.
-  Measured peaks, abci, N = 32M int32, d = 1/1024: 256 ranks ssar-recursive-doubling 0.86 GB
-  (estimate 1.0 GB), topk-allgather 0.55 GB, sparse-ring-ring 0.59 GB; 1024 ranks
-  sparse-ring-ring 1.25 GB (estimate 1.8 GB). (Charging every rank a result of its own,
-  ``2 x P x min(...)``, would estimate 48 GiB and 257 GiB for these and refuse runs that fit.)
+Without a measured row, generic upper bounds: :data:`BYTES_PER_RANK` per rank plus
+:data:`BYTES_PER_GRAPH_NODE` per node of the hardware graph; ``3 x P x N x itemsize`` with
+full data; :func:`sparse_data_bytes` for sparse data.
 """
 
 from __future__ import annotations
@@ -28,7 +27,7 @@ import os
 
 from .errors import UserInputError
 
-__all__ = ["available_memory", "estimate_run_bytes", "check_run_memory", "check_machine_size",
+__all__ = ["available_memory", "estimate_run_bytes", "sparse_data_bytes", "check_run_memory", "check_machine_size",
            "BYTES_PER_RANK", "BYTES_PER_GRAPH_NODE"]
 
 BYTES_PER_RANK = 512 * 1024
@@ -62,22 +61,51 @@ def _gib(n: float) -> str:
     return f"{n / 2**30:.1f} GiB"
 
 
+def sparse_data_bytes(ranks: int, elements: int, itemsize: int, k: int | None) -> int:
+    """The data term of a sparse run: inputs ``P x k x (itemsize + 8)``, the exact reference
+    ``8 x N`` and the shared reduced results ``4 x min(N x itemsize, P x k x (itemsize + 8))``
+    (the unit the measured per-algorithm factor multiplies)."""
+    entry = itemsize + 8
+    inputs = ranks * (k or 0) * entry
+    return int(inputs + 8 * elements + 4 * min(elements * itemsize, inputs))
+
+
+def _costs(algorithm):
+    """The measured row of ``(collective, name)`` (:mod:`simcollective.guard_table`), or ``None``."""
+    from .guard_table import COSTS
+
+    return COSTS.get(tuple(algorithm)) if algorithm is not None else None
+
+
 def estimate_run_bytes(ranks: int, elements: int, itemsize: int, mode: str, k: int | None = None,
-                       graph_nodes: int = 0) -> int:
-    """Rough peak memory (bytes) of one run; ``mode``: ``full``, ``symbolic`` or ``sparse``."""
+                       graph_nodes: int = 0, algorithm=None) -> int:
+    """Peak memory (bytes) of one run; ``mode``: ``full``, ``symbolic`` or ``sparse``.
+
+    ``algorithm``: ``(collective, name)``; with it, the fit of that algorithm's measured peaks
+    (:mod:`simcollective.guard_table`: ``fixed + P x per_rank + data_factor x P x N x itemsize``
+    with full data, ``fixed + P x per_rank + data_factor x P x k x (itemsize + 8) +
+    element_factor x N x itemsize`` sparse) replaces the generic upper bounds below."""
+    row = _costs(algorithm)
+    if row is not None:       # fitted through three measured peaks (benchmarks/guard_costs.py)
+        if mode == "sparse":
+            data = (row["data_factor"] * ranks * (k or 0) * (itemsize + 8)
+                    + row.get("element_factor", 0.0) * elements * itemsize)
+        else:
+            data = row["data_factor"] * ranks * elements * itemsize if mode == "full" else 0
+        return int(max(_BASE, row["fixed_bytes"]) + ranks * row["bytes_per_rank"] + data
+                   + graph_nodes * BYTES_PER_GRAPH_NODE)
     total = _BASE + ranks * BYTES_PER_RANK + graph_nodes * BYTES_PER_GRAPH_NODE
     if mode == "full":
         total += 3 * ranks * elements * itemsize + 8 * elements
     elif mode == "sparse":
-        entry = itemsize + 8
-        total += ranks * (k or 0) * entry + 8 * elements
-        total += 4 * min(elements * itemsize, ranks * (k or 0) * entry)
+        total += sparse_data_bytes(ranks, elements, itemsize, k)
     return int(total)
 
 
-def check_run_memory(ranks: int, elements: int, dtype, mode: str, k: int | None = None, graph_nodes: int = 0) -> int:
+def check_run_memory(ranks: int, elements: int, dtype, mode: str, k: int | None = None, graph_nodes: int = 0,
+                     algorithm=None) -> int:
     """Refuse in one line a run whose estimate exceeds the available memory; return the estimate."""
-    need = estimate_run_bytes(ranks, elements, dtype.itemsize, mode, k, graph_nodes)
+    need = estimate_run_bytes(ranks, elements, dtype.itemsize, mode, k, graph_nodes, algorithm)
     have = available_memory()
     if need <= have:
         return need

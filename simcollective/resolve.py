@@ -177,20 +177,21 @@ def resolve(config: RunConfig, graph=None) -> Plan:
     _check_inputs(config, algo, dtype, options)
     plan = Plan(config, coll, algo, dtype, profile, graph, placement, P, count, n, root, options, "full",
                 routing=routing, timing=timing, sizes_info=sizes_info)
+    key = (algo.collective, algo.name)     # the measured memory costs of this algorithm
     if algo.kind == "sparse":
         if config.verify == "symbolic":
             raise UserInputError("--verify symbolic applies to dense algorithms; sparse runs always carry real data")
         plan.k = data.sparse_k(n, config.density, config.k)
-        check_run_memory(P, n, dtype, "sparse", plan.k, graph.number_of_nodes())
+        check_run_memory(P, n, dtype, "sparse", plan.k, graph.number_of_nodes(), key)
     else:
         if config.density is not None or config.k is not None:
             raise UserInputError(f"--density/--k apply to sparse algorithms, not to '{algo.name}'")
         full_bytes = P * n * dtype.itemsize
         if config.verify == "symbolic" or (config.verify == "auto" and full_bytes > config.memory_budget):
             plan.mode = "symbolic"
-            check_run_memory(P, n, dtype, "symbolic", None, graph.number_of_nodes())
+            check_run_memory(P, n, dtype, "symbolic", None, graph.number_of_nodes(), key)
         else:
-            check_run_memory(P, n, dtype, "full", None, graph.number_of_nodes())
+            check_run_memory(P, n, dtype, "full", None, graph.number_of_nodes(), key)
     ctx = {"n": n, "dtype": dtype, "k": plan.k, "root": root, "sizes": getattr(coll, "counts", None),
            "combine": getattr(coll, "combine", None)}
     plan.kwargs = {key: ctx[key] for key in CONTEXT if key in algo.params and ctx.get(key) is not None}

@@ -41,6 +41,7 @@ from . import data
 from .data.collectives import Sources
 from .data.verify import EMPTY_RESULT, verify_pieces
 from .errors import UserInputError, VerificationError
+from .guard import check_run_cost, expected_messages
 from .placement import describe_placement
 from .resolve import Plan, count_for_bytes, resolve, resolve_study
 from .run_config import (DEFAULT_MEMORY_BUDGET, JSON_KEYS, VERIFY_MODES, Report, RunConfig, build_graph,
@@ -263,28 +264,16 @@ def _link_row(ls, t: float) -> dict:
             "utilization": (ls.bytes / ls.capacity) / t if t > 0 else 0.0}
 
 
-def expected_messages(plan: Plan) -> int | None:
-    """The exact number of messages the run will send, from the algorithm's ``messages``
-    hook (see :mod:`simcollective.algorithms.registry`); ``None`` without a hook."""
-    hook = plan.algo.messages
-    if hook is None:
-        return None
-    nodes = plan.graph.nodes
-    ctx = {"n": plan.n, "dtype": plan.dtype, "k": plan.k, "root": plan.root,
-           "servers": [nodes[g].get("server") for g in plan.placement],
-           "graph": plan.graph, "placement": plan.placement, "profile": plan.profile,
-           "sizes": getattr(plan.coll, "counts", None), "combine": getattr(plan.coll, "combine", False)}
-    return int(hook(plan.P, **ctx, **plan.options))
-
-
 def run(config: RunConfig, graph=None, progress=None) -> Report:
     """Simulate one collective, verify every rank's result against NumPy, and measure it.
 
     ``progress(now, messages_done, messages_posted)`` is called now and then during the
     simulation (and once at its end); if it has a ``set_total`` method, that is called
-    first with :func:`expected_messages` (``None`` when the algorithm declares no count)."""
+    first with :func:`expected_messages` (``None`` when the algorithm declares no count).
+    A run estimated beyond the wall limit is refused (:mod:`simcollective.guard`)."""
     t_start = time.perf_counter()
     plan = resolve(config, graph)
+    check_run_cost(plan)        # refused beyond the wall limit unless confirmed (--yes)
     inputs = make_inputs(plan)
     if progress is not None and hasattr(progress, "set_total"):
         progress.set_total(expected_messages(plan))

@@ -19,6 +19,11 @@
   result (``RunResult.link_series``: link name -> [(t, bytes/s), ...]) they show the
   utilization over time; otherwise the run's average utilization of the link
   (bytes / capacity / time), held from 0 to the end of the run, named "... (run average)".
+
+Limits (``--trace-ranks``, ``--trace-window``): ``ranks`` keeps the tracks of those ranks
+only (the flow arrows between two kept ranks); ``window = (t0, t1)`` (seconds of simulated
+time) keeps the spans that overlap it, cut to it, and the counters inside it. A 256-rank
+X
 """
 
 from __future__ import annotations
@@ -29,7 +34,8 @@ from pathlib import Path
 from .errors import UserInputError
 from .parsing import writing
 
-__all__ = ["trace_events", "write_trace", "TOP_LINKS"]
+__all__ = ["trace_events", "write_trace", "parse_trace_ranks", "parse_trace_window", "check_trace_ranks",
+           "TOP_LINKS"]
 
 #: number of links that get a counter track
 TOP_LINKS = 8
@@ -85,8 +91,66 @@ def _top_level_phases(phases: list) -> list:
     return out
 
 
-def trace_events(report) -> dict:
-    """The trace of a traced run as a JSON-ready dict ``{"traceEvents": [...], ...}``."""
+def parse_trace_ranks(text: str) -> frozenset:
+    """``--trace-ranks``: ``N`` (a bare integer: the first N ranks, 0..N-1) or a list of ranks
+    and ranges, ``0-7,32,64-71`` (a list of one rank: ``5-5`` or ``5,``)."""
+    flag = f"--trace-ranks {text!r}"
+    text = str(text).strip()
+    try:
+        if text.isdigit():
+            n = int(text)
+            if n < 1:
+                raise ValueError
+            return frozenset(range(n))
+        out = set()
+        for part in filter(None, (p.strip() for p in text.split(","))):
+            lo, _, hi = part.partition("-")
+            lo, hi = int(lo), int(hi if hi else lo)
+            if lo < 0 or hi < lo or hi - lo > 10**7:
+                raise ValueError
+            out.update(range(lo, hi + 1))
+        if not out:
+            raise ValueError
+        return frozenset(out)
+    except ValueError:
+        raise UserInputError(f"{flag} must be N (the first N ranks, N >= 1) or a list of ranks and ranges "
+                             "like 0-7,32 (ranks >= 0, each range LO-HI with LO <= HI)") from None
+
+
+def check_trace_ranks(ranks, nranks: int) -> None:
+    """Refuse ranks the run does not have (before the run)."""
+    if ranks and max(ranks) >= nranks:
+        raise UserInputError(f"--trace-ranks names rank {max(ranks)}; the run has ranks 0..{nranks - 1}")
+
+
+def parse_trace_window(text: str) -> tuple:
+    """``--trace-window T0:T1``: seconds of simulated time (``T1`` may be left out: to the end)."""
+    from .units import parse_float
+
+    lo, sep, hi = str(text).partition(":")
+    if not sep:
+        raise UserInputError(f"--trace-window {text!r} must be T0:T1 in seconds (e.g. 0:1e-3, or 2e-3: to the end)")
+    t0 = parse_float(lo or "0", "--trace-window T0", 0.0)
+    t1 = parse_float(hi, "--trace-window T1", 0.0) if hi.strip() else float("inf")
+    if not t1 > t0:
+        raise UserInputError(f"--trace-window {text!r}: T1 must be later than T0")
+    return (t0, t1)
+
+
+def _clip(ev: dict, window) -> bool:
+    """Cut an event (``_t0``/``_t1``) to the window; whether anything of it is left."""
+    if window is None:
+        return True
+    lo, hi = window
+    if ev["_t1"] < lo or ev["_t0"] > hi:
+        return False
+    ev["_t0"], ev["_t1"] = max(ev["_t0"], lo), min(ev["_t1"], hi)
+    return True
+
+
+def trace_events(report, ranks=None, window=None) -> dict:
+    """The trace of a traced run as a JSON-ready dict ``{"traceEvents": [...], ...}``;
+    ``ranks`` (a set) and ``window`` (``(t0, t1)`` seconds) limit it."""
     result = getattr(report, "result", None)
     spans = getattr(result, "spans", None)
     if spans is None:
@@ -103,6 +167,8 @@ def trace_events(report) -> dict:
     sends: dict = {}
     recvs: dict = {}
     for r, rank_spans in enumerate(spans):
+        if ranks is not None and r not in ranks:
+            continue
         finish = result.finish[r] if result.finish[r] is not None else result.makespan
         gpu = placement[r]
         events.append({"ph": "M", "pid": pid, "tid": r, "name": "thread_name",
@@ -122,6 +188,8 @@ def trace_events(report) -> dict:
             t = max(t, ev["_t1"])
         if finish > t:
             main.append({"name": "other", "cat": "phase", "_t0": t, "_t1": float(finish), "args": {}})
+        main = [ev for ev in main if _clip(ev, window)]
+        comm = [ev for ev in comm if _clip(ev, window)]
         nested, loose = _nest(main)
         for ev in nested:
             ev["args"]["depth"] = ev["_depth"]
@@ -131,7 +199,7 @@ def trace_events(report) -> dict:
                            "ts": _us(ev["_t0"]), "dur": _us(ev["_t1"] - ev["_t0"]), "args": ev["args"]})
         events += _p2p_lanes(r, comm, pid, sends, recvs)
     events += _flow_arrows(sends, recvs, pid)
-    events += _link_counters(result, LINKS_PID)
+    events += _link_counters(result, LINKS_PID, window)
     meta = {k: v for k, v in fields.items() if isinstance(v, (str, int, float, bool)) or v is None}
     return {"traceEvents": events, "displayTimeUnit": "ns", "otherData": meta}
 
@@ -176,9 +244,12 @@ def _flow_arrows(sends: dict, recvs: dict, pid: int) -> list:
     return out
 
 
-def _link_counters(result, pid) -> list:
+def _link_counters(result, pid, window=None) -> list:
     links = list(getattr(result, "links", None) or [])
     t_end = result.makespan
+    if window is not None:
+        return [ev for ev in _link_counters(result, pid) if ev["ph"] == "M" or
+                window[0] * 1e6 <= ev["ts"] <= window[1] * 1e6]
     if not links or t_end <= 0:
         return []
     top = sorted(links, key=lambda ls: (-ls.bytes / ls.capacity, ls.name))[:TOP_LINKS]
@@ -207,9 +278,9 @@ def _json_default(o):
     return str(o)
 
 
-def write_trace(report, path) -> None:
-    """Write the Chrome trace (JSON) of a traced run to ``path``."""
-    doc = trace_events(report)
+def write_trace(report, path, ranks=None, window=None) -> None:
+    """Write the Chrome trace (JSON) of a traced run to ``path`` (limits: :func:`trace_events`)."""
+    doc = trace_events(report, ranks, window)
     path = Path(path)
     if path.parent and not path.parent.exists():
         raise UserInputError(f"--trace {str(path)!r}: directory {str(path.parent)!r} does not exist")

@@ -69,3 +69,11 @@ def test_api_job_from_keywords():
     assert len(report.fields["collectives"]) == 2
     with pytest.raises(sc.UserInputError, match="give either a job or keywords"):
         sc.job(EXAMPLE, nodes=2)
+
+
+def test_a_job_file_nested_too_deep_is_one_line(tmp_path, capsys):
+    from tests.conftest import one_line_error
+
+    path = tmp_path / "n.toml"
+    path.write_text("a = " + "[" * 3000 + "]" * 3000 + "\n")
+    one_line_error(capsys, ["job", str(path)], "nests 3000 levels", "at most 64")

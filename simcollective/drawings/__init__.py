@@ -48,6 +48,11 @@ def add_parser(subparsers) -> None:
 
 
 def cmd_draw(args) -> int:
+    from ..parsing import load_json
+
+    # the run JSON read (size, depth, UTF-8 checked) before matplotlib and the drawing
+    utilization = (load_json(args.utilization_from, "--utilization-from", "run JSON")
+                   if args.utilization_from is not None else None)
     import matplotlib
 
     matplotlib.use("Agg")      # the command line draws to files only
@@ -58,7 +63,7 @@ def cmd_draw(args) -> int:
     check_topology_conflicts(args)
     check_output_path(args.out, "-o", FIGURE_SUFFIXES)
     graph = build_graph(topology_config(args))
-    draw_topology(graph, args.out, utilization=args.utilization_from, title=args.title,
+    draw_topology(graph, args.out, utilization=utilization, title=args.title,
                   labels=False if args.no_labels else None)
     print(f"wrote {args.out}")
     return 0

@@ -10,6 +10,18 @@ from ..parsing import load_json
 __all__ = ["link_utilization", "check_same_machine"]
 
 
+def _row(ln, key: str, i: int) -> tuple:
+    """``(link name, utilization)`` of row ``i``; a row of another shape is one line."""
+    try:
+        u = float(ln["utilization"])
+        if u == u and abs(u) != float("inf"):
+            return str(ln["link"]), u
+    except (TypeError, KeyError, ValueError, OverflowError):
+        pass
+    raise UserInputError(f"--utilization-from: {key}[{i}] = {str(ln)[:80]!r} is not a {{link, utilization}} row "
+                         "with a finite utilization (a `simcollective run --json` file)")
+
+
 def link_utilization(run_json) -> tuple[dict, dict, str]:
     """(edge -> utilization, crossing node -> utilization, note) from ``run --json`` output.
 
@@ -23,8 +35,11 @@ def link_utilization(run_json) -> tuple[dict, dict, str]:
         raise UserInputError("--utilization-from needs a `simcollective run --json` file (with 'top_links' or 'links')")
     key = "links" if "links" in run_json else "top_links"
     edges, nodes = {}, {}
-    for ln in run_json[key]:
-        name, u = str(ln["link"]), float(ln["utilization"])
+    rows = run_json[key]
+    if not isinstance(rows, list):
+        raise UserInputError(f"--utilization-from: '{key}' must be a list of {{link, utilization}} rows")
+    for i, ln in enumerate(rows):
+        name, u = _row(ln, key, i)
         if name.endswith(" (crossing)"):
             nodes[name[: -len(" (crossing)")]] = u
             continue

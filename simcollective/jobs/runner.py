@@ -93,6 +93,11 @@ def prepare(spec: JobSpec) -> PreparedJob:
                 plans[(step.name, g)] = resolve(step_config(base, step, [placement[r] for r in members]), graph)
             except UserInputError as exc:
                 raise UserInputError(f"step {step.name!r} on {step.communicator} group {g}: {exc}") from None
+    from ..guard import check_plans_cost
+
+    repeats = {s.name: s.repeat for s in spec.steps}
+    check_plans_cost(list(plans.values()), f"the job's {len(plans)} collectives", "fewer repeats or smaller sizes",
+                     [repeats[name] for name, _g in plans])
     dist = check_disturbances(spec.disturb, graph, placement, base.routing)
     faults = tuple(LinkFault(f.at, edges, f.capacity, f.label) for f, edges in zip(spec.disturb["faults"], dist["edges"]))
     stragglers = spec.disturb["stragglers"]

@@ -42,11 +42,10 @@ for repeat ``i - 1`` of its own step. Dependencies are per rank (see
 from __future__ import annotations
 
 import math
-import tomllib
 from dataclasses import dataclass, field
 
 from ..errors import UserInputError
-from ..parsing import read_text
+from ..parsing import load_toml
 from .disturbances import DISTURBANCE_KEYS, parse_disturbances
 
 __all__ = ["JobSpec", "CommSpec", "StepSpec", "load_job", "job_from_dict", "MACHINE_KEYS", "STEP_KEYS",
@@ -262,9 +261,5 @@ def job_from_dict(table: dict, where: str = "job") -> JobSpec:
 
 def load_job(path) -> JobSpec:
     """The :class:`JobSpec` of a TOML file."""
-    text = read_text(path, "job file")
-    try:
-        table = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as exc:
-        raise UserInputError(f"job file {str(path)!r} is not valid TOML: {exc}") from None
+    table = load_toml(path, "job file")      # size and nesting checked before parsing
     return job_from_dict(table, f"job file {str(path)!r}")

@@ -69,7 +69,8 @@ def add_parser(subparsers) -> None:
                    help="run on an existing Dask distributed cluster, e.g. tcp://host:8786")
     p.add_argument("--max-points", metavar="N", help="run at most N new points now (the rest on a re-run)")
     p.add_argument("--retry-failed", action="store_true", help="run again the points whose row failed")
-    p.add_argument("--yes", action="store_true", help=f"run a grid of more than {LARGE_GRID} points")
+    p.add_argument("--yes", action="store_true",
+                   help=f"run a grid of more than {LARGE_GRID} points, and points estimated beyond the wall limit (10 min)")
     p.add_argument("--dry-run", action="store_true",
                    help=f"count the points (and list them, up to {LARGE_GRID}) and exit")
     p.add_argument("--quiet", action="store_true", help="no progress bar")

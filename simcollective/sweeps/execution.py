@@ -17,7 +17,8 @@ from pathlib import Path
 from ..errors import UserInputError
 from ..parsing import check_output_path, resolve_output, writing
 from .config import load_config
-from .grid import expand_grid, grid_size
+from .checks import validate_grid
+from .grid import expand_grid, grid_size, iter_points
 # module globals looked up when called (tests replace them)
 from .points import failed_rows, group_points, run_group as _run_group
 from .table import existing_rows, journal_path, journal_rows, read_results, write_results
@@ -278,13 +279,49 @@ def run_sweep(config, out, workers: int | None = None, scheduler: str | None = N
         raise UserInputError(f"--out {out!r} must end in .csv or .parquet")
     check_output_path(out, "--out")
     shown, out = out, resolve_output(out)      # a symlink's target is the table (and is locked)
+    if os.path.exists(out) and not os.path.isfile(out):     # /dev/full, a FIFO: no table to resume
+        raise UserInputError(f"--out {shown!r} is not a regular file ({out}); give a file name")
     size = grid_size(cfg)
     if size > LARGE_GRID and max_points is None and not yes:
         raise UserInputError(f"the sweep has {size} points (more than {LARGE_GRID}); give --max-points N to run N of "
                              "them now, or --yes to run them all")
-    points = expand_grid(cfg)
+    validate_grid(cfg)
+    # a large grid is never expanded: its points are taken lazily, up to --max-points
+    points = expand_grid(cfg) if size <= LARGE_GRID else _LazyPoints(cfg, size)
     with writing(shown, "--out", KEPT), _Lock(out, shown):
         return _run_locked(cfg, points, out, workers, scheduler, progress, max_points, retry_failed, t0)
+
+
+class _LazyPoints:
+    """The points of a grid of more than :data:`LARGE_GRID` points, counted by multiplication
+    (``len``, duplicates included) and iterated lazily (:func:`~.grid.iter_points`)."""
+
+    def __init__(self, cfg, size: int):
+        self.cfg, self.size = cfg, size
+
+    def __len__(self) -> int:
+        return self.size
+
+    def __iter__(self):
+        return iter_points(self.cfg)
+
+
+def _todo(points, done: set, max_points):
+    """The points not done, the first ``max_points`` of them; and how many were skipped as done
+    (of the points looked at: all of them for a list, up to the last one taken for a lazy grid)."""
+    if isinstance(points, list):
+        todo = [p for p in points if p["key"] not in done]
+        skipped = len(points) - len(todo)
+        return (todo if max_points is None else todo[:max(0, int(max_points))]), skipped
+    todo, skipped = [], 0
+    for p in points:
+        if max_points is not None and len(todo) >= max_points:
+            break
+        if p["key"] in done:
+            skipped += 1
+        else:
+            todo.append(p)
+    return todo, skipped
 
 
 class _Recorder:
@@ -348,10 +385,7 @@ def _rows_so_far(out) -> OrderedDict:
 def _run_locked(cfg, points, out, workers, scheduler, progress, max_points, retry_failed, t0):
     rows_by_key = _rows_so_far(out)
     done = {k for k, r in rows_by_key.items() if not retry_failed or bool(r.get("ok"))}
-    todo = [p for p in points if p["key"] not in done]
-    skipped = len(points) - len(todo)
-    if max_points is not None:
-        todo = todo[:max(0, int(max_points))]
+    todo, skipped = _todo(points, done, max_points)
     bar = None
     if todo and progress:
         from tqdm import tqdm
@@ -359,7 +393,9 @@ def _run_locked(cfg, points, out, workers, scheduler, progress, max_points, retr
         bar = tqdm(total=len(todo), desc=f"sweep {cfg['name']}", unit="pt", file=sys.stderr,
                    dynamic_ncols=True)
         bar.set_postfix(failed=0)
-    rec = _Recorder(out, rows_by_key, {p["key"]: i for i, p in enumerate(points)}, bar)
+    # the table in grid order (a lazy grid: in the order the rows came)
+    order = {p["key"]: i for i, p in enumerate(points)} if isinstance(points, list) else {}
+    rec = _Recorder(out, rows_by_key, order, bar)
     if rec.journal.exists():                # a killed sweep's rows: into the table first
         rec.rewrite()
     stats = rec.stats

@@ -10,7 +10,7 @@ import math
 from ..errors import UserInputError
 from .config import DEFAULTS, INPUT_KEYS, WHEN_SET_OPTIONS, load_config, opts_dict, resolve_path
 
-__all__ = ["point_key", "expand_grid", "grid_size", "resolve_auto_nodes"]
+__all__ = ["point_key", "expand_grid", "iter_points", "grid_size", "resolve_auto_nodes"]
 
 
 def point_key(point: dict) -> str:
@@ -28,8 +28,10 @@ def _gpus_per_node(point: dict, base: str) -> int:
     if key not in _GPN_CACHE:
         import topologies
 
-        if point["topology_file"]:
-            g = topologies.load(resolve_path(point["topology_file"], base))
+        from ..run_config import load_topology_file
+
+        if point["topology_file"]:     # size- and nesting-checked, as every user file
+            g = load_topology_file(resolve_path(point["topology_file"], base))
         else:
             g = topologies.build(point["topology"], 1, opts_dict(point["topology_opts"]))
         _GPN_CACHE[key] = int(g.graph.get("gpus_per_node", 1) or 1)
@@ -52,8 +54,14 @@ def expand_grid(config) -> list[dict]:
     Each point is a dict with ``key`` followed by every input of :data:`INPUT_KEYS`
     (defaults filled in; ``nodes = "auto"`` resolved where the topology can be built).
     """
+    return list(iter_points(config))
+
+
+def iter_points(config):
+    """The points of :func:`expand_grid`, one at a time (a grid of 1e9 points is never held:
+    ``itertools.product`` is lazy; only the keys seen so far are kept, to drop duplicates)."""
     cfg = config if isinstance(config, dict) and "grids" in config else load_config(config)
-    points, seen = [], set()
+    seen = set()
     for grid in cfg["grids"]:
         keys = list(grid)
         for combo in itertools.product(*(grid[k] for k in keys)):
@@ -72,9 +80,7 @@ def expand_grid(config) -> list[dict]:
                 continue
             seen.add(key)
             # the options outside the fixed columns only when set (see config.WHEN_SET_OPTIONS)
-            points.append({"key": key, **{k: p[k] for k in INPUT_KEYS
-                                          if k not in WHEN_SET_OPTIONS or p[k] is not None}})
-    return points
+            yield {"key": key, **{k: p[k] for k in INPUT_KEYS if k not in WHEN_SET_OPTIONS or p[k] is not None}}
 
 
 def grid_size(config) -> int:

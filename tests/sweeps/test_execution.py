@@ -104,7 +104,8 @@ topology = "abci"
 nodes = 1
 elements = "4K"
 [[grid]]
-algorithm = ["ring", "no-such-algorithm"]
+algorithm = ["ring"]
+gpus = [4, 5]
 [[grid]]
 algorithm = ["ring-ring"]
 group_size = [3, 2]
@@ -118,7 +119,7 @@ group_size = [3, 2]
     bad = df[~df["ok"]]
     assert len(bad) == 2
     errors = " ".join(bad["error"])
-    assert "no-such-algorithm" in errors and "group-size 3" in errors
+    assert "--gpus 5" in errors and "group-size 3" in errors      # each fails when its point runs
     good = df[df["ok"]]
     assert sorted(good["algorithm"]) == ["ring", "ring-ring"] and good["time_s"].gt(0).all()
 

@@ -33,7 +33,8 @@ topology = "abci"
 nodes = 1
 elements = "4K"
 [grid]
-algorithm = ["ring", "no-such-algorithm"]
+algorithm = ["ring"]
+gpus = [4, 5]
 """
 
 

@@ -1,0 +1,196 @@
+"""The attack campaign: every input of :mod:`experiments.campaign_inputs` run as a
+``simcollective`` subprocess in a directory of its own, its wall time and peak memory
+measured (``wait4``), and classified:
+
+* ``traceback``: a Python traceback on stderr, or an exit status other than 0, 2, 3, 4, 5;
+* ``silent``: an input that must be refused ran with exit 0 (or one that must run was refused);
+* ``late``: an error after more than 5 s of CPU time (the process and its workers: wall time
+  on a shared machine counts the other users too; both are recorded) or above 1 GiB of
+  memory, or no answer in 60 s;
+* ``multiline``: an error of more than one line;
+* ``lock bypass``: a second sweep wrote a table a running sweep holds (through a symlink,
+  a ``..`` path, a symlinked directory or a hard link);
+* ``clean``: what was expected, within the limits.
+
+Run: ``python experiments/campaign.py [--fast] [--jobs N] [--json results.json]`` (the full campaign
+takes a few minutes); it prints the counts per class and per category and exits 1 on any
+traceback, silent ignore, late error, multi-line error or lock bypass.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from collections import Counter
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from experiments.campaign_inputs import all_cases, fast_cases  # noqa: E402
+
+__all__ = ["run_case", "classify", "lock_scenarios", "main", "BAD"]
+
+LATE_S, LATE_BYTES, TIMEOUT_S = 5.0, 2**30, 60.0
+#: the classes that fail the campaign
+BAD = ("traceback", "silent", "late", "multiline", "lock bypass")
+#: the child: ``simcollective`` that writes its peak RSS (and its workers') to $CAMPAIGN_RSS at exit
+MAIN = ("import atexit, os, resource, sys\n"
+        "def _rss():\n"
+        "    r = max(resource.getrusage(w).ru_maxrss for w in (resource.RUSAGE_SELF, resource.RUSAGE_CHILDREN))\n"
+        "    cpu = sum(getattr(resource.getrusage(w), f) for w in (resource.RUSAGE_SELF, resource.RUSAGE_CHILDREN)\n"
+        "              for f in ('ru_utime', 'ru_stime'))\n"
+        "    open(os.environ['CAMPAIGN_RSS'], 'w').write(f'{r * 1024} {cpu}')\n"
+        "atexit.register(_rss)\n"
+        "from simcollective.cli import main\n"
+        "sys.exit(main())\n")
+
+
+def _write_files(where: Path, files: dict) -> None:
+    for name, content in files.items():
+        path = where / name
+        if isinstance(content, bytes):
+            path.write_bytes(content)
+        elif content[0] == "symlink":
+            os.symlink(content[1], path)
+        elif content[0] == "size":
+            with open(path, "wb") as fh:
+                fh.truncate(content[1])
+        elif content[0] == "dir":
+            path.mkdir()
+
+
+def _spawn(argv, cwd):
+    env = {**os.environ, "CAMPAIGN_RSS": str(Path(cwd) / f".rss.{time.monotonic_ns()}")}
+    proc = subprocess.Popen([sys.executable, "-c", MAIN, *argv], cwd=cwd, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, stdin=subprocess.DEVNULL, env=env)
+    proc.rss_file = env["CAMPAIGN_RSS"]
+    return proc
+
+
+def run_case(case, root: Path) -> dict:
+    """Run one case in a fresh directory under ``root``; its exit code, output and resources."""
+    where = Path(tempfile.mkdtemp(dir=root))
+    _write_files(where, case.files)
+    t0 = time.monotonic()
+    proc = _spawn(case.argv, where)
+    out, err, (rss, cpu), code = _wait(proc)
+    return {"name": case.name, "category": case.category, "expect": case.expect, "code": code,
+            "wall_s": time.monotonic() - t0, "cpu_s": cpu, "rss": rss, "stderr": err[-2000:],
+            "stdout_lines": out.count("\n")}
+
+
+def _wait(proc) -> tuple:
+    """``(stdout, stderr, peak rss in bytes, exit code)`` of a child (killed after the timeout)."""
+    try:
+        out, err = proc.communicate(timeout=TIMEOUT_S)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        out, err = proc.communicate()
+    try:
+        rss, cpu = Path(proc.rss_file).read_text().split()
+        rss, cpu = int(rss), float(cpu)
+    except (OSError, ValueError):      # killed: no figures (the timeout classes it late)
+        rss, cpu = 0, TIMEOUT_S
+    return out.decode(errors="replace"), err.decode(errors="replace"), (rss, cpu), proc.returncode
+
+
+def classify(r: dict) -> str:
+    """The class of one result (see the module docstring)."""
+    err = r["stderr"]
+    if "Traceback (most recent call last)" in err or r["code"] not in (0, 2, 3, 4, 5):
+        return "traceback"
+    if r["wall_s"] > TIMEOUT_S:
+        return "late"
+    if (r["expect"] == "error") != (r["code"] != 0):
+        return "silent"
+    if r["code"] != 0:
+        if r["cpu_s"] > LATE_S or r["rss"] > LATE_BYTES:
+            return "late"
+        if len([line for line in err.splitlines() if line.strip()]) != 1:
+            return "multiline"
+    return "clean"
+
+
+def _slow_sweep() -> bytes:
+    """A sweep of minutes: 120 ring points of 128 ranks (it is killed once the lock is tried)."""
+    sizes = ", ".join(f'"{i}M"' for i in range(1, 121))
+    return (b'[fixed]\ntopology = "abci"\nnodes = 32\nverify = "symbolic"\nalgorithm = "ring"\n'
+            b'[grid]\nelements = [' + sizes.encode() + b']\n')
+
+
+def lock_scenarios(root: Path) -> list:
+    """A sweep holds ``d/real.csv``; a second sweep on the same table by other names must be refused."""
+    where = Path(tempfile.mkdtemp(dir=root))
+    (where / "d").mkdir()
+    (where / "g.toml").write_bytes(_slow_sweep())
+    os.symlink("real.csv", where / "link.csv")        # dangling until the first sweep writes the table
+    os.symlink(".", where / "dirlink")
+    first = _spawn(["sweep", "g.toml", "--out", "real.csv", "--workers", "1", "--quiet"], where)
+    deadline = time.monotonic() + 30
+    while not (where / ".real.csv.lock").exists() and time.monotonic() < deadline:
+        time.sleep(0.1)
+    time.sleep(0.5)
+    if first.poll() is not None:
+        raise RuntimeError(f"the first sweep ended before the lock was tried: {first.communicate()[1][-300:]!r}")
+    results = []
+    for name, out in (("symlink", "link.csv"), ("dot-dot path", "d/../real.csv"),
+                      ("symlinked dir", "dirlink/real.csv")):
+        if first.poll() is not None:
+            raise RuntimeError("the first sweep ended before every lock was tried; make it longer")
+        t0 = time.monotonic()
+        proc = _spawn(["sweep", "g.toml", "--out", out, "--workers", "1", "--quiet"], where)
+        _out, err, (rss, cpu), code = _wait(proc)
+        bypass = code == 0 or "being written by another sweep" not in err
+        results.append({"name": f"second sweep through a {name}", "category": "lock", "expect": "error",
+                        "code": code, "wall_s": time.monotonic() - t0, "cpu_s": cpu, "rss": rss,
+                        "stderr": err[-2000:],
+                        "class": "lock bypass" if bypass else "clean"})
+    first.kill()
+    first.communicate()
+    return results
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description="rerun the attack inputs and count what goes wrong")
+    ap.add_argument("--fast", action="store_true", help="the small subset the test suite runs")
+    ap.add_argument("--json", metavar="PATH", help="write every result as JSON")
+    ap.add_argument("--jobs", type=int, default=1, help="inputs run at once (late errors count CPU time)")
+    args = ap.parse_args(argv)
+    cases = fast_cases() if args.fast else all_cases()
+    results = []
+    with tempfile.TemporaryDirectory(prefix="campaign.") as tmp, ThreadPoolExecutor(max(1, args.jobs)) as pool:
+        root = Path(tmp)
+        for r in pool.map(lambda case: run_case(case, root), cases):
+            r["class"] = classify(r)
+            results.append(r)
+            if r["class"] != "clean":
+                print(f"  {r['class']:<11} {r['name']}: exit {r['code']}, {r['wall_s']:.1f} s: "
+                      f"{r['stderr'].strip().splitlines()[-1:] or ''}", flush=True)
+        if not args.fast:
+            results += lock_scenarios(root)
+    _report(results, args.json)
+    return 1 if any(r["class"] in BAD for r in results) else 0
+
+
+def _report(results: list, path) -> None:
+    counts = Counter(r["class"] for r in results)
+    print(f"{len(results)} inputs: " + ", ".join(f"{counts.get(c, 0)} {c}" for c in ("clean", *BAD)))
+    by_cat = Counter((r["category"], r["class"]) for r in results)
+    for cat in sorted({r["category"] for r in results}):
+        row = ", ".join(f"{n} {cls}" for (c, cls), n in sorted(by_cat.items()) if c == cat)
+        print(f"  {cat:<16} {row}")
+    slowest = max(results, key=lambda r: r["wall_s"])
+    print(f"  slowest: {slowest['name']} {slowest['wall_s']:.2f} s wall, {slowest['cpu_s']:.2f} s CPU; "
+          f"peak memory of any input: {max(r['rss'] for r in results) / 2**20:.0f} MiB")
+    if path:
+        Path(path).write_text(json.dumps(results, indent=1) + "\n")
+
+
+if __name__ == "__main__":
+    sys.exit(main())

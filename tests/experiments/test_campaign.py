@@ -1,0 +1,38 @@
+"""The attack campaign's fast subset: one or two inputs of each category, each run as a
+subprocess, with no traceback, silent ignore, late error or multi-line error."""
+
+from pathlib import Path
+
+from experiments.campaign import BAD, classify, main, run_case
+from experiments.campaign_inputs import Case, all_cases, fast_cases
+
+
+def test_the_campaign_has_hundreds_of_inputs_of_every_category():
+    cases = all_cases()
+    assert len(cases) > 400
+    assert {c.category for c in cases} >= {"repeated option", "option-use rule", "bad value", "hostile file",
+                                           "output path", "sweep grid", "nccl-tests log", "guard"}
+    assert len({c.name for c in cases}) == len(cases)
+
+
+def test_classify():
+    ok = {"expect": "error", "code": 2, "wall_s": 0.5, "cpu_s": 0.5, "rss": 2**27, "stderr": "x: error: y\n"}
+    assert classify(ok) == "clean"
+    assert classify({**ok, "stderr": "Traceback (most recent call last):\n"}) == "traceback"
+    assert classify({**ok, "code": 1}) == "traceback"
+    assert classify({**ok, "code": 0}) == "silent"
+    assert classify({**ok, "cpu_s": 6.0}) == "late" and classify({**ok, "rss": 2**31}) == "late"
+    assert classify({**ok, "stderr": "a\nb\n"}) == "multiline"
+
+
+def test_a_case_runs_in_its_own_directory(tmp_path):
+    r = run_case(Case("x", "control", ["topologies", "--nodes", "3"], files={"f": b"1"}), Path(tmp_path))
+    assert r["code"] == 2 and "--nodes" in r["stderr"] and r["rss"] > 0 and r["cpu_s"] > 0
+
+
+def test_fast_campaign(capsys):
+    assert len(fast_cases()) >= 10
+    code = main(["--fast"])
+    out = capsys.readouterr().out
+    assert code == 0, out
+    assert all(f"0 {c}" in out for c in BAD), out

@@ -1,0 +1,91 @@
+"""The run guard: estimates from the resolved plan, refusal beyond the wall limit, --yes."""
+
+import pytest
+
+from simcollective.errors import UserInputError
+from tests.conftest import one_line_error, run_cli
+
+
+def _plan(**kw):
+    from simcollective.simulate import RunConfig, resolve
+
+    return resolve(RunConfig(**{"topology": "abci", "nodes": 2, "algorithm": "ring", "elements": 2**16, **kw}))
+
+
+def test_messages_are_the_algorithms_exact_count():
+    from simcollective.guard import estimate_plan
+    from simcollective.simulate import RunConfig, run
+
+    plan = _plan()
+    est = estimate_plan(plan)
+    # ring allreduce: 2 (P - 1) steps of one message per rank
+    assert est.messages == 2 * (plan.P - 1) * plan.P
+    assert est.messages == run(RunConfig(topology="abci", nodes=2, algorithm="ring", elements=2**16)).fields["messages"]
+
+
+def test_wall_grows_with_messages_and_data():
+    from simcollective.guard import estimate_plan
+
+    small, big = estimate_plan(_plan(nodes=2)), estimate_plan(_plan(nodes=8))
+    assert big.messages > small.messages and big.wall_s > small.wall_s
+    sym, full = estimate_plan(_plan(verify="symbolic")), estimate_plan(_plan(verify="full"))
+    assert full.wall_s > sym.wall_s and full.bytes > sym.bytes
+
+
+def test_refused_beyond_the_limit_in_one_line(capsys, monkeypatch):
+    monkeypatch.setenv("SIMCOLLECTIVE_WALL_LIMIT", "1e-9")
+    monkeypatch.delenv("SIMCOLLECTIVE_YES", raising=False)
+    line = one_line_error(capsys, ["run", "--nodes", "2", "--algorithm", "ring", "--bytes", "1M"],
+                          "8 ranks", "messages", "wall time", "--yes")
+    assert "limit" in line
+
+
+def test_yes_runs_it(capsys, monkeypatch):
+    monkeypatch.setenv("SIMCOLLECTIVE_WALL_LIMIT", "1e-9")
+    monkeypatch.delenv("SIMCOLLECTIVE_YES", raising=False)
+    code, out, err = run_cli(capsys, "run", "--nodes", "2", "--algorithm", "ring", "--bytes", "1M", "--yes", "--quiet")
+    assert code == 0, err
+    assert "verified" in out
+
+
+def test_a_huge_preset_is_refused_before_simulating(capsys, monkeypatch):
+    """gb200-nvl72 --nodes 1000: ~3e7 messages, far beyond 10 minutes; refused, never simulated."""
+    import simcollective.simulate as simulate
+
+    monkeypatch.delenv("SIMCOLLECTIVE_YES", raising=False)
+    monkeypatch.delenv("SIMCOLLECTIVE_WALL_LIMIT", raising=False)
+    monkeypatch.setattr(simulate, "make_inputs", lambda plan: pytest.fail("the run was started"))
+    one_line_error(capsys, ["run", "--topology", "gb200-nvl72", "--nodes", "1000", "--algorithm", "ring",
+                            "--bytes", "1M"], "4000 ranks", "days of wall time", "beyond the 10 min limit", "--yes")
+
+
+def test_bad_wall_limit(monkeypatch):
+    from simcollective.guard import wall_limit
+
+    for bad in ("x", "-1", "0", "nan"):
+        monkeypatch.setenv("SIMCOLLECTIVE_WALL_LIMIT", bad)
+        with pytest.raises(UserInputError, match="SIMCOLLECTIVE_WALL_LIMIT"):
+            wall_limit()
+
+
+@pytest.mark.parametrize("cmd", [["bench", "--topology", "abci"], ["sweep", "x.toml"], ["job", "x.toml"],
+                                 ["compare", "x.log"]])
+def test_every_long_command_takes_yes(cmd):
+    from simcollective.cli import build_parser
+
+    args = build_parser().parse_args(cmd + ["--yes"])
+    assert args.yes is True
+
+
+def test_bench_and_job_are_refused_as_a_whole_before_the_first_run(capsys, monkeypatch):
+    from pathlib import Path
+
+    import simcollective.simulate as simulate
+
+    monkeypatch.setenv("SIMCOLLECTIVE_WALL_LIMIT", "1e-9")
+    monkeypatch.delenv("SIMCOLLECTIVE_YES", raising=False)
+    monkeypatch.setattr(simulate, "make_inputs", lambda plan: pytest.fail("a run was started"))
+    one_line_error(capsys, ["bench", "--topology", "abci", "-b", "1K", "-e", "4K", "-f", "2"],
+                   "these 3 sizes", "together", "--yes", "a smaller -e")
+    job = Path(__file__).resolve().parent.parent / "experiments" / "job_tp_dp.toml"
+    one_line_error(capsys, ["job", str(job)], "the job's", "collectives", "--yes", "fewer repeats")
