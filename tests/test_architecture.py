@@ -35,7 +35,7 @@ FLOORS = (
     ("front ends", ("simcollective.cli", "simcollective.arguments", "simcollective.summary",
                     "simcollective.p2p", "simcollective.compare_command", "simcollective.sweeps",
                     "simcollective.figures", "simcollective.drawings", "simcollective.bench",
-                    "simcollective.trace", "simcollective.job_command", "simcollective.bench_flags")),
+                    "simcollective.trace", "simcollective.job_command", "simcollective.listing", "simcollective.bench_flags")),
     ("api", ("simcollective.api", "simcollective")),
 )
 

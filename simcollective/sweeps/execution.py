@@ -21,47 +21,10 @@ from .checks import validate_grid
 from .grid import expand_grid, grid_size, iter_points
 # module globals looked up when called (tests replace them)
 from .points import failed_rows, group_points, run_group as _run_group
+from .lock import TableLock
 from .table import existing_rows, journal_path, journal_rows, read_results, write_results
 
 __all__ = ["run_sweep", "MAX_ATTEMPTS", "LARGE_GRID", "REWRITE_SECONDS"]
-
-class _Lock:
-    """An exclusive lock on ``out`` (a ``.NAME.lock`` file next to it, flock'ed): a second
-    sweep writing the same table refuses in one line instead of losing rows."""
-
-    def __init__(self, out, shown=None):
-        self.path = Path(out).with_name(f".{Path(out).name}.lock")
-        self.shown = str(shown or out)
-        self.fh = None
-
-    def __enter__(self):
-        import fcntl
-
-        self.fh = open(self.path, "a+")
-        try:
-            fcntl.flock(self.fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except OSError:
-            self.fh.seek(0)
-            holder = self.fh.read().strip() or "?"
-            self.fh.close()
-            table = str(self.path.with_name(self.path.name[1:-5]))
-            also = f" ({table!r})" if table != os.path.abspath(self.shown) else ""
-            raise UserInputError(f"--out {self.shown!r}{also} is being written by another sweep (pid {holder}); "
-                                 "wait for it to finish or choose another --out") from None
-        self.fh.seek(0)
-        self.fh.truncate()
-        self.fh.write(str(os.getpid()))
-        self.fh.flush()
-        return self
-
-    def __exit__(self, *exc):
-        try:
-            self.path.unlink()
-        except OSError:
-            pass
-        self.fh.close()       # closing releases the lock
-
-
 
 #: said when the table cannot be written mid-run (disk full, read-only): every finished row
 #: is in the table or its fsync'ed journal, and the next run resumes from them
@@ -288,7 +251,7 @@ def run_sweep(config, out, workers: int | None = None, scheduler: str | None = N
     validate_grid(cfg)
     # a large grid is never expanded: its points are taken lazily, up to --max-points
     points = expand_grid(cfg) if size <= LARGE_GRID else _LazyPoints(cfg, size)
-    with writing(shown, "--out", KEPT), _Lock(out, shown):
+    with writing(shown, "--out", KEPT), TableLock(out, shown):
         return _run_locked(cfg, points, out, workers, scheduler, progress, max_points, retry_failed, t0)
 
 

@@ -15,7 +15,7 @@ import pytest
 import simcollective.sweeps.execution as sweep_mod
 from simcollective.cli import main
 from simcollective.sweeps import expand_grid, load_config, read_results, run_sweep
-from simcollective.sweeps.execution import _Lock
+from simcollective.sweeps.lock import TableLock as _Lock
 from simcollective.sweeps.table import journal_rows as _journal_rows
 from tests.conftest import TINY, _write
 
