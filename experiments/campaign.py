@@ -40,9 +40,17 @@ LATE_S, LATE_BYTES, TIMEOUT_S = 5.0, 2**30, 60.0
 #: the classes that fail the campaign
 BAD = ("traceback", "silent", "late", "multiline", "lock bypass")
 #: the child: ``simcollective`` that writes its peak RSS (and its workers') to $CAMPAIGN_RSS at exit
+#: (its own peak from /proc's VmHWM where there is one: ru_maxrss of RUSAGE_SELF keeps the peak
+#: of the process it was forked from across exec, a large pytest process's included)
 MAIN = ("import atexit, os, resource, sys\n"
+        "def _hwm():\n"
+        "    try:\n"
+        "        line = [l for l in open('/proc/self/status') if l.startswith('VmHWM:')][0]\n"
+        "        return int(line.split()[1])\n"
+        "    except (OSError, IndexError, ValueError):\n"
+        "        return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss\n"
         "def _rss():\n"
-        "    r = max(resource.getrusage(w).ru_maxrss for w in (resource.RUSAGE_SELF, resource.RUSAGE_CHILDREN))\n"
+        "    r = max(_hwm(), resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)\n"
         "    cpu = sum(getattr(resource.getrusage(w), f) for w in (resource.RUSAGE_SELF, resource.RUSAGE_CHILDREN)\n"
         "              for f in ('ru_utime', 'ru_stime'))\n"
         "    open(os.environ['CAMPAIGN_RSS'], 'w').write(f'{r * 1024} {cpu}')\n"

@@ -36,3 +36,22 @@ def test_fast_campaign(capsys):
     out = capsys.readouterr().out
     assert code == 0, out
     assert all(f"0 {c}" in out for c in BAD), out
+
+
+def test_a_child_reports_its_own_peak_memory_not_its_parents(tmp_path):
+    """ru_maxrss keeps the peak of the process a child was forked from across exec: a child of a
+    large test process must still report its own peak (else every input of the fast campaign
+    reads as late by memory)."""
+    import os
+    import subprocess
+    import sys
+
+    from experiments.campaign import MAIN
+
+    big = bytearray(600 * 2**20)
+    big[::4096] = b"\x01" * len(big[::4096])       # touched: resident in this process
+    out = tmp_path / "rss"
+    subprocess.run([sys.executable, "-c", MAIN, "algorithms"], env={**os.environ, "CAMPAIGN_RSS": str(out)},
+                   stdout=subprocess.DEVNULL, check=True)
+    rss, _cpu = out.read_text().split()
+    assert int(rss) < 400 * 2**20 < len(big)
