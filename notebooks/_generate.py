@@ -188,7 +188,7 @@ tables as `simcollective job JOB.toml`; see docs/jobs.md). This notebook:
 3. runs two jobs on one fat-tree, with and without oversubscription."""),
     parameters("""\
 NODES = [2, 4] if SMALL else [2, 4, 8]          # DGX H100 nodes of the 3D-parallel step
-LAYERS = 4 if SMALL else 16                     # layers (two pipeline stages)
+LAYERS = 2 if SMALL else 16                     # layers (two pipeline stages)
 MICROBATCHES = 2 if SMALL else 4
 RING_BYTES = 2**22 if SMALL else 2**26          # the ring allreduce of part 2
 DELAYS = [0.0, 1e-4, 5e-4] if SMALL else [0.0, 5e-5, 1e-4, 2e-4, 5e-4, 1e-3]   # straggler (s)
