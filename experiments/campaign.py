@@ -74,7 +74,9 @@ def _write_files(where: Path, files: dict) -> None:
 
 
 def _spawn(argv, cwd):
-    env = {**os.environ, "CAMPAIGN_RSS": str(Path(cwd) / f".rss.{time.monotonic_ns()}")}
+    # the guard's defaults: a --yes or a wall limit of the calling process must not leak in
+    env = {k: v for k, v in os.environ.items() if k not in ("SIMCOLLECTIVE_YES", "SIMCOLLECTIVE_WALL_LIMIT")}
+    env["CAMPAIGN_RSS"] = str(Path(cwd) / f".rss.{time.monotonic_ns()}")
     proc = subprocess.Popen([sys.executable, "-c", MAIN, *argv], cwd=cwd, stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, stdin=subprocess.DEVNULL, env=env)
     proc.rss_file = env["CAMPAIGN_RSS"]

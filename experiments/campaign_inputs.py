@@ -235,7 +235,7 @@ def _logs() -> list:
 
 
 def _guards() -> list:
-    rows = [("gb200-nvl72 --nodes 1000", ["run", "--topology", "gb200-nvl72", "--nodes", "1000", "--algorithm", "ring",
+    rows = [("gb200-nvl72 --nodes 4000", ["run", "--topology", "gb200-nvl72", "--nodes", "4000", "--algorithm", "ring",
                                           "--bytes", "1M"]),
             ("abci --nodes 100000", ["run", "--topology", "abci", "--nodes", "100000", "--algorithm", "ring",
                                      "--bytes", "1M"]),
@@ -260,6 +260,6 @@ def fast_cases() -> list:
               "--topology-file int400.json", "--topology-file nested.json", "--utilization-from binary.json",
               "--json dangling symlink into a missing dir", "--json /dev/full (ENOSPC)", "sweep unknown algorithm",
               "sweep missing topology file", "sweep huge grid --max-points 1", "compare 1 GB log",
-              "gb200-nvl72 --nodes 1000", "a run that fits")
+              "gb200-nvl72 --nodes 4000", "a run that fits")
     by_name = {c.name: c for c in all_cases()}
     return [by_name[n] for n in wanted]

@@ -7,13 +7,16 @@ of the algorithm's ``messages`` hook, and the per-algorithm costs measured by
 message, events per message, bytes per rank and, with real data, bytes and wall seconds per
 byte of data. An algorithm without a measured row uses :data:`DEFAULT_WALL_PER_MESSAGE`.
 
-The cost of a message grows with the ranks (more flows share the network whose rates each
-event recomputes): measured at 128 ranks, it is scaled by ``(P / 128) ** 2`` above that
-(:data:`SCALE_EXPONENT`). Measured (``benchmarks.guard_costs.measure_one``, ring allreduce,
-1M float32, size-only, on a shared 2-core machine): abci 128 ranks 9.8 us per message,
-512 ranks 228 us (the rule says 156 us); gb200-nvl72 288 ranks 97 us (the rule, from
-abci's figure, 49 us). The estimate is an order of magnitude, enough to tell a run of
-minutes from one of days.
+The cost of a message grows slowly with the ranks (more flows share the network whose rates
+each event recomputes): measured at 128 ranks, it is scaled by ``(P / 128) ** 0.2`` above
+that (:data:`SCALE_EXPONENT`). Measured: ring allreduce on a fat-tree, size-only, 7.05 us per
+message at 256 ranks, 9.19 us at 1024, 11.8 us at 4096 (exponent 0.18); ring on abci, 1M
+float32 size-only, 9.8 us at 128 ranks and 14 us at 512 (7.3 s of CPU for 523,264
+messages, exponent 0.26); ``sparse-ring-ring`` on 1024 ranks of abci (N = 32M, d = 1/1024),
+75 s of CPU for 528,384 messages, 142 us each, where the rule gives about 860 us (its
+per-message cost falls as the data per message shrinks; the estimate errs on the long
+side). The estimate is an order of magnitude, enough to tell a run of minutes from one of
+hours.
 
 The wall limit is :data:`WALL_LIMIT` seconds (10 minutes), ``SIMCOLLECTIVE_WALL_LIMIT``
 (seconds) overrides it; :func:`confirm` (the commands' ``--yes``) lifts it for this process
@@ -37,7 +40,7 @@ WALL_LIMIT = 600.0
 #: wall seconds per message of an algorithm without a measured row (the slowest measured)
 DEFAULT_WALL_PER_MESSAGE = 2e-4
 #: the rank count the per-message costs were measured at, and the exponent of their growth above it
-SCALE_RANKS, SCALE_EXPONENT = 128, 2.0
+SCALE_RANKS, SCALE_EXPONENT = 128, 0.2
 _YES = "SIMCOLLECTIVE_YES"
 
 

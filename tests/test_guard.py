@@ -49,14 +49,26 @@ def test_yes_runs_it(capsys, monkeypatch):
 
 
 def test_a_huge_preset_is_refused_before_simulating(capsys, monkeypatch):
-    """gb200-nvl72 --nodes 1000: ~3e7 messages, far beyond 10 minutes; refused, never simulated."""
+    """gb200-nvl72 --nodes 4000 (16,000 GPUs): ~5e8 messages, hours; refused, never simulated."""
     import simcollective.simulate as simulate
 
     monkeypatch.delenv("SIMCOLLECTIVE_YES", raising=False)
     monkeypatch.delenv("SIMCOLLECTIVE_WALL_LIMIT", raising=False)
     monkeypatch.setattr(simulate, "make_inputs", lambda plan: pytest.fail("the run was started"))
-    one_line_error(capsys, ["run", "--topology", "gb200-nvl72", "--nodes", "1000", "--algorithm", "ring",
-                            "--bytes", "1M"], "4000 ranks", "days of wall time", "beyond the 10 min limit", "--yes")
+    one_line_error(capsys, ["run", "--topology", "gb200-nvl72", "--nodes", "4000", "--algorithm", "ring",
+                            "--bytes", "1M"], "16000 ranks", "h of wall time", "beyond the 10 min limit", "--yes")
+
+
+def test_a_run_of_a_minute_is_not_refused():
+    """sparse-ring-ring on 1024 ranks of abci (the S4 benchmark) runs in about 75 s of CPU: the
+    estimate stays under the 10-minute limit and the run is not refused."""
+    from simcollective.guard import WALL_LIMIT, estimate_plan
+    from simcollective.resolve import resolve
+    from simcollective.run_config import RunConfig
+
+    plan = resolve(RunConfig(topology="abci", nodes=256, algorithm="sparse-ring-ring", elements=32 * 2**20,
+                             density=1 / 1024))
+    assert 75 < estimate_plan(plan).wall_s < WALL_LIMIT
 
 
 def test_bad_wall_limit(monkeypatch):
