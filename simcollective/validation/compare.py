@@ -113,8 +113,11 @@ def compare(log, topology="dgx-h100", nodes=1, topology_opts=None, algorithm="au
     extra_us = _launch_overhead(graph, prof, gpp, n)
     use_ip = in_place or table.format == "busbw-only"
     options = {k: v for k, v in (("protocol", protocol), ("channels", channels)) if v is not None}
+    # symbolic data: every rank's result is still checked to hold each contribution exactly once, without
+    # drawing and summing the random inputs of every size (the simulated times do not depend on the values)
     sim = dict(topology=topology, nodes=nodes, topology_opts=dict(topology_opts or {}), topology_file=topology_file,
-               collective=coll, gpus=n, dtype=dtype, profile=profile, routing=routing, nccl_version=version)
+               collective=coll, gpus=n, dtype=dtype, profile=profile, routing=routing, nccl_version=version,
+               verify="symbolic")
     runner = _Runner(graph, sim, candidates, options, ls, protocol, channels)
     rows = []
     for row in table.rows:

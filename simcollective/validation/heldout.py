@@ -110,6 +110,7 @@ class Figure:
         return _scaled(self.value, self.refit_from, training, self.size) if self.refit_from else None
 
 
+_NVLSTREE_RUNS = ("h100x16-A", "h100x32-B", "h100x64-C", "h100x16-D", "h100x32-E", "h100x64-F")
 _IB_RUNS = ("h100x16-A", "h100x32-B", "h100x64-C", "h100x16-D", "h100x32-E", "h100x64-F", "h100x16-G-ring",
             "b200x16-allgather")
 
@@ -119,8 +120,9 @@ FIGURES = (
            source="prior: NCCL's 20 GB/s per 25 GB/s NVLink2 link (topo.h SM70_NVLINK_BW)"),
     Figure("network.link_efficiency.infiniband", 0.982, 1.0, ("h100x16-G-ring",), _IB_RUNS, "network",
            refit_from=("h100x64-F",), source="refit: the other NIC-bound ring run (F, 8 GiB)"),
-    Figure("nccl.nvls_efficiency", 0.80, 0.85, ("h100x8-nvls",), ("h100x8-nvls",), "nccl",
-           source="prior: NCCL's model (tuning.cc nvlsEfficiency, Hopper)"),
+    Figure("nccl.nvls_efficiency", 0.80, 0.85, ("h100x8-nvls",), ("h100x8-nvls",) + _NVLSTREE_RUNS, "nccl",
+           refit_from=("h100x16-A", "h100x16-D"),
+           source="refit: the 2-node NVLSTree runs of the same H100 NVSwitch (A, D, 8 GiB)"),
     Figure("nccl.launch_us_per_extra_gpu.volta", 4.5, 0.0, ("v100x8",), ("v100x8",), "nccl",
            pool=("nccl.launch_us_per_extra_gpu.ampere", "nccl.launch_us_per_extra_gpu.hopper"),
            source="refit: the mean of the other generations' fitted launch costs"),
@@ -131,9 +133,7 @@ FIGURES = (
            pool=("nccl.launch_us_per_extra_gpu.volta", "nccl.launch_us_per_extra_gpu.ampere"),
            source="refit: the mean of the other generations' fitted launch costs"),
     Figure("nic_bandwidth", 7.34e9, 12.5e9, ("a100x16-p4d",), ("a100x16-p4d",), "topology_opt",
-           source="prior: the EFA device's line rate, 100 Gb/s"),
-    Figure("net_latency", 70e-6, 0.0, ("a100x16-p4d",), ("a100x16-p4d",), "topology_opt",
-           source="prior: no transport latency (NCCL's IB transport advertises none)"),
+           source="prior: the aws-p4d preset's EFA device line rate, 100 Gb/s (no other EFA log)"),
     Figure("net_conn_bandwidth", 20.44e9, 20.44e9, ("h100x32-E",), ("h100x64-C", "h100x16-D", "h100x32-E",
            "h100x64-F", "h100x16-G-ring"), "topology_opt", refit_from=("h100x64-C",),
            source="refit: the other default run of the same cluster (C, 8 GiB)"),
