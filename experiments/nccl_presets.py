@@ -27,6 +27,7 @@ HERE = Path(__file__).parent
 sys.path.insert(0, str(HERE))
 from nccl_compare import LOGS  # noqa: E402
 
+TITLE = "Band hits with the shape's preset and the log's NCCL version (nothing fitted)"
 _IB = "h100x8-2to8node-ib400_allreduce_ncclt309.txt"
 #: name (as in nccl_compare.RUNS), log, the options its header gives: preset, nodes, section
 PRESET_RUNS = [
@@ -81,9 +82,9 @@ def main(outdir: Path) -> int:
         print(lines[-1], flush=True)
     lines.append("| all | | | " + " | ".join(f"{_cell(total_p[n])} | {_cell(total_i[n])}" for n in names) + " |")
     lines += ["", "Commands:", ""] + [f"    {command(log, kw)}" for _, log, kw in PRESET_RUNS]
-    text = "## Band hits with the shape's preset and the log's NCCL version (nothing fitted)\n\n" + "\n".join(lines) + "\n"
-    (outdir / "presets.md").write_text(text)
-    print(text)
+    out = outdir / "presets.md"
+    out.write_text(f"## {TITLE}\n\n" + "\n".join(lines) + "\n")
+    print(out.read_text())
     return 0
 
 

@@ -21,7 +21,8 @@ from dataclasses import dataclass, replace
 
 KiB, MiB = 1024, 1024 * 1024
 
-__all__ = ["BANDS", "row_hit", "band_hits", "Figure", "FIGURES", "fold_figures", "fold_values", "fold_profile",
+__all__ = ["BANDS", "row_error", "row_hit", "band_hits", "band_errors", "Figure", "FIGURES", "fold_figures",
+           "fold_values", "fold_profile",
            "fold_options", "add_hits"]
 
 #: (name, applies to size, quantity, tolerance)
@@ -32,20 +33,31 @@ BANDS = (
 )
 
 
-def row_hit(row: dict, band) -> bool | None:
-    """Whether ``row`` (a row of :func:`~simcollective.validation.compare.compare`) is inside
-    ``band``, judged by the better of its two measured columns; None when the band does not
-    apply or the log has no figure to judge by."""
-    _, applies, quantity, tol = band
+def row_error(row: dict, band) -> float | None:
+    """|simulated / measured - 1| of ``row`` (a row of
+    :func:`~simcollective.validation.compare.compare`) in ``band``'s quantity, the better of
+    its two measured columns; None when the band does not apply or the log has no figure to
+    judge by."""
+    _, applies, quantity, _ = band
     if not applies(row["size"]):
         return None
     sim = row["simulated_busbw"] if quantity == "busbw" else row["simulated_time_us"]
     measured = (row["measured_busbw"], row.get("other_busbw")) if quantity == "busbw" else \
         (row["measured_time_us"], row.get("other_time_us"))
-    ratios = [sim / m for m in measured if m]
-    if not ratios:
-        return None
-    return any(abs(r - 1) <= tol for r in ratios)
+    errors = [abs(sim / m - 1) for m in measured if m]
+    return min(errors) if errors else None
+
+
+def row_hit(row: dict, band) -> bool | None:
+    """Whether ``row`` is inside ``band`` (:func:`row_error` within its tolerance); None when
+    the band does not apply or the log has no figure to judge by."""
+    err = row_error(row, band)
+    return None if err is None else err <= band[3]
+
+
+def band_errors(rows) -> dict:
+    """``{band name: [|sim/measured - 1| of each row judged]}`` of ``rows``."""
+    return {band[0]: [e for e in (row_error(r, band) for r in rows) if e is not None] for band in BANDS}
 
 
 def band_hits(rows) -> dict:
