@@ -10,9 +10,10 @@ held-out run is then simulated with them (NCCL 2.30's tuner, as the in-sample ru
 whose figures are those of the in-sample fit for that run is not simulated again: its
 held-out result is its in-sample one. Band hits (`band_hits`: busbw 10 % at >= 64 MiB, 25 %
 at 1-64 MiB, time 30 % at <= 64 KiB, each row judged by the better of its out-of-place and
-in-place figures) are counted in-sample and held-out, per machine class.
+in-place figures) are counted in-sample and held-out, per machine class, each with the median
+|simulated / measured - 1| of the rows judged (`band_errors`).
 
-Writes DIR/heldout.md (the tables the README and docs/validation.md show), DIR/heldout.json
+Writes DIR/heldout.md (the tables docs/validation.md and the README show), DIR/heldout.json
 and DIR/heldout/<run>.json (the held-out comparisons). About 2-4 min on a 2-core machine.
 """
 
