@@ -140,6 +140,7 @@ def load(directory: Path) -> dict[str, dict]:
     if not files:
         raise SystemExit(f"nccl_summary: no *.json in {directory}: run experiments/nccl_compare.py first")
     found = {p.stem: json.loads(p.read_text()) for p in files}
+    found = {k: v for k, v in found.items() if isinstance(v, dict) and "rows" in v}   # not heldout.json's folds
     order = [k for k in LABELS if k in found] + sorted(k for k in found if k not in LABELS)
     return {k: found[k] for k in order}
 

@@ -36,11 +36,15 @@ from .nccltests import BUS_FACTOR, DTYPES, parse_log
 from .settings import log_settings, settings_note, settings_pick
 
 __all__ = ["compare", "read_table", "band", "disagrees", "summarize", "log_version", "SUPPORTED", "BEST",
-           "PER_RANK"]
+           "PER_RANK", "VERIFY"]
 
 #: nccl-tests binary name (without ``_perf``) -> the simulator's collective
 SUPPORTED = {"all_reduce": "allreduce", "all_gather": "allgather", "reduce_scatter": "reduce-scatter",
              "broadcast": "broadcast", "reduce": "reduce", "alltoall": "alltoall"}
+#: how each size's result is checked: symbolic data, every rank's result holding each contribution exactly
+#: once, without drawing and summing the random inputs of every size (the simulated times do not depend on
+#: the values: the same to the bit as with real data)
+VERIFY = "symbolic"
 #: ``--algorithm`` value: the fastest registered dense algorithm of the collective, per size
 BEST = "best"
 
@@ -114,7 +118,7 @@ def compare(log, topology="dgx-h100", nodes=1, topology_opts=None, algorithm="au
     use_ip = in_place or table.format == "busbw-only"
     options = {k: v for k, v in (("protocol", protocol), ("channels", channels)) if v is not None}
     sim = dict(topology=topology, nodes=nodes, topology_opts=dict(topology_opts or {}), topology_file=topology_file,
-               collective=coll, gpus=n, dtype=dtype, profile=profile, routing=routing, nccl_version=version)
+               collective=coll, gpus=n, dtype=dtype, profile=profile, routing=routing, nccl_version=version, verify=VERIFY)
     runner = _Runner(graph, sim, candidates, options, ls, protocol, channels)
     rows = []
     for row in table.rows:

@@ -21,7 +21,8 @@ from dataclasses import dataclass, replace
 
 KiB, MiB = 1024, 1024 * 1024
 
-__all__ = ["BANDS", "row_hit", "band_hits", "Figure", "FIGURES", "fold_figures", "fold_values", "fold_profile",
+__all__ = ["BANDS", "row_error", "row_hit", "band_hits", "band_errors", "Figure", "FIGURES", "fold_figures",
+           "fold_values", "fold_profile",
            "fold_options", "add_hits"]
 
 #: (name, applies to size, quantity, tolerance)
@@ -32,20 +33,31 @@ BANDS = (
 )
 
 
-def row_hit(row: dict, band) -> bool | None:
-    """Whether ``row`` (a row of :func:`~simcollective.validation.compare.compare`) is inside
-    ``band``, judged by the better of its two measured columns; None when the band does not
-    apply or the log has no figure to judge by."""
-    _, applies, quantity, tol = band
+def row_error(row: dict, band) -> float | None:
+    """|simulated / measured - 1| of ``row`` (a row of
+    :func:`~simcollective.validation.compare.compare`) in ``band``'s quantity, the better of
+    its two measured columns; None when the band does not apply or the log has no figure to
+    judge by."""
+    _, applies, quantity, _ = band
     if not applies(row["size"]):
         return None
     sim = row["simulated_busbw"] if quantity == "busbw" else row["simulated_time_us"]
     measured = (row["measured_busbw"], row.get("other_busbw")) if quantity == "busbw" else \
         (row["measured_time_us"], row.get("other_time_us"))
-    ratios = [sim / m for m in measured if m]
-    if not ratios:
-        return None
-    return any(abs(r - 1) <= tol for r in ratios)
+    errors = [abs(sim / m - 1) for m in measured if m]
+    return min(errors) if errors else None
+
+
+def row_hit(row: dict, band) -> bool | None:
+    """Whether ``row`` is inside ``band`` (:func:`row_error` within its tolerance); None when
+    the band does not apply or the log has no figure to judge by."""
+    err = row_error(row, band)
+    return None if err is None else err <= band[3]
+
+
+def band_errors(rows) -> dict:
+    """``{band name: [|sim/measured - 1| of each row judged]}`` of ``rows``."""
+    return {band[0]: [e for e in (row_error(r, band) for r in rows) if e is not None] for band in BANDS}
 
 
 def band_hits(rows) -> dict:
@@ -110,6 +122,7 @@ class Figure:
         return _scaled(self.value, self.refit_from, training, self.size) if self.refit_from else None
 
 
+_NVLSTREE_RUNS = ("h100x16-A", "h100x32-B", "h100x64-C", "h100x16-D", "h100x32-E", "h100x64-F")
 _IB_RUNS = ("h100x16-A", "h100x32-B", "h100x64-C", "h100x16-D", "h100x32-E", "h100x64-F", "h100x16-G-ring",
             "b200x16-allgather")
 
@@ -119,8 +132,9 @@ FIGURES = (
            source="prior: NCCL's 20 GB/s per 25 GB/s NVLink2 link (topo.h SM70_NVLINK_BW)"),
     Figure("network.link_efficiency.infiniband", 0.982, 1.0, ("h100x16-G-ring",), _IB_RUNS, "network",
            refit_from=("h100x64-F",), source="refit: the other NIC-bound ring run (F, 8 GiB)"),
-    Figure("nccl.nvls_efficiency", 0.80, 0.85, ("h100x8-nvls",), ("h100x8-nvls",), "nccl",
-           source="prior: NCCL's model (tuning.cc nvlsEfficiency, Hopper)"),
+    Figure("nccl.nvls_efficiency", 0.80, 0.85, ("h100x8-nvls",), ("h100x8-nvls",) + _NVLSTREE_RUNS, "nccl",
+           refit_from=("h100x16-A", "h100x16-D"),
+           source="refit: the 2-node NVLSTree runs of the same H100 NVSwitch (A, D, 8 GiB)"),
     Figure("nccl.launch_us_per_extra_gpu.volta", 4.5, 0.0, ("v100x8",), ("v100x8",), "nccl",
            pool=("nccl.launch_us_per_extra_gpu.ampere", "nccl.launch_us_per_extra_gpu.hopper"),
            source="refit: the mean of the other generations' fitted launch costs"),
@@ -131,9 +145,7 @@ FIGURES = (
            pool=("nccl.launch_us_per_extra_gpu.volta", "nccl.launch_us_per_extra_gpu.ampere"),
            source="refit: the mean of the other generations' fitted launch costs"),
     Figure("nic_bandwidth", 7.34e9, 12.5e9, ("a100x16-p4d",), ("a100x16-p4d",), "topology_opt",
-           source="prior: the EFA device's line rate, 100 Gb/s"),
-    Figure("net_latency", 70e-6, 0.0, ("a100x16-p4d",), ("a100x16-p4d",), "topology_opt",
-           source="prior: no transport latency (NCCL's IB transport advertises none)"),
+           source="prior: the aws-p4d preset's EFA device line rate, 100 Gb/s (no other EFA log)"),
     Figure("net_conn_bandwidth", 20.44e9, 20.44e9, ("h100x32-E",), ("h100x64-C", "h100x16-D", "h100x32-E",
            "h100x64-F", "h100x16-G-ring"), "topology_opt", refit_from=("h100x64-C",),
            source="refit: the other default run of the same cluster (C, 8 GiB)"),

@@ -35,9 +35,10 @@ net_latency : float
     for Simple (the receive's GPUDirect flush) [NCCL ``tuning.cc``]. 0
     (default): NCCL's own IB/RoCE transport advertises none. The ``nccl-*``
     algorithms and ``nccl`` spend it as NCCL's model does. AWS EFA through
-    aws-ofi-nccl (p4d, 2020): ``net_latency=70e-6``, FITTED to the p4d log of
-    ``experiments/nccl-tests`` (its 158-270 us small-message floor), not a
-    published figure. 0 to 1e-3.
+    aws-ofi-nccl: 150 us on p3dn, 75 us on p4d, p4de and p5, 35 us on p5en and
+    later, as the plugin advertises them (aws/aws-ofi-nccl
+    ``src/platform-aws.cpp``); the cloud presets set them from their transport
+    (``topologies/transports.toml``). 0 to 1e-3.
 net_conn_bandwidth : float
     The most one NCCL network connection carries, bytes/s (default ``inf``:
     no limit, the NIC alone bounds the flows). NCCL opens one connection per
