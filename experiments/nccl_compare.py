@@ -10,13 +10,16 @@ from __future__ import annotations
 
 import contextlib
 import io
+import os
 import sys
 from pathlib import Path
 
 from simcollective.cli import main
 
 HERE = Path(__file__).parent
-LOGS = HERE / "nccl-tests"
+#: relative to the working directory, so the results record the log as `experiments/nccl-tests/...` run from the
+#: project root, not a path of the machine they were made on
+LOGS = Path(os.path.relpath(HERE / "nccl-tests"))
 #: sections C-G of the H100 thread are one cluster (user gj-aion): its network connections carry at
 #: most 20.44 GB/s each, FITTED to section E's 8 GiB ring busbw (324.5 GB/s = 16 channels x 20.28;
 #: see dgx_h100's net_conn_bandwidth) and validated on C, D, F, G. Sections A, B (another user's
