@@ -64,4 +64,4 @@ def run(outdir: Path) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(run(Path(sys.argv[1]) if len(sys.argv) > 1 else HERE / "results" / "nccl"))
+    sys.exit(run(Path(sys.argv[1]) if len(sys.argv) > 1 else Path(os.path.relpath(HERE / "results" / "nccl"))))
