@@ -244,14 +244,14 @@ def _one(run, exe, workdir, collective, smpi_coll, name, p, nbytes) -> dict | No
     from simcollective.errors import UserInputError
 
     algo = get_algorithm(ours_name(name), collective)
+    n = elements_for(collective, nbytes, p)
     try:
         algo.check(p)
-    except UserInputError as e:       # SMPI refuses the same rank counts
+        t_ours = run_ours(collective, algo.name, p, n)
+    except UserInputError as e:       # what SMPI runs through another algorithm or refuses
         print(f"{collective:<10} {algo.name:<18} {p:>5} {nbytes:>10} skipped: {e}")
         return None
-    n = elements_for(collective, nbytes, p)
     t_smpi = run_smpi(run, exe, workdir, p, smpi_coll, name, n)
-    t_ours = run_ours(collective, algo.name, p, n)
     return {"collective": collective, "algorithm": algo.name, "smpi_name": name, "ranks": p, "bytes": nbytes,
             "elements": n, "smpi_s": t_smpi, "ours_s": t_ours, "rel_diff": t_ours / t_smpi - 1}
 
