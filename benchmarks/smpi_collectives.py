@@ -89,6 +89,12 @@ CASES = (
     ("reduce", "reduce", "binomial"),
     ("broadcast", "bcast", "binomial_tree"),
     ("broadcast", "bcast", "flattree"),
+    ("broadcast", "bcast", "scatter_LR_allgather"),
+    ("reduce", "reduce", "flat_tree"),
+    ("allgather", "allgather", "bruck"),
+    ("reduce-scatter", "reduce_scatter", "mpich_pair"),
+    ("reduce-scatter", "reduce_scatter", "mpich_rdb"),
+    ("reduce-scatter", "reduce_scatter", "ompi_basic_recursivehalving"),
 )
 
 #: the columns of the results table
@@ -178,7 +184,10 @@ def main(argv=None) -> int:
     ap.add_argument("--sizes", default="64K,128M", help="comma-separated nccl-tests sizes (default: 64K,128M)")
     ap.add_argument("--only", help="comma-separated smpi-* names, or COLLECTIVE/NAME (default: all)")
     ap.add_argument("--out", help="write the table as CSV here")
+    ap.add_argument("--append", action="store_true", help="add the rows to the --out table instead of replacing it")
     args = ap.parse_args(argv)
+    if args.append and not args.out:
+        ap.error("--append adds to the --out table: give --out CSV")
     try:
         ranks = [int(x) for x in args.ranks.split(",")]
         sizes = _sizes(args.sizes)
@@ -203,9 +212,11 @@ def main(argv=None) -> int:
     if rows is None:
         return 1
     if args.out:
-        with open(args.out, "w", newline="") as f:
+        new = not (args.append and os.path.exists(args.out))
+        with open(args.out, "w" if new else "a", newline="") as f:
             w = csv.DictWriter(f, fieldnames=FIELDS, lineterminator="\n")
-            w.writeheader()
+            if new:
+                w.writeheader()
             w.writerows(rows)
     return 0
 
