@@ -86,6 +86,7 @@ CASES = (
     ("alltoall", "alltoall", "basic_linear"),
     ("allreduce", "allreduce", "lr"),
     ("allreduce", "allreduce", "rdb"),
+    ("allreduce", "allreduce", "rab_rdb"),
     ("reduce", "reduce", "binomial"),
     ("broadcast", "bcast", "binomial_tree"),
     ("broadcast", "bcast", "flattree"),
