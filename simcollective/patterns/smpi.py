@@ -9,7 +9,7 @@ from __future__ import annotations
 from ..errors import UserInputError
 from .sparse import is_pof2
 
-__all__ = ["needs_pof2"]
+__all__ = ["needs_pof2", "subtree_fix_up", "mpich_rdb_messages"]
 
 
 def needs_pof2(name: str, smpi_name: str):
@@ -20,3 +20,45 @@ def needs_pof2(name: str, smpi_name: str):
             raise UserInputError(f"{name} needs a power-of-two number of ranks (SMPI's {smpi_name} refuses others), "
                                  f"not {nranks}: use 2, 4, 8, 16, 32, 64, ...")
     return check
+
+
+def subtree_fix_up(comm, mask: int, i: int, my_root: int, data):
+    """MPICH's fix-up for P not a power of two (SMPI's allgather rdb, reduce_scatter
+    mpich_rdb), after step i (``mask`` = 2^i) of a rank whose partner subtree is
+    incomplete: the ranks of its subtree that had a partner (the first P - my_root - mask)
+    pass ``data`` down a binary tree, for tmp = mask/2, ..., 1, to those that had none.
+    Returns ``(data, received)``: what the rank holds after it, and whether it received."""
+    P, r = comm.size, comm.rank
+    completed = P - my_root - mask
+    k, tmp, received = i, mask >> 1, False
+    while tmp:
+        dst = r ^ tmp
+        root = (r >> k) << k
+        if dst > r and r < root + completed <= dst:
+            yield comm.send(dst, data)
+        elif dst < r and dst < root + completed <= r:
+            data, received = (yield comm.recv(dst)), True
+        tmp >>= 1
+        k -= 1
+    return data, received
+
+
+def mpich_rdb_messages(P: int) -> int:
+    """Messages of MPICH's recursive doubling with :func:`subtree_fix_up` on P ranks."""
+    total = 0
+    for r in range(P):
+        mask, i = 1, 0
+        while mask < P:
+            dst = r ^ mask
+            dst_root, my_root = (dst >> i) << i, (r >> i) << i
+            total += dst < P
+            if dst_root + mask > P:
+                completed, k, tmp = P - my_root - mask, i, mask >> 1
+                while tmp:
+                    d, root = r ^ tmp, (r >> k) << k
+                    total += d > r and r < root + completed <= d
+                    tmp >>= 1
+                    k -= 1
+            mask <<= 1
+            i += 1
+    return total

@@ -2,10 +2,16 @@
 
 from __future__ import annotations
 
+from ...patterns.smpi import mpich_rdb_messages, subtree_fix_up
 from ..registry import register
 
 
-@register("smpi-rdb", kind="dense", collective="allgather")
+def _messages(P, **_):
+    """The steps' exchanges with an existing partner, and the fix-up's sends."""
+    return mpich_rdb_messages(P)
+
+
+@register("smpi-rdb", kind="dense", collective="allgather", messages=_messages)
 def allgather_smpi_rdb(comm, x):
     """SMPI's allgather rdb: recursive doubling on subtrees of 2^i ranks, any P (MPICH's rule).
 
@@ -32,29 +38,12 @@ def allgather_smpi_rdb(comm, x):
                 last = len(got)
                 curr += last
             if dst_root + mask > P:
-                curr, last = yield from _fix_up(comm, have, mask, i, my_root, curr, last)
+                offset = my_root + mask
+                got, received = yield from subtree_fix_up(comm, mask, i, my_root, tuple(have[offset:offset + last]))
+                if received:
+                    have[offset:offset + len(got)] = got
+                    last = len(got)
+                    curr += last
             mask <<= 1
             i += 1
     return have
-
-
-def _fix_up(comm, have, mask, i, my_root, curr, last):
-    """The blocks received at step i, passed down a binary tree to the ranks lacking them;
-    returns the (blocks held, blocks last received) after it."""
-    P, r = comm.size, comm.rank
-    completed = P - my_root - mask      # ranks of this subtree holding the new blocks
-    offset = my_root + mask
-    k, tmp = i, mask >> 1
-    while tmp:
-        dst = r ^ tmp
-        root = (r >> k) << k
-        if dst > r and r < root + completed <= dst:
-            yield comm.send(dst, tuple(have[offset:offset + last]))
-        elif dst < r and dst < root + completed <= r:
-            got = yield comm.recv(dst)
-            have[offset:offset + len(got)] = got
-            last = len(got)
-            curr += last
-        tmp >>= 1
-        k -= 1
-    return curr, last

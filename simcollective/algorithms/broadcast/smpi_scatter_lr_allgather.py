@@ -11,7 +11,24 @@ def _counts(n: int, s: int, P: int) -> list:
     return [max(0, min(s, n - j * s)) for j in range(P)]
 
 
-@register("smpi-scatter-lr-allgather", kind="dense", collective="broadcast")
+def _messages(P, *, n, dtype, **_):
+    """The scatter's non-empty sends, then P (P - 1) ring messages."""
+    if P < 2:
+        return 0
+    s = max(1, -(-n * dtype.itemsize // P) // dtype.itemsize)
+    sends = 0
+    for v in range(P):
+        held = n if v == 0 else max(0, n - v * s)
+        mask = (v & -v) >> 1 if v else 1 << (P - 1).bit_length() - 1
+        while mask > 0:
+            if v + mask < P and held - s * mask > 0:
+                sends += 1
+                held = s * mask
+            mask >>= 1
+    return sends + P * (P - 1)
+
+
+@register("smpi-scatter-lr-allgather", kind="dense", collective="broadcast", messages=_messages)
 def broadcast_smpi_scatter_lr_allgather(comm, x, *, root=0):
     """SMPI's bcast scatter_LR_allgather: scatter pieces of ceil(S / P) bytes down a binomial tree, then a ring allgather.
 

@@ -3,10 +3,16 @@
 from __future__ import annotations
 
 from ...patterns.dense import split
+from ...patterns.smpi import mpich_rdb_messages, subtree_fix_up
 from ..registry import register
 
 
-@register("smpi-mpich-rdb", kind="dense", collective="reduce-scatter")
+def _messages(P, **_):
+    """The steps' exchanges with an existing partner, and the fix-up's sends."""
+    return mpich_rdb_messages(P)
+
+
+@register("smpi-mpich-rdb", kind="dense", collective="reduce-scatter", messages=_messages)
 def reduce_scatter_smpi_mpich_rdb(comm, x):
     """SMPI's reduce_scatter mpich_rdb: step mask = 2^i exchanges all blocks outside the subtree of 2^i ranks.
 
@@ -32,27 +38,10 @@ def reduce_scatter_smpi_mpich_rdb(comm, x):
             if dst < P:
                 got = yield comm.sendrecv(dst, tuple(sums[j] for j in send), dst)
             if dst_root + mask > P:
-                got = yield from _fix_up(comm, got, mask, i, my_root)
+                got, _ = yield from subtree_fix_up(comm, mask, i, my_root, got)
             if got is not None:
                 for j, g in zip(recv, got):
                     sums[j] = yield comm.add(sums[j], g)
             mask <<= 1
             i += 1
     return sums[r]
-
-
-def _fix_up(comm, got, mask, i, my_root):
-    """What the subtree's ranks with a partner received, passed to those without one."""
-    P, r = comm.size, comm.rank
-    completed = P - my_root - mask
-    k, tmp = i, mask >> 1
-    while tmp:
-        dst = r ^ tmp
-        root = (r >> k) << k
-        if dst > r and r < root + completed <= dst:
-            yield comm.send(dst, got)
-        elif dst < r and dst < root + completed <= r:
-            got = yield comm.recv(dst)
-        tmp >>= 1
-        k -= 1
-    return got
