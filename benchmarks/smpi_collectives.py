@@ -27,27 +27,16 @@ import argparse
 import csv
 import os
 import shutil
-import subprocess
 import sys
 import tempfile
 
-from benchmarks.smpi import SMPI_CFG, UNBOUNDED, smpi_tools
+from benchmarks.smpi import MPI_HEAD, NOT_INSTALLED, UNBOUNDED, compile_program, smpi_tools, smpirun, write_platform
 
 __all__ = ["COLL_C", "CASES", "platform_xml", "main", "FIELDS"]
 
 #: the MPI program: argv = collective, count (simcollective's --elements); prints the
 #: largest (return - barrier exit) over the ranks
-COLL_C = r"""
-#include <mpi.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-
-int main(int argc, char **argv) {
-    MPI_Init(&argc, &argv);
-    int rank, size;
-    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-    MPI_Comm_size(MPI_COMM_WORLD, &size);
+COLL_C = MPI_HEAD + r"""
     const char *coll = argv[1];
     long n = atol(argv[2]);
     long total = (strcmp(coll, "allreduce") && strcmp(coll, "reduce") && strcmp(coll, "bcast")) ? n * size : n;
@@ -155,19 +144,6 @@ def elements_for(collective: str, nbytes: int, ranks: int) -> int:
     return count_for_bytes(collective, nbytes, ranks, "float32")
 
 
-def run_smpi(run: str, exe: str, workdir: str, ranks: int, coll: str, name: str, elements: int) -> float:
-    """SMPI's simulated time of ``coll`` with its algorithm ``name``."""
-    cmd = [run, "-np", str(ranks), "-platform", os.path.join(workdir, f"p{ranks}.xml"),
-           "-hostfile", os.path.join(workdir, f"h{ranks}.txt"), *(f"--cfg={c}" for c in SMPI_CFG),
-           f"--cfg=smpi/{coll}:{name}", "--log=root.thres:critical", exe, coll, str(elements)]
-    proc = subprocess.run(cmd, capture_output=True, text=True)
-    out = [line for line in proc.stdout.splitlines() if line.startswith("simulated ")]
-    if proc.returncode != 0 or not out:
-        raise RuntimeError(f"smpirun {coll}:{name} on {ranks} failed (status {proc.returncode}): "
-                           f"{proc.stderr.strip()[-500:]}")
-    return float(out[-1].split()[1])
-
-
 def run_ours(collective: str, algorithm: str, ranks: int, elements: int) -> float:
     """simcollective's simulated time (``--profile cm02 --study``, size-only data)."""
     from simcollective.run_config import RunConfig
@@ -207,8 +183,7 @@ def main(argv=None) -> int:
         ap.error(f"--only {args.only!r} names none of: {', '.join(sorted({ours_name(c[2]) for c in CASES}))}")
     tools = smpi_tools()
     if tools is None:
-        print("SimGrid's SMPI is not installed (smpicc and smpirun are not on the PATH): nothing to compare. "
-              "On Debian: apt-get install simgrid libsimgrid-dev")
+        print(NOT_INSTALLED)
         return 0
     workdir = tempfile.mkdtemp(prefix="simcollective-smpi-colls-")
     try:
@@ -228,19 +203,11 @@ def main(argv=None) -> int:
 
 
 def _compare(cc, run, workdir, ranks, sizes, cases):
-    src, exe = os.path.join(workdir, "coll.c"), os.path.join(workdir, "coll")
-    with open(src, "w") as f:
-        f.write(COLL_C)
-    proc = subprocess.run([cc, "-O2", "-o", exe, src], capture_output=True, text=True)
-    if proc.returncode != 0:
-        print(f"smpicc failed (status {proc.returncode}): {proc.stderr.strip()[-500:]}")
+    exe = compile_program(cc, workdir, "coll", COLL_C)
+    if exe is None:
         return None
     for p in ranks:
-        xml, hosts = platform_xml(p)
-        with open(os.path.join(workdir, f"p{p}.xml"), "w") as f:
-            f.write(xml)
-        with open(os.path.join(workdir, f"h{p}.txt"), "w") as f:
-            f.write("\n".join(hosts) + "\n")
+        write_platform(workdir, p, *platform_xml(p))
     print(f"{'collective':<10} {'algorithm':<18} {'ranks':>5} {'bytes':>10} {'SMPI [s]':>13} {'ours [s]':>13} "
           f"{'diff':>8}")
     rows = []
@@ -272,7 +239,7 @@ def _one(run, exe, workdir, collective, smpi_coll, name, p, nbytes) -> dict | No
     except UserInputError as e:       # what SMPI runs through another algorithm or refuses
         print(f"{collective:<10} {algo.name:<18} {p:>5} {nbytes:>10} skipped: {e}")
         return None
-    t_smpi = run_smpi(run, exe, workdir, p, smpi_coll, name, n)
+    t_smpi, _ = smpirun(run, exe, workdir, p, [smpi_coll, n], [f"smpi/{smpi_coll}:{name}"])
     return {"collective": collective, "algorithm": algo.name, "smpi_name": name, "ranks": p, "bytes": nbytes,
             "elements": n, "smpi_s": t_smpi, "ours_s": t_ours, "rel_diff": t_ours / t_smpi - 1}
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 from ..errors import UserInputError
 from .sparse import is_pof2
 
-__all__ = ["needs_pof2", "subtree_fix_up", "mpich_rdb_messages"]
+__all__ = ["needs_pof2", "subtree_fix_up", "mpich_rdb_messages", "exchange_steps"]
 
 
 def needs_pof2(name: str, smpi_name: str):
@@ -62,3 +62,14 @@ def mpich_rdb_messages(P: int) -> int:
             mask <<= 1
             i += 1
     return total
+
+
+def exchange_steps(comm, blocks: list, peers):
+    """One blocking send-receive per step: for each ``(dst, src)`` in order, send
+    ``blocks[dst]`` to ``dst`` and receive from ``src``. Returns the P received parts in
+    rank order (the rank's own ``blocks[rank]`` in its place)."""
+    out = [None] * comm.size
+    out[comm.rank] = blocks[comm.rank]
+    for dst, src in peers:
+        out[src] = yield comm.sendrecv(dst, blocks[dst], src)
+    return out

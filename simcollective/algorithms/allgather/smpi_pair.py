@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ...patterns.smpi import needs_pof2
+from ...patterns.smpi import exchange_steps, needs_pof2
 from ..registry import register
 
 
@@ -22,9 +22,5 @@ def allgather_smpi_pair(comm, x):
     (P - 1)(alpha + S / (P beta)) with S = P x block bytes.
     """
     P, r = comm.size, comm.rank
-    out = [None] * P
-    out[r] = x
     with comm.phase("allgather"):
-        for i in range(1, P):
-            out[r ^ i] = yield comm.sendrecv(r ^ i, x, r ^ i)
-    return out
+        return (yield from exchange_steps(comm, [x] * P, [(r ^ i, r ^ i) for i in range(1, P)]))

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from ...patterns.smpi import exchange_steps
 from ..registry import register
 
 
@@ -21,10 +22,5 @@ def allgather_smpi_ring(comm, x):
     machine: (P - 1)(alpha + S / (P beta)) with S = P x block bytes.
     """
     P, r = comm.size, comm.rank
-    out = [None] * P
-    out[r] = x
     with comm.phase("allgather"):
-        for i in range(1, P):
-            src, dst = (r - i) % P, (r + i) % P
-            out[src] = yield comm.sendrecv(dst, x, src)
-    return out
+        return (yield from exchange_steps(comm, [x] * P, [((r + i) % P, (r - i) % P) for i in range(1, P)]))

@@ -2,17 +2,15 @@
 
 from __future__ import annotations
 
-from ...patterns.dense import pof2_floor, real_rank
+from ...patterns.dense import pof2_floor, real_rank, recursive_doubling_messages
 from ...patterns.doubling import fold, unfold
 from ..registry import register
 
 
 def _messages(P, **_):
-    """2 p' log2 p' + 2 rem."""
-    if P < 2:
-        return 0
+    """2 p' log2 p' + 2 rem: recursive doubling's fold, steps and unfold, plus as many halving steps."""
     p2 = pof2_floor(P)
-    return 2 * p2 * (p2.bit_length() - 1) + 2 * (P - p2)
+    return recursive_doubling_messages(P) + p2 * (p2.bit_length() - 1)
 
 
 @register("smpi-rab-rdb", kind="dense", messages=_messages)

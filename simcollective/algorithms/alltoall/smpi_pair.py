@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from ...patterns.dense import split
-from ...patterns.smpi import needs_pof2
+from ...patterns.smpi import exchange_steps, needs_pof2
 from ..registry import register
 
 
@@ -21,10 +21,5 @@ def alltoall_smpi_pair(comm, x):
     a copy); P must be a power of two (SMPI refuses other counts).
     """
     P, r = comm.size, comm.rank
-    blocks = split(x, P)
-    out = [None] * P
-    out[r] = blocks[r]
     with comm.phase("alltoall"):
-        for i in range(1, P):
-            out[r ^ i] = yield comm.sendrecv(r ^ i, blocks[r ^ i], r ^ i)
-    return out
+        return (yield from exchange_steps(comm, split(x, P), [(r ^ i, r ^ i) for i in range(1, P)]))

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from ...patterns.dense import split
+from ...patterns.smpi import exchange_steps
 from ..registry import register
 
 
@@ -19,11 +20,5 @@ def alltoall_smpi_ring(comm, x):
     messages, in the same order, as the project's ``pairwise``.
     """
     P, r = comm.size, comm.rank
-    blocks = split(x, P)
-    out = [None] * P
-    out[r] = blocks[r]
     with comm.phase("alltoall"):
-        for i in range(1, P):
-            dst, src = (r + i) % P, (r - i) % P
-            out[src] = yield comm.sendrecv(dst, blocks[dst], src)
-    return out
+        return (yield from exchange_steps(comm, split(x, P), [((r + i) % P, (r - i) % P) for i in range(1, P)]))

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from ...patterns.dense import split
 from ..registry import register
+from .direct import reduce_scatter_direct
 
 
 def _messages(P, **_):
@@ -19,14 +19,7 @@ def reduce_scatter_smpi_mpich_pair(comm, x):
     commutative sum, equal counts): P - 1 blocking send-receives of one block of the
     rank's input each (never a partial sum), for i = 1 .. P - 1; rank r accumulates block
     r. On a contention-free machine with free sums: (P - 1)(alpha + S / (P beta)), S =
-    P x block bytes.
+    P x block bytes. The same messages, in the same order, as the project's ``direct``
+    (which it runs).
     """
-    P, r = comm.size, comm.rank
-    blocks = split(x, P)
-    acc = blocks[r]
-    with comm.phase("reduce-scatter"):
-        for i in range(1, P):
-            dst, src = (r + i) % P, (r - i) % P
-            got = yield comm.sendrecv(dst, blocks[dst], src)
-            acc = yield comm.add(acc, got)
-    return acc
+    return (yield from reduce_scatter_direct(comm, x))
