@@ -73,6 +73,7 @@ CASES = (
     ("alltoall", "alltoall", "pair"),
     ("alltoall", "alltoall", "ring"),
     ("alltoall", "alltoall", "basic_linear"),
+    ("alltoall", "alltoall", "bruck"),
     ("allreduce", "allreduce", "lr"),
     ("allreduce", "allreduce", "rdb"),
     ("allreduce", "allreduce", "rab_rdb"),
@@ -87,10 +88,12 @@ CASES = (
     ("reduce-scatter", "reduce_scatter", "ompi_basic_recursivehalving"),
 )
 
-#: SMPI algorithm -> the largest rank count it is run on at sizes over 1 MiB: SMPI keeps
+#: (SMPI collective, algorithm) -> the largest rank count it is run on at sizes over 1 MiB: SMPI keeps
 #: real (not shared) temporary buffers of the whole vector per rank, which these touch, so
-#: 128 MiB on P ranks holds about 2 P x 128 MiB (4 GiB at 16 ranks) or more (rab_rdb: over 6 GiB at 24 ranks)
-LARGE_RANKS = {"mpich_rdb": 8, "ompi_basic_recursivehalving": 8, "rab_rdb": 16}
+#: 128 MiB on P ranks holds about 2 P x 128 MiB (4 GiB at 16 ranks) or more (rab_rdb and
+#: alltoall bruck: over 6 GiB at 24 ranks)
+LARGE_RANKS = {("reduce_scatter", "mpich_rdb"): 8, ("reduce_scatter", "ompi_basic_recursivehalving"): 8,
+               ("allreduce", "rab_rdb"): 16, ("alltoall", "bruck"): 16}
 
 #: the columns of the results table
 FIELDS = ("collective", "algorithm", "smpi_name", "ranks", "bytes", "elements", "smpi_s", "ours_s", "rel_diff")
@@ -229,9 +232,10 @@ def _one(run, exe, workdir, collective, smpi_coll, name, p, nbytes) -> dict | No
 
     algo = get_algorithm(ours_name(name), collective)
     n = elements_for(collective, nbytes, p)
-    if nbytes > 2**20 and p > LARGE_RANKS.get(name, p):
+    cap = LARGE_RANKS.get((smpi_coll, name), p)
+    if nbytes > 2**20 and p > cap:
         print(f"{collective:<10} {algo.name:<18} {p:>5} {nbytes:>10} skipped: SMPI's temporary buffers would hold "
-              f"about {2 * p * nbytes / 2**30:.0f} GiB (run on at most {LARGE_RANKS[name]} ranks at this size)")
+              f"about {2 * p * nbytes / 2**30:.0f} GiB (run on at most {cap} ranks at this size)")
         return None
     try:
         algo.check(p)

@@ -311,7 +311,7 @@ EXPECTED = {
 SMPI = {
     "allgather": {"smpi-ring", "smpi-pair", "smpi-rdb", "smpi-bruck"},
     "allreduce": {"smpi-lr", "smpi-rdb", "smpi-rab-rdb"},
-    "alltoall": {"smpi-pair", "smpi-ring", "smpi-basic-linear"},
+    "alltoall": {"smpi-pair", "smpi-ring", "smpi-basic-linear", "smpi-bruck"},
     "reduce": {"smpi-binomial", "smpi-flat-tree"},
     "broadcast": {"smpi-binomial-tree", "smpi-flattree", "smpi-scatter-lr-allgather"},
     "reduce-scatter": {"smpi-mpich-pair", "smpi-mpich-rdb", "smpi-ompi-basic-recursivehalving"},
