@@ -81,6 +81,7 @@ CASES = (
     ("broadcast", "bcast", "binomial_tree"),
     ("broadcast", "bcast", "flattree"),
     ("broadcast", "bcast", "scatter_LR_allgather"),
+    ("broadcast", "bcast", "scatter_rdb_allgather"),
     ("reduce", "reduce", "flat_tree"),
     ("allgather", "allgather", "bruck"),
     ("reduce-scatter", "reduce_scatter", "mpich_pair"),

@@ -313,7 +313,7 @@ SMPI = {
     "allreduce": {"smpi-lr", "smpi-rdb", "smpi-rab-rdb"},
     "alltoall": {"smpi-pair", "smpi-ring", "smpi-basic-linear", "smpi-bruck"},
     "reduce": {"smpi-binomial", "smpi-flat-tree"},
-    "broadcast": {"smpi-binomial-tree", "smpi-flattree", "smpi-scatter-lr-allgather"},
+    "broadcast": {"smpi-binomial-tree", "smpi-flattree", "smpi-scatter-lr-allgather", "smpi-scatter-rdb-allgather"},
     "reduce-scatter": {"smpi-mpich-pair", "smpi-mpich-rdb", "smpi-ompi-basic-recursivehalving"},
 }
 for _coll, _names in SMPI.items():

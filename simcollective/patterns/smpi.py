@@ -1,7 +1,9 @@
 """Helpers of the ``smpi-*`` algorithms: SMPI's (SimGrid 3.32) collectives as SMPI has them.
 
 The rank-count requirement SMPI puts on some of its algorithms (a power of two), as a
-registry ``check``, so a run is refused before it starts, as SMPI refuses it.
+registry ``check``, so a run is refused before it starts, as SMPI refuses it; MPICH's
+recursive-doubling allgather with its fix-up for any P; MPICH's binomial scatter of a
+broadcast's pieces of ceil(S / P) bytes.
 """
 
 from __future__ import annotations
@@ -9,7 +11,8 @@ from __future__ import annotations
 from ..errors import UserInputError
 from .sparse import is_pof2
 
-__all__ = ["needs_pof2", "subtree_fix_up", "mpich_rdb_messages", "exchange_steps"]
+__all__ = ["needs_pof2", "subtree_fix_up", "mpich_rdb_messages", "exchange_steps", "rdb_allgather", "piece_elements",
+           "piece_counts", "bcast_scatter", "bcast_scatter_messages", "scattered_pieces"]
 
 
 def needs_pof2(name: str, smpi_name: str):
@@ -73,3 +76,107 @@ def exchange_steps(comm, blocks: list, peers):
     for dst, src in peers:
         out[src] = yield comm.sendrecv(dst, blocks[dst], src)
     return out
+
+
+def rdb_allgather(comm, have: list):
+    """MPICH's recursive-doubling allgather (SMPI's allgather rdb) of the parts ``have``
+    (P slots, this rank's own filled in): at step i (mask = 2^i) exchange the parts of
+    this rank's subtree (from its root, the rank with its i low bits cleared) with rank
+    XOR mask if it exists, then :func:`subtree_fix_up` where the partner subtree is
+    incomplete. Fills and returns ``have``."""
+    P, r = comm.size, comm.rank
+    curr, last = 1, 0           # parts held (from the subtree root on), parts last received
+    i, mask = 0, 1
+    while mask < P:
+        dst = r ^ mask
+        dst_root, my_root = (dst >> i) << i, (r >> i) << i
+        if dst < P:
+            got = yield comm.sendrecv(dst, tuple(have[my_root:my_root + curr]), dst)
+            have[dst_root:dst_root + len(got)] = got
+            last = len(got)
+            curr += last
+        if dst_root + mask > P:
+            offset = my_root + mask
+            got, received = yield from subtree_fix_up(comm, mask, i, my_root, tuple(have[offset:offset + last]))
+            if received:
+                have[offset:offset + len(got)] = got
+                last = len(got)
+                curr += last
+        mask <<= 1
+        i += 1
+    return have
+
+
+def piece_elements(name: str, n: int, dtype, P: int) -> int:
+    """Elements of a broadcast piece: ceil(S / P) bytes, S = n elements of ``dtype``; a
+    one-line error when that is not a whole number of elements (SMPI cuts bytes)."""
+    item = dtype.itemsize
+    s_bytes = -(-n * item // P)
+    if s_bytes % item:
+        raise UserInputError(f"{name} cuts the {n * item} bytes into {P} pieces of {s_bytes} bytes, "
+                             f"not whole {dtype} elements: use a size whose P-th part is a multiple of {item} bytes")
+    return s_bytes // item
+
+
+def piece_counts(n: int, s: int, P: int) -> list:
+    """Elements of each relative rank's piece: s, ..., s, the rest, 0, ..."""
+    return [max(0, min(s, n - j * s)) for j in range(P)]
+
+
+def bcast_scatter(comm, x, root: int, s: int):
+    """MPICH's binomial scatter of a broadcast (SMPI's ``scatter_for_bcast``): relative
+    rank v receives, from r - (lowest set bit of v), everything from its piece v (s
+    elements from v s) to the end that its sender holds, then for mask halving sends to
+    r + mask the part from piece v + mask on (if any). Returns what the rank holds (from
+    piece v on)."""
+    P, r = comm.size, comm.rank
+    n, v = len(x), (r - root) % P
+    held = x if r == root else x[:0]
+    mask = 1
+    while mask < P:
+        if v & mask:
+            if n - v * s > 0:
+                held = yield comm.recv((r - mask) % P)
+            break
+        mask <<= 1
+    mask >>= 1
+    while mask > 0:
+        if v + mask < P:
+            send = len(held) - s * mask
+            if send > 0:
+                yield comm.send((r + mask) % P, held[s * mask:])
+                held = held[:s * mask]
+        mask >>= 1
+    return held
+
+
+def bcast_scatter_messages(P: int, n: int, dtype) -> int:
+    """The non-empty sends of :func:`bcast_scatter` (pieces sized as :func:`piece_elements`)."""
+    if P < 2:
+        return 0
+    s = max(1, -(-n * dtype.itemsize // P) // dtype.itemsize)
+    sends = 0
+    for v in range(P):
+        held = n if v == 0 else max(0, n - v * s)
+        mask = (v & -v) >> 1 if v else 1 << (P - 1).bit_length() - 1
+        while mask > 0:
+            if v + mask < P and held - s * mask > 0:
+                sends += 1
+                held = s * mask
+            mask >>= 1
+    return sends
+
+
+def scattered_pieces(comm, x, root: int, name: str):
+    """The scatter phase of SMPI's scatter-allgather broadcasts: the pieces (sized by
+    :func:`piece_elements`, refused for algorithm ``name`` if not whole elements) sent down
+    :func:`bcast_scatter`. Returns P slots in relative rank order, this rank's own piece
+    filled in."""
+    P, n = comm.size, len(x)
+    s = piece_elements(name, n, x.dtype, P)
+    v = (comm.rank - root) % P
+    with comm.phase("scatter"):
+        held = yield from bcast_scatter(comm, x, root, s)
+    have = [None] * P
+    have[v] = held[:piece_counts(n, s, P)[v]]
+    return have

@@ -27,7 +27,7 @@ def _runs(coll, name, P):
     """Counts each algorithm takes on P ranks (smpi-lr: multiples of P; scatter-LR: whole pieces)."""
     if name == "smpi-lr":
         return (P, 3 * P)
-    if name == "smpi-scatter-lr-allgather":   # ceil(4 n / P) a multiple of 4 (int32), some pieces empty
+    if name.startswith("smpi-scatter-"):   # ceil(4 n / P) a multiple of 4 (int32), some pieces empty
         return tuple(n for n in (P, 4 * P, 4 * P - 1, 2 * P + 2) if -(-4 * n // P) % 4 == 0)
     return (1, 7)
 

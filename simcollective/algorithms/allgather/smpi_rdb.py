@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ...patterns.smpi import mpich_rdb_messages, subtree_fix_up
+from ...patterns.smpi import mpich_rdb_messages, rdb_allgather
 from ..registry import register
 
 
@@ -23,27 +23,7 @@ def allgather_smpi_rdb(comm, x):
     rank lacks them. For P a power of two, on a contention-free machine:
     log2 P alpha + (P - 1) S / (P beta), S = P x block bytes.
     """
-    P, r = comm.size, comm.rank
-    have = [None] * P
-    have[r] = x
-    curr, last = 1, 0           # blocks held (from the subtree root on), blocks last received
-    i, mask = 0, 1
+    have = [None] * comm.size
+    have[comm.rank] = x
     with comm.phase("allgather"):
-        while mask < P:
-            dst = r ^ mask
-            dst_root, my_root = (dst >> i) << i, (r >> i) << i
-            if dst < P:
-                got = yield comm.sendrecv(dst, tuple(have[my_root:my_root + curr]), dst)
-                have[dst_root:dst_root + len(got)] = got
-                last = len(got)
-                curr += last
-            if dst_root + mask > P:
-                offset = my_root + mask
-                got, received = yield from subtree_fix_up(comm, mask, i, my_root, tuple(have[offset:offset + last]))
-                if received:
-                    have[offset:offset + len(got)] = got
-                    last = len(got)
-                    curr += last
-            mask <<= 1
-            i += 1
-    return have
+        return (yield from rdb_allgather(comm, have))
