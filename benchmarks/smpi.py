@@ -34,21 +34,30 @@ import subprocess
 import sys
 import tempfile
 
-__all__ = ["RING_C", "platform_xml", "smpi_tools", "main"]
+__all__ = ["MPI_HEAD", "RING_C", "NOT_INSTALLED", "platform_xml", "smpi_tools", "smpirun", "write_platform",
+           "compile_program", "main"]
 
-#: the MPI program: a ring allreduce (reduce-scatter then allgather, P-1 steps each, block
-#: r of n/P elements), as simcollective's ``ring``; prints the largest finish time
-RING_C = r"""
+#: the start of the MPI programs: headers, MPI_Init, rank and size
+MPI_HEAD = r"""
 #include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 int main(int argc, char **argv) {
     MPI_Init(&argc, &argv);
     int rank, size;
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
-    long n = atol(argv[1]);
+"""
+
+#: what the scripts print (and exit 0) without SimGrid
+NOT_INSTALLED = ("SimGrid's SMPI is not installed (smpicc and smpirun are not on the PATH): nothing to compare. "
+                 "On Debian: apt-get install simgrid libsimgrid-dev")
+
+#: the MPI program: a ring allreduce (reduce-scatter then allgather, P-1 steps each, block
+#: r of n/P elements), as simcollective's ``ring``; prints the largest finish time
+RING_C = MPI_HEAD + r"""    long n = atol(argv[1]);
     long block = n / size;
     float *data = (float *)SMPI_SHARED_MALLOC(n * sizeof(float));
     float *tmp = (float *)SMPI_SHARED_MALLOC(block * sizeof(float));
@@ -145,15 +154,42 @@ def _timed(cmd: list, **kw) -> tuple:
     return proc, _children_cpu() - c0
 
 
-def run_smpi(run: str, exe: str, workdir: str, ranks: int, elements: int) -> tuple:
+def write_platform(workdir: str, ranks: int, xml: str, hosts: list) -> None:
+    """``p{ranks}.xml`` and the host file ``h{ranks}.txt`` (rank order) in ``workdir``."""
+    with open(os.path.join(workdir, f"p{ranks}.xml"), "w") as f:
+        f.write(xml)
+    with open(os.path.join(workdir, f"h{ranks}.txt"), "w") as f:
+        f.write("\n".join(hosts) + "\n")
+
+
+def compile_program(cc: str, workdir: str, name: str, source: str) -> str | None:
+    """The executable of ``source`` built with ``smpicc`` (None, said, if it fails)."""
+    src, exe = os.path.join(workdir, f"{name}.c"), os.path.join(workdir, name)
+    with open(src, "w") as f:
+        f.write(source)
+    proc = subprocess.run([cc, "-O2", "-o", exe, src], capture_output=True, text=True)
+    if proc.returncode != 0:
+        print(f"smpicc failed (status {proc.returncode}): {proc.stderr.strip()[-500:]}")
+        return None
+    return exe
+
+
+def smpirun(run: str, exe: str, workdir: str, ranks: int, args: list, cfg=()) -> tuple:
+    """(SMPI's printed simulated time, CPU seconds) of ``exe args`` on the platform
+    :func:`write_platform` wrote for ``ranks``, with :data:`SMPI_CFG` and ``cfg``."""
     cmd = [run, "-np", str(ranks), "-platform", os.path.join(workdir, f"p{ranks}.xml"),
-           "-hostfile", os.path.join(workdir, f"h{ranks}.txt"), *(f"--cfg={c}" for c in SMPI_CFG),
-           "--log=root.thres:critical", exe, str(elements)]
+           "-hostfile", os.path.join(workdir, f"h{ranks}.txt"), *(f"--cfg={c}" for c in (*SMPI_CFG, *cfg)),
+           "--log=root.thres:critical", exe, *map(str, args)]
     proc, cpu = _timed(cmd)
     out = [line for line in proc.stdout.splitlines() if line.startswith("simulated ")]
     if proc.returncode != 0 or not out:
-        raise RuntimeError(f"smpirun failed (status {proc.returncode}): {proc.stderr.strip()[-500:]}")
+        raise RuntimeError(f"smpirun {' '.join(cfg)} on {ranks} ranks failed (status {proc.returncode}): "
+                           f"{proc.stderr.strip()[-500:]}")
     return float(out[-1].split()[1]), cpu
+
+
+def run_smpi(run: str, exe: str, workdir: str, ranks: int, elements: int) -> tuple:
+    return smpirun(run, exe, workdir, ranks, [elements])
 
 
 def run_ours(ranks: int, elements: int, verify: str = "auto") -> tuple:
@@ -186,8 +222,7 @@ def main(argv=None) -> int:
                  "must be at least 2 and divide --elements, and --repeats at least 1")
     tools = smpi_tools()
     if tools is None:
-        print("SimGrid's SMPI is not installed (smpicc and smpirun are not on the PATH): nothing to compare. "
-              "On Debian: apt-get install simgrid libsimgrid-dev")
+        print(NOT_INSTALLED)
         return 0
     cc, run = tools
     workdir = args.keep or tempfile.mkdtemp(prefix="simcollective-smpi-")
@@ -200,22 +235,14 @@ def main(argv=None) -> int:
 
 
 def _compare(cc, run, workdir, ranks, elements, repeats, verify) -> int:
-    src, exe = os.path.join(workdir, "ring.c"), os.path.join(workdir, "ring")
-    with open(src, "w") as f:
-        f.write(RING_C)
-    proc = subprocess.run([cc, "-O2", "-o", exe, src], capture_output=True, text=True)
-    if proc.returncode != 0:
-        print(f"smpicc failed (status {proc.returncode}): {proc.stderr.strip()[-500:]}")
+    exe = compile_program(cc, workdir, "ring", RING_C)
+    if exe is None:
         return 1
     print(f"ring allreduce of {elements} float32 on fat-tree (cm02 / SimGrid CM02), {repeats} runs each, alternated")
     print(f"{'ranks':>5}  {'SMPI sim [s]':>14}  {'ours sim [s]':>14}  {'rel diff':>9}  "
           f"{'SMPI cpu':>9}  {'ours cpu':>9}  {'SMPI/ours':>9}  ours' mode")
     for p in ranks:
-        xml, hosts = platform_xml(p)
-        with open(os.path.join(workdir, f"p{p}.xml"), "w") as f:
-            f.write(xml)
-        with open(os.path.join(workdir, f"h{p}.txt"), "w") as f:
-            f.write("\n".join(hosts) + "\n")
+        write_platform(workdir, p, *platform_xml(p))
         smpi_cpu, ours_cpu = [], []
         for _ in range(repeats):
             t_smpi, c = run_smpi(run, exe, workdir, p, elements)

@@ -307,6 +307,18 @@ EXPECTED = {
     "alltoall": {"pairwise", "bruck", "direct", "hierarchical"},
     "alltoallv": {"direct", "pairwise", "nccl", "hierarchical"},
 }
+# SMPI's own collectives (SimGrid 3.32), tested in tests/algorithms/test_smpi.py
+SMPI = {
+    "allgather": {"smpi-ring", "smpi-pair", "smpi-rdb", "smpi-bruck"},
+    "allreduce": {"smpi-lr", "smpi-rdb", "smpi-rab-rdb"},
+    "alltoall": {"smpi-pair", "smpi-ring", "smpi-basic-linear", "smpi-bruck"},
+    "reduce": {"smpi-binomial", "smpi-flat-tree"},
+    "broadcast": {"smpi-binomial-tree", "smpi-flattree", "smpi-scatter-lr-allgather", "smpi-scatter-rdb-allgather"},
+    "reduce-scatter": {"smpi-mpich-pair", "smpi-mpich-rdb", "smpi-ompi-basic-recursivehalving"},
+}
+for _coll, _names in SMPI.items():
+    if _coll in EXPECTED:
+        EXPECTED[_coll] |= _names
 
 
 # the hardware presets (the study presets are ABCI, DGX-1, DGX-2)

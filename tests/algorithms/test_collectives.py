@@ -32,7 +32,7 @@ def _group(P):
 # nccl-* run NCCL's model of a hardware preset (GPU models, NVSwitch): tested on presets in
 # tests/test_nccl_other_collectives.py
 CASES = [(coll, name) for coll, names in sorted(EXPECTED.items()) for name in sorted(names)
-         if name != "sparse-streams" and not name.startswith("nccl")]
+         if name != "sparse-streams" and not name.startswith(("nccl", "smpi-"))]   # smpi-*: tests/algorithms/test_smpi.py
 
 
 @pytest.mark.parametrize("coll,name", CASES)

@@ -53,7 +53,8 @@ def test_options_are_checked_by_name_once():
 
 load_all()
 
-HOOKED = sorted(key for key, a in REGISTRY.items() if a.messages is not None)
+# smpi-* refuse some of these runs as SMPI does: their hooks are checked in tests/algorithms/test_smpi.py
+HOOKED = sorted(key for key, a in REGISTRY.items() if a.messages is not None and not key[1].startswith("smpi-"))
 
 PS = (2, 3, 4, 5, 6, 8, 12)
 
