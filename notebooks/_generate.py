@@ -187,7 +187,7 @@ tables as `simcollective job JOB.toml`; see docs/jobs.md). This notebook:
    cost against the same job without it;
 3. runs two jobs on one fat-tree, with and without oversubscription."""),
     parameters("""\
-NODES = [2, 4] if SMALL else [2, 4, 8]          # DGX H100 nodes of the 3D-parallel step
+NODES = [2, 4] if SMALL else [2, 4, 8, 16]      # DGX H100 nodes of the 3D-parallel step
 LAYERS = 2 if SMALL else 16                     # layers (two pipeline stages)
 MICROBATCHES = 2 if SMALL else 4
 RING_BYTES = 2**22 if SMALL else 2**26          # the ring allreduce of part 2
@@ -265,6 +265,97 @@ for name in ("jobs_3d.csv", "jobs_faults.csv", "jobs_two_jobs.csv"):
     print(name, "->", f"{len(pd.read_csv(path))} rows" if path.exists() else "not written yet")'''),
 ]
 
+MOE = [
+    new_markdown_cell("""\
+# An MoE layer's dispatch + combine: NCCL's alltoallv against a DeepEP-style hierarchical one
+
+An expert-parallel mixture-of-experts layer sends each token to the GPUs of the experts its
+gate picked (the dispatch) and brings the experts' outputs back (the combine): an all-to-all
+with per-pair sizes, `--collective alltoallv` (see docs/moe.md). This notebook draws a seeded
+gate of DeepSeek-V3's shape (256 routed experts spread over the GPUs, top-8, hidden 7168,
+bfloat16; DeepSeek-V3 technical report, arXiv:2412.19437), uniform (skew 0) and Zipf-skewed
+(skew 1) expert popularity, and runs it on DGX H100 nodes (profile `ideal`, size-only data,
+every point verified) with
+
+* `nccl`: NCCL's grouped ncclSend/ncclRecv, every peer at once in p2p chunks;
+* `hierarchical`: DeepEP's dispatch: one message per node on the rail, then NVLink forwarding
+  inside the destination node (the combine retraces it)."""),
+    parameters("""\
+GPUS = [8, 16] if SMALL else [8, 16, 32, 64, 128, 256]   # 8 GPUs per DGX H100 node
+NCCL_MAX_GPUS = 16 if SMALL else 256                      # the largest nccl run
+TOKENS = 16 if SMALL else 128                             # tokens per rank (a decode batch)
+SKEWS = [0.0, 1.0]                                        # Zipf exponent of the experts' popularity"""),
+    new_code_cell(SETUP),
+    new_code_cell('''\
+EXPERTS, HIDDEN, TOPK = 256, 7168, 8
+
+def moe_point(algorithm, gpus, skew):
+    moe = f"tokens={TOKENS},hidden={HIDDEN},topk={TOPK},experts_per_rank={EXPERTS // gpus},skew={skew}"
+    r = sc.run(topology="dgx-h100", nodes=gpus // 8, collective="alltoallv", algorithm=algorithm, moe=moe,
+               verify="symbolic")
+    ph = r["phases"]
+    return {"algorithm": algorithm, "gpus": gpus, "skew": skew, "time_us": r["time_s"] * 1e6,
+            "dispatch_us": sum(v for k, v in ph.items() if k.startswith("dispatch")) * 1e6,
+            "combine_us": sum(v for k, v in ph.items() if k.startswith("combine")) * 1e6,
+            "imbalance": r["imbalance"], "messages": r["messages"], "verified": r["verification"]}
+
+rows = [moe_point(algo, g, skew) for skew in SKEWS for g in GPUS for algo in ("nccl", "hierarchical")
+        if algo == "hierarchical" or g <= NCCL_MAX_GPUS]
+moe = pd.DataFrame(rows)
+moe'''),
+    new_code_cell('''\
+fig, axes = plt.subplots(1, len(SKEWS), figsize=(11, 4), sharey=True)
+for ax, skew in zip(axes, SKEWS):
+    part = moe[moe["skew"] == skew].pivot(index="gpus", columns="algorithm", values="time_us")
+    part.plot(ax=ax, marker="o", logx=True, logy=True)
+    ax.set_xscale("log", base=2)
+    ax.set_xticks(GPUS, [str(g) for g in GPUS])
+    ax.minorticks_off()
+    ax.set(xlabel="GPUs (DGX H100, 8 per node)", ylabel="dispatch + combine (us)",
+           title=f"skew {skew:g}: busiest rank / mean = "
+                 f"{moe[moe['skew'] == skew]['imbalance'].max():.1f} at {max(GPUS)} GPUs")
+    ax.grid(True, alpha=0.3)
+fig.suptitle(f"MoE layer: {TOKENS} tokens/rank, top-{TOPK} of {EXPERTS} experts, hidden {HIDDEN}, bfloat16")
+fig.tight_layout()'''),
+    new_code_cell('''\
+# dispatch and combine apart, at the largest size both algorithms ran
+g = int(moe.groupby("gpus")["algorithm"].nunique().pipe(lambda s: s[s == 2]).index.max())
+part = moe[moe["gpus"] == g].set_index(["skew", "algorithm"])[["dispatch_us", "combine_us"]]
+ax = part.plot.barh(stacked=True, figsize=(8, 3))
+ax.set(xlabel="time (us)", ylabel="", title=f"dispatch and combine at {g} GPUs")
+part'''),
+    new_code_cell('''\
+# how far the busiest rank is above the mean, and what it does to nccl against hierarchical
+ratio = moe.pivot_table(index="gpus", columns=["skew", "algorithm"], values="time_us")
+fig, (a1, a2) = plt.subplots(1, 2, figsize=(11, 3.5))
+for skew in SKEWS:
+    imb = moe[(moe["skew"] == skew) & (moe["algorithm"] == "hierarchical")].set_index("gpus")["imbalance"]
+    a1.plot(imb.index, imb.values, "o-", label=f"skew {skew:g}")
+    if (skew, "nccl") in ratio:
+        r = (ratio[(skew, "nccl")] / ratio[(skew, "hierarchical")]).dropna()
+        a2.plot(r.index, r.values, "o-", label=f"skew {skew:g}")
+for ax in (a1, a2):
+    ax.set_xscale("log", base=2)
+    ax.set_xticks(GPUS, [str(g) for g in GPUS])
+    ax.minorticks_off()
+    ax.set_xlabel("GPUs")
+    ax.grid(True, alpha=0.3)
+    ax.legend()
+a1.set(ylabel="busiest rank's bytes / mean", title="load imbalance of the gate")
+a2.axhline(1.0, color="k", lw=0.8)
+a2.set(ylabel="nccl / hierarchical", title="above 1: hierarchical is faster")
+fig.tight_layout()'''),
+    new_markdown_cell("With uniform experts both algorithms move the same bytes through the same NICs "
+                      "(every GPU has its own rail) and `nccl` is a little faster: `hierarchical` runs "
+                      "its NVLink stage after its rail stage. With hot experts (skew 1) the busiest GPU "
+                      "sets the time; `hierarchical` brings a hot GPU's tokens in on all 8 rails of its "
+                      "node, while `nccl`'s dispatch converges on the hot GPU's own NIC."),
+    new_code_cell('''\
+# the committed study (python experiments/fig_g_moe.py), if it is there
+path = RESULTS / "fig_g_moe.csv"
+print(path.name, "->", f"{len(pd.read_csv(path))} rows" if path.exists() else "not written yet")'''),
+]
+
 
 def _write(cells, name):
     nb = new_notebook(cells=cells)
@@ -279,4 +370,5 @@ if __name__ == "__main__":
     _write(EXPLORE, "explore_topology.ipynb")
     _write(WHICH, "which_collective.ipynb")
     _write(JOBS, "jobs.ipynb")
-    print("wrote", HERE / "scaling_curves.ipynb", HERE / "explore_topology.ipynb", HERE / "which_collective.ipynb")
+    _write(MOE, "moe.ipynb")
+    print("wrote the notebooks of", HERE)
