@@ -282,7 +282,7 @@ every point verified) with
   inside the destination node (the combine retraces it)."""),
     parameters("""\
 GPUS = [8, 16] if SMALL else [8, 16, 32, 64, 128, 256]   # 8 GPUs per DGX H100 node
-NCCL_MAX_GPUS = 16 if SMALL else 256                      # the largest nccl run
+NCCL_MAX_GPUS = 16 if SMALL else 64                        # the largest nccl run (see docs/moe.md)
 TOKENS = 16 if SMALL else 128                             # tokens per rank (a decode batch)
 SKEWS = [0.0, 1.0]                                        # Zipf exponent of the experts' popularity"""),
     new_code_cell(SETUP),
@@ -321,7 +321,9 @@ fig.tight_layout()'''),
 # dispatch and combine apart, at the largest size both algorithms ran
 g = int(moe.groupby("gpus")["algorithm"].nunique().pipe(lambda s: s[s == 2]).index.max())
 part = moe[moe["gpus"] == g].set_index(["skew", "algorithm"])[["dispatch_us", "combine_us"]]
-ax = part.plot.barh(stacked=True, figsize=(8, 3))
+bars = part.rename(columns={"dispatch_us": "dispatch", "combine_us": "combine"})
+bars.index = [f"skew {skew:g}, {algo}" for skew, algo in bars.index]
+ax = bars.plot.barh(stacked=True, figsize=(8, 3))
 ax.set(xlabel="time (us)", ylabel="", title=f"dispatch and combine at {g} GPUs")
 part'''),
     new_code_cell('''\
