@@ -199,19 +199,28 @@ from simcollective.jobs.examples import LAYOUTS, three_d_parallel"""),
     new_code_cell('''\
 rows = []
 for nodes in NODES:
-    for layout in LAYOUTS:
+    for layout, schedule in [(layout, "forward") for layout in LAYOUTS] + [("tp-inside", "1f1b")]:
         table = three_d_parallel(nodes=nodes, layers=LAYERS, microbatches=MICROBATCHES, layout=layout,
-                                 verify="symbolic")
+                                 verify="symbolic", schedule=schedule)
         f = sc.job(table, alone=False).fields
-        rows.append({"gpus": 8 * nodes, "layout": layout, "step_ms": f["makespan_s"] * 1e3,
+        rows.append({"gpus": 8 * nodes, "layout": layout, "schedule": schedule, "step_ms": f["makespan_s"] * 1e3,
                      "messages": f["messages"]})
 df3 = pd.DataFrame(rows)
-ax = df3.pivot(index="gpus", columns="layout", values="step_ms").plot(marker="o", logx=True)
-ax.set(ylabel="step time (ms)", title="3D-parallel step: TP inside the nodes or across them")
+df3["run"] = df3["layout"].map({"tp-inside": "TP inside the nodes", "dp-inside": "TP across, DP inside"}) + \
+    df3["schedule"].map({"forward": ", forward only", "1f1b": ", forward + backward (1F1B)"})
+ax = df3.pivot(index="gpus", columns="run", values="step_ms").plot(marker="o", figsize=(7, 4))
+ax.set_xscale("log", base=2)
+ax.set_xticks(df3["gpus"].unique(), [str(g) for g in df3["gpus"].unique()])
+ax.minorticks_off()
+ax.set(xlabel="GPUs (DGX H100 nodes x 8; TP 8, PP 2, DP = nodes / 2)", ylabel="step time (ms)",
+       title=f"3D-parallel step: {LAYERS} layers, {MICROBATCHES} micro-batches")
+ax.grid(True, alpha=0.3)
 df3'''),
     new_markdown_cell("TP inside the nodes keeps the per-layer allreduces on NVLink; with DP inside "
                       "instead, every layer's allreduce crosses the NICs. At 2 nodes DP is 1 and the "
-                      "two layouts are the same machine order."),
+                      "two layouts are the same machine order. The 1F1B schedule adds the backward pass "
+                      "(twice the forward's compute, a TP allreduce per layer, the gradients sent back "
+                      "between the stages); the DP sync then follows the last backward through each layer."),
     new_code_cell('''\
 def ring16(**disturb):
     return {"topology": "dgx-h100", "nodes": 2, "communicators": {"world": {"rule": "tp", "size": 16}},
@@ -231,10 +240,15 @@ fig, (a1, a2) = plt.subplots(1, 2, figsize=(10, 3.5))
 s = faults.dropna(subset=["delay_us"])
 a1.plot(s["delay_us"], s["cost_us"], "o-", label="cost")
 a1.plot(s["delay_us"], s["delay_us"], "k:", label="cost = delay")
-a1.set(xlabel="rank 5 late by (us)", ylabel="cost (us)"); a1.legend()
+a1.set(xlabel="rank 5 late by (us)", ylabel="cost (us)", title="one straggler"); a1.legend()
 d = faults.dropna(subset=["capacity_left"])
 a2.plot(d["capacity_left"], d["time_ms"], "o-")
-a2.set(xlabel="capacity left on n0/nic0 <-> su0/leaf0", ylabel="allreduce (ms)", xscale="log")
+a2.set_xticks(FRACTIONS)
+a2.set(xlabel="capacity left on n0/nic0 <-> su0/leaf0", ylabel="allreduce (ms)", title="one degraded NIC cable")
+for a in (a1, a2):
+    a.grid(True, alpha=0.3)
+fig.suptitle(f"ring allreduce of {RING_BYTES // 2**20} MiB on 16 GPUs (2 DGX H100 nodes)")
+fig.tight_layout()
 faults'''),
     new_markdown_cell("A straggler costs less than its delay here: the ring is paced by its two hops "
                       "between the nodes, and rank 5's NVLink hops have slack. The degraded cable is on "
@@ -255,8 +269,12 @@ for over in OVERSUBSCRIPTION:
                      "together_ms": f["makespan_s"] * 1e3})
 two = pd.DataFrame(rows)
 two["slowdown"] = two["together_ms"] / two["alone_ms"]
-ax = two.pivot(index="oversubscription", columns="routing", values="slowdown").plot.bar(rot=0)
-ax.set(ylabel="job A: together / alone", title="two jobs on one fat-tree (16 hosts, 4 per leaf)")
+ax = two.pivot(index="oversubscription", columns="routing", values="slowdown").plot.bar(rot=0, figsize=(7, 4))
+ax.set_ylim(0, 1.25 * two["slowdown"].max())
+ax.axhline(1.0, color="k", lw=0.8)
+ax.legend(title="routing", loc="upper left", ncol=2)
+ax.set(xlabel="oversubscription (leaf down : up)", ylabel="job A: together / alone",
+       title="two 16 MiB ring allreduces on the even and odd hosts of one fat-tree (16 hosts, 4 per leaf)")
 two'''),
     new_code_cell('''\
 # the committed study (python experiments/study_jobs.py), if it is there
