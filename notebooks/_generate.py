@@ -215,7 +215,16 @@ ax.minorticks_off()
 ax.set(xlabel="GPUs (DGX H100 nodes x 8; TP 8, PP 2, DP = nodes / 2)", ylabel="step time (ms)",
        title=f"3D-parallel step: {LAYERS} layers, {MICROBATCHES} micro-batches")
 ax.grid(True, alpha=0.3)
+ax.legend(title=None, loc="upper center", bbox_to_anchor=(0.5, -0.2), ncol=2, fontsize="small")
 df3'''),
+    new_code_cell('''\
+# the timeline of a 1F1B step on 4 nodes: a row per communicator group (the first two of each), a bar per collective
+from simcollective.job_command import draw_timeline
+
+step = sc.job(three_d_parallel(nodes=NODES[1], layers=LAYERS, microbatches=MICROBATCHES, verify="symbolic",
+                               schedule="1f1b"), alone=False)
+fig = draw_timeline(step.fields, max_groups=2,
+                    title=f"1F1B step on {8 * NODES[1]} GPUs: TP per stage (tp0, tp1), PP sends (pp), DP (dp0, dp1)")'''),
     new_markdown_cell("TP inside the nodes keeps the per-layer allreduces on NVLink; with DP inside "
                       "instead, every layer's allreduce crosses the NICs. At 2 nodes DP is 1 and the "
                       "two layouts are the same machine order. The 1F1B schedule adds the backward pass "
@@ -274,7 +283,7 @@ ax.set_ylim(0, 1.25 * two["slowdown"].max())
 ax.axhline(1.0, color="k", lw=0.8)
 ax.legend(title="routing", loc="upper left", ncol=2)
 ax.set(xlabel="oversubscription (leaf down : up)", ylabel="job A: together / alone",
-       title="two 16 MiB ring allreduces on the even and odd hosts of one fat-tree (16 hosts, 4 per leaf)")
+       title="two jobs on one fat-tree: 16 MiB rings on the even and the odd hosts")
 two'''),
     new_code_cell('''\
 # the committed study (python experiments/study_jobs.py), if it is there
