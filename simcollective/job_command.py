@@ -97,11 +97,13 @@ def draw_timeline(fields: dict, path=None, title: str | None = None, max_groups:
     lanes = _lanes(colls)
     fig, ax = plt.subplots(figsize=(10, 1.0 + 0.3 * len(rows)))
     y = {row: i for i, row in enumerate(rows)}
+    span = max((c["end_s"] for c in colls), default=0.0)
     for c, (lane, n) in zip(colls, lanes):
-        h = 0.8 / n
-        ax.barh(y[(c["communicator"], c["group"])] - 0.4 + h * (lane + 0.5), (c["end_s"] - c["start_s"]) * 1e3,
+        h, width = 0.8 / n, c["end_s"] - c["start_s"]
+        # a thin white edge parts back-to-back bars; bars under 1/200 of the plot get none
+        ax.barh(y[(c["communicator"], c["group"])] - 0.4 + h * (lane + 0.5), width * 1e3,
                 left=c["start_s"] * 1e3, height=0.9 * h, color=colours[kind_of[c["step"]]], edgecolor="white",
-                linewidth=0.5)
+                linewidth=0.5 if width > span / 200 else 0.0)
     ax.set_yticks(range(len(rows)), [f"{comm} group {g}" for comm, g in rows])
     ax.invert_yaxis()
     ax.set_xlim(left=0)
