@@ -187,7 +187,7 @@ tables as `simcollective job JOB.toml`; see docs/jobs.md). This notebook:
    cost against the same job without it;
 3. runs two jobs on one fat-tree, with and without oversubscription."""),
     parameters("""\
-NODES = [2, 4] if SMALL else [2, 4, 8]          # DGX H100 nodes of the 3D-parallel step
+NODES = [2, 4] if SMALL else [2, 4, 8, 16]      # DGX H100 nodes of the 3D-parallel step
 LAYERS = 2 if SMALL else 16                     # layers (two pipeline stages)
 MICROBATCHES = 2 if SMALL else 4
 RING_BYTES = 2**22 if SMALL else 2**26          # the ring allreduce of part 2
@@ -199,19 +199,37 @@ from simcollective.jobs.examples import LAYOUTS, three_d_parallel"""),
     new_code_cell('''\
 rows = []
 for nodes in NODES:
-    for layout in LAYOUTS:
+    for layout, schedule in [(layout, "forward") for layout in LAYOUTS] + [("tp-inside", "1f1b")]:
         table = three_d_parallel(nodes=nodes, layers=LAYERS, microbatches=MICROBATCHES, layout=layout,
-                                 verify="symbolic")
+                                 verify="symbolic", schedule=schedule)
         f = sc.job(table, alone=False).fields
-        rows.append({"gpus": 8 * nodes, "layout": layout, "step_ms": f["makespan_s"] * 1e3,
+        rows.append({"gpus": 8 * nodes, "layout": layout, "schedule": schedule, "step_ms": f["makespan_s"] * 1e3,
                      "messages": f["messages"]})
 df3 = pd.DataFrame(rows)
-ax = df3.pivot(index="gpus", columns="layout", values="step_ms").plot(marker="o", logx=True)
-ax.set(ylabel="step time (ms)", title="3D-parallel step: TP inside the nodes or across them")
+df3["run"] = df3["layout"].map({"tp-inside": "TP inside the nodes", "dp-inside": "TP across, DP inside"}) + \
+    df3["schedule"].map({"forward": ", forward only", "1f1b": ", forward + backward (1F1B)"})
+ax = df3.pivot(index="gpus", columns="run", values="step_ms").plot(marker="o", figsize=(7, 4))
+ax.set_xscale("log", base=2)
+ax.set_xticks(df3["gpus"].unique(), [str(g) for g in df3["gpus"].unique()])
+ax.minorticks_off()
+ax.set(xlabel="GPUs (DGX H100 nodes x 8; TP 8, PP 2, DP = nodes / 2)", ylabel="step time (ms)",
+       title=f"3D-parallel step: {LAYERS} layers, {MICROBATCHES} micro-batches")
+ax.grid(True, alpha=0.3)
+ax.legend(title=None, loc="upper center", bbox_to_anchor=(0.5, -0.2), ncol=2, fontsize="small")
 df3'''),
+    new_code_cell('''\
+# the timeline of a 1F1B step on 4 nodes: a row per communicator group (the first two of each), a bar per collective
+from simcollective.job_command import draw_timeline
+
+step = sc.job(three_d_parallel(nodes=NODES[1], layers=LAYERS, microbatches=MICROBATCHES, verify="symbolic",
+                               schedule="1f1b"), alone=False)
+fig = draw_timeline(step.fields, max_groups=2,
+                    title=f"1F1B step on {8 * NODES[1]} GPUs: TP per stage (tp0, tp1), PP sends (pp), DP (dp0, dp1)")'''),
     new_markdown_cell("TP inside the nodes keeps the per-layer allreduces on NVLink; with DP inside "
                       "instead, every layer's allreduce crosses the NICs. At 2 nodes DP is 1 and the "
-                      "two layouts are the same machine order."),
+                      "two layouts are the same machine order. The 1F1B schedule adds the backward pass "
+                      "(twice the forward's compute, a TP allreduce per layer, the gradients sent back "
+                      "between the stages); the DP sync then follows the last backward through each layer."),
     new_code_cell('''\
 def ring16(**disturb):
     return {"topology": "dgx-h100", "nodes": 2, "communicators": {"world": {"rule": "tp", "size": 16}},
@@ -231,10 +249,15 @@ fig, (a1, a2) = plt.subplots(1, 2, figsize=(10, 3.5))
 s = faults.dropna(subset=["delay_us"])
 a1.plot(s["delay_us"], s["cost_us"], "o-", label="cost")
 a1.plot(s["delay_us"], s["delay_us"], "k:", label="cost = delay")
-a1.set(xlabel="rank 5 late by (us)", ylabel="cost (us)"); a1.legend()
+a1.set(xlabel="rank 5 late by (us)", ylabel="cost (us)", title="one straggler"); a1.legend()
 d = faults.dropna(subset=["capacity_left"])
 a2.plot(d["capacity_left"], d["time_ms"], "o-")
-a2.set(xlabel="capacity left on n0/nic0 <-> su0/leaf0", ylabel="allreduce (ms)", xscale="log")
+a2.set_xticks(FRACTIONS)
+a2.set(xlabel="capacity left on n0/nic0 <-> su0/leaf0", ylabel="allreduce (ms)", title="one degraded NIC cable")
+for a in (a1, a2):
+    a.grid(True, alpha=0.3)
+fig.suptitle(f"ring allreduce of {RING_BYTES // 2**20} MiB on 16 GPUs (2 DGX H100 nodes)")
+fig.tight_layout()
 faults'''),
     new_markdown_cell("A straggler costs less than its delay here: the ring is paced by its two hops "
                       "between the nodes, and rank 5's NVLink hops have slack. The degraded cable is on "
@@ -255,14 +278,111 @@ for over in OVERSUBSCRIPTION:
                      "together_ms": f["makespan_s"] * 1e3})
 two = pd.DataFrame(rows)
 two["slowdown"] = two["together_ms"] / two["alone_ms"]
-ax = two.pivot(index="oversubscription", columns="routing", values="slowdown").plot.bar(rot=0)
-ax.set(ylabel="job A: together / alone", title="two jobs on one fat-tree (16 hosts, 4 per leaf)")
+ax = two.pivot(index="oversubscription", columns="routing", values="slowdown").plot.bar(rot=0, figsize=(7, 4))
+ax.set_ylim(0, 1.25 * two["slowdown"].max())
+ax.axhline(1.0, color="k", lw=0.8)
+ax.legend(title="routing", loc="upper left", ncol=2)
+ax.set(xlabel="oversubscription (leaf down : up)", ylabel="job A: together / alone",
+       title="two jobs on one fat-tree: 16 MiB rings on the even and the odd hosts")
 two'''),
     new_code_cell('''\
 # the committed study (python experiments/study_jobs.py), if it is there
 for name in ("jobs_3d.csv", "jobs_faults.csv", "jobs_two_jobs.csv"):
     path = RESULTS / name
     print(name, "->", f"{len(pd.read_csv(path))} rows" if path.exists() else "not written yet")'''),
+]
+
+MOE = [
+    new_markdown_cell("""\
+# An MoE layer's dispatch + combine: NCCL's alltoallv against a DeepEP-style hierarchical one
+
+An expert-parallel mixture-of-experts layer sends each token to the GPUs of the experts its
+gate picked (the dispatch) and brings the experts' outputs back (the combine): an all-to-all
+with per-pair sizes, `--collective alltoallv` (see docs/moe.md). This notebook draws a seeded
+gate of DeepSeek-V3's shape (256 routed experts spread over the GPUs, top-8, hidden 7168,
+bfloat16; DeepSeek-V3 technical report, arXiv:2412.19437), uniform (skew 0) and Zipf-skewed
+(skew 1) expert popularity, and runs it on DGX H100 nodes (profile `ideal`, size-only data,
+every point verified) with
+
+* `nccl`: NCCL's grouped ncclSend/ncclRecv, every peer at once in p2p chunks;
+* `hierarchical`: DeepEP's dispatch: one message per node on the rail, then NVLink forwarding
+  inside the destination node (the combine retraces it)."""),
+    parameters("""\
+GPUS = [8, 16] if SMALL else [8, 16, 32, 64, 128, 256]   # 8 GPUs per DGX H100 node
+NCCL_MAX_GPUS = 16 if SMALL else 64                        # the largest nccl run (see docs/moe.md)
+TOKENS = 16 if SMALL else 128                             # tokens per rank (a decode batch)
+SKEWS = [0.0, 1.0]                                        # Zipf exponent of the experts' popularity"""),
+    new_code_cell(SETUP),
+    new_code_cell('''\
+EXPERTS, HIDDEN, TOPK = 256, 7168, 8
+
+def moe_point(algorithm, gpus, skew):
+    moe = f"tokens={TOKENS},hidden={HIDDEN},topk={TOPK},experts_per_rank={EXPERTS // gpus},skew={skew}"
+    r = sc.run(topology="dgx-h100", nodes=gpus // 8, collective="alltoallv", algorithm=algorithm, moe=moe,
+               verify="symbolic")
+    ph = r["phases"]
+    return {"algorithm": algorithm, "gpus": gpus, "skew": skew, "time_us": r["time_s"] * 1e6,
+            "dispatch_us": sum(v for k, v in ph.items() if k.startswith("dispatch")) * 1e6,
+            "combine_us": sum(v for k, v in ph.items() if k.startswith("combine")) * 1e6,
+            "imbalance": r["imbalance"], "messages": r["messages"], "verified": r["verification"]}
+
+rows = [moe_point(algo, g, skew) for skew in SKEWS for g in GPUS for algo in ("nccl", "hierarchical")
+        if algo == "hierarchical" or g <= NCCL_MAX_GPUS]
+moe = pd.DataFrame(rows)
+moe'''),
+    new_code_cell('''\
+fig, axes = plt.subplots(1, len(SKEWS), figsize=(11, 4), sharey=True)
+for ax, skew in zip(axes, SKEWS):
+    part = moe[moe["skew"] == skew].pivot(index="gpus", columns="algorithm", values="time_us")
+    part.plot(ax=ax, marker="o", logx=True, logy=True)
+    ax.set_xscale("log", base=2)
+    ax.set_xticks(GPUS, [str(g) for g in GPUS])
+    ax.minorticks_off()
+    ax.set(xlabel="GPUs (DGX H100, 8 per node)", ylabel="dispatch + combine (us)",
+           title=f"skew {skew:g}: busiest rank / mean = "
+                 f"{moe[moe['skew'] == skew]['imbalance'].max():.1f} at {max(GPUS)} GPUs")
+    ax.grid(True, alpha=0.3)
+fig.suptitle(f"MoE layer: {TOKENS} tokens/rank, top-{TOPK} of {EXPERTS} experts, hidden {HIDDEN}, bfloat16")
+fig.tight_layout()'''),
+    new_code_cell('''\
+# dispatch and combine apart, at the largest size both algorithms ran
+g = int(moe.groupby("gpus")["algorithm"].nunique().pipe(lambda s: s[s == 2]).index.max())
+part = moe[moe["gpus"] == g].set_index(["skew", "algorithm"])[["dispatch_us", "combine_us"]]
+bars = part.rename(columns={"dispatch_us": "dispatch", "combine_us": "combine"})
+bars.index = [f"skew {skew:g}, {algo}" for skew, algo in bars.index]
+ax = bars.plot.barh(stacked=True, figsize=(8, 3))
+ax.set(xlabel="time (us)", ylabel="", title=f"dispatch and combine at {g} GPUs")
+part'''),
+    new_code_cell('''\
+# how far the busiest rank is above the mean, and what it does to nccl against hierarchical
+ratio = moe.pivot_table(index="gpus", columns=["skew", "algorithm"], values="time_us")
+fig, (a1, a2) = plt.subplots(1, 2, figsize=(11, 3.5))
+for skew in SKEWS:
+    imb = moe[(moe["skew"] == skew) & (moe["algorithm"] == "hierarchical")].set_index("gpus")["imbalance"]
+    a1.plot(imb.index, imb.values, "o-", label=f"skew {skew:g}")
+    if (skew, "nccl") in ratio:
+        r = (ratio[(skew, "nccl")] / ratio[(skew, "hierarchical")]).dropna()
+        a2.plot(r.index, r.values, "o-", label=f"skew {skew:g}")
+for ax in (a1, a2):
+    ax.set_xscale("log", base=2)
+    ax.set_xticks(GPUS, [str(g) for g in GPUS])
+    ax.minorticks_off()
+    ax.set_xlabel("GPUs")
+    ax.grid(True, alpha=0.3)
+    ax.legend()
+a1.set(ylabel="busiest rank's bytes / mean", title="load imbalance of the gate")
+a2.axhline(1.0, color="k", lw=0.8)
+a2.set(ylabel="nccl / hierarchical", title="above 1: hierarchical is faster")
+fig.tight_layout()'''),
+    new_markdown_cell("With uniform experts both algorithms move the same bytes through the same NICs "
+                      "(every GPU has its own rail) and `nccl` is a little faster: `hierarchical` runs "
+                      "its NVLink stage after its rail stage. With hot experts (skew 1) the busiest GPU "
+                      "sets the time; `hierarchical` brings a hot GPU's tokens in on all 8 rails of its "
+                      "node, while `nccl`'s dispatch converges on the hot GPU's own NIC."),
+    new_code_cell('''\
+# the committed study (python experiments/fig_g_moe.py), if it is there
+path = RESULTS / "fig_g_moe.csv"
+print(path.name, "->", f"{len(pd.read_csv(path))} rows" if path.exists() else "not written yet")'''),
 ]
 
 
@@ -279,4 +399,5 @@ if __name__ == "__main__":
     _write(EXPLORE, "explore_topology.ipynb")
     _write(WHICH, "which_collective.ipynb")
     _write(JOBS, "jobs.ipynb")
-    print("wrote", HERE / "scaling_curves.ipynb", HERE / "explore_topology.ipynb", HERE / "which_collective.ipynb")
+    _write(MOE, "moe.ipynb")
+    print("wrote the notebooks of", HERE)

@@ -1,4 +1,4 @@
-"""``simcollective job``: the example end to end (text, JSON, trace) and ``simcollective.job``."""
+"""``simcollective job``: the example end to end (text, JSON, trace, timeline plot) and ``simcollective.job``."""
 
 import json
 from pathlib import Path
@@ -7,6 +7,7 @@ import pytest
 
 import simcollective as sc
 from simcollective.cli import main
+from tests.conftest import run_cli
 
 EXAMPLE = Path(__file__).resolve().parents[1] / "experiments" / "job_tp_dp.toml"
 
@@ -77,3 +78,26 @@ def test_a_job_file_nested_too_deep_is_one_line(tmp_path, capsys):
     path = tmp_path / "n.toml"
     path.write_text("a = " + "[" * 3000 + "]" * 3000 + "\n")
     one_line_error(capsys, ["job", str(path)], "nests 3000 levels", "at most 64")
+
+
+def test_plot_draws_one_row_per_group_and_lanes_for_overlaps(tmp_path, capsys):
+    from simcollective.job_command import _lanes, draw_timeline
+
+    code, out, err = run_cli(capsys, "job", EXAMPLE, "--no-alone", "--plot", tmp_path / "t.png")
+    assert code == 0 and (tmp_path / "t.png").read_bytes()[:4] == b"\x89PNG" and "timeline" in out
+    f = sc.job(EXAMPLE, alone=False).fields
+    fig = draw_timeline(f)
+    rows = {(c["communicator"], c["group"]) for c in f["collectives"]}
+    assert len(fig.axes[0].get_yticks()) == len(rows) == 10          # tp: 2 groups, dp: 8
+    assert len(fig.axes[0].patches) == len(f["collectives"])
+    two = [{"communicator": "a", "group": 0, "start_s": 0.0, "end_s": 2.0},
+           {"communicator": "a", "group": 0, "start_s": 1.0, "end_s": 3.0},
+           {"communicator": "a", "group": 0, "start_s": 2.0, "end_s": 4.0}]
+    assert _lanes(two) == [(0, 2), (1, 2), (0, 2)]
+
+
+def test_plot_refuses_an_unknown_format_and_links(tmp_path, capsys):
+    code, _, err = run_cli(capsys, "job", EXAMPLE, "--plot", tmp_path / "t.txt")
+    assert code == 2 and "--plot" in err and ".png, .pdf or .svg" in err
+    code, _, err = run_cli(capsys, "job", EXAMPLE, "--links", "--plot", tmp_path / "t.png")
+    assert code == 2 and "--plot is not used with --links" in err

@@ -36,7 +36,7 @@ def kernel_env(tmp_path, monkeypatch):
     assert KernelSpecManager().get_kernel_spec("python3").argv[0] == sys.executable
 
 
-NAMES = ["scaling_curves.ipynb", "explore_topology.ipynb", "which_collective.ipynb", "jobs.ipynb"]
+NAMES = ["scaling_curves.ipynb", "explore_topology.ipynb", "which_collective.ipynb", "jobs.ipynb", "moe.ipynb"]
 
 
 @pytest.mark.parametrize("name", NAMES)

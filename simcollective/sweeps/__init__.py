@@ -27,6 +27,9 @@ is an error that names it and lists the allowed ones. ``collective`` (default al
 ``{from = "8", to = "128M", factor = 2}`` (or ``step = N``), ``to`` included when reached.
 The ``bytes`` column of a row holds the size that was run (nccl-tests rounds per-rank
 shares down to 16 bytes).
+``collective = "alltoallv"`` takes ``moe`` (a gate string, as ``run --moe``; checked when the
+config is read) or ``sizes`` (a matrix file, relative to the config) instead of a size: a grid
+over gate strings varies skew or top-k; the gate's figures become ``moe_<key>`` columns.
 
 Inputs that do not apply to a point's algorithm are not passed to it (``density``, ``k``,
 ``workload``, ``overlap``, ``inputs`` for dense algorithms; ``group_size``, ``chunk_size``,

@@ -26,6 +26,9 @@ _OPTION_COLUMNS = ("group_size", "chunk_size", "allgather", "densify", "resparsi
 #: the other options of the registry, and the NCCL release of the nccl algorithms' tuner: a
 #: point holds them, and the table has their columns, only when they are set
 WHEN_SET_OPTIONS = tuple(o for o in ALGO_OPTIONS if o not in _OPTION_COLUMNS) + ("nccl_version",)
+#: alltoallv's per-pair sizes (as ``run --sizes PATH`` / ``--moe GATE``): inputs with a
+#: column only when set, like the options above
+WHEN_SET_OPTIONS += ("sizes", "moe")
 
 #: The inputs of one point, in table column order.
 INPUT_KEYS = (
@@ -128,6 +131,11 @@ def _parse_value(key: str, value, where: str):
         return int_value(value, where, 1)
     if key == "root":
         return int_value(value, where, 0)
+    if key == "moe":            # checked now (a bad gate is refused before any point runs)
+        from ..data.moe import parse_moe
+
+        parse_moe(_str_value(value, where))
+        return value
     if key in ("gpus", "group_size", "channels"):
         return int_value(value, where, 1)
     if key == "seed":
@@ -179,10 +187,10 @@ def load_config(config) -> dict:
     grids = _grid_values(raw.get("grid", [{}]), fixed)
     for grid in grids:
         for req in REQUIRED:
-            if req == "elements" and ("bytes" in fixed or "bytes" in grid):
+            if req == "elements" and any(k in fixed or k in grid for k in ("bytes", "sizes", "moe")):
                 continue
             if req not in fixed and req not in grid:
-                alt = " or 'bytes'" if req == "elements" else ""
+                alt = " or 'bytes', 'sizes', 'moe'" if req == "elements" else ""
                 raise UserInputError(f"the sweep config sets no {req!r}{alt} (in [fixed] or [grid])")
     return {"name": name, "description": raw.get("description", ""), "fixed": fixed, "grids": grids,
             "base": str(base)}

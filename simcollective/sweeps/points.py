@@ -60,6 +60,10 @@ def effective(point: dict, base: str):
         kw["study"] = point["study"]
     if point.get("nccl_version") is not None:   # the nccl algorithms' tuner release (default: the newest)
         kw["nccl_version"] = point["nccl_version"]
+    if point.get("moe") is not None:            # alltoallv: a seeded MoE gate, or a sizes file
+        kw["moe"] = point["moe"]
+    if point.get("sizes") is not None:
+        kw["sizes"] = resolve_path(point["sizes"], base)
     if kw["placement"] not in ("auto", "linear", "study"):
         kw["placement"] = resolve_path(kw["placement"], base)
     dense = algo is not None and algo.kind == "dense"
@@ -102,6 +106,9 @@ def _flatten_report(js: dict) -> dict:
         elif key == "bytes_by_link_type":
             for name, b in value.items():
                 out[f"bytes_{name}"] = b
+        elif key == "moe" and isinstance(value, dict):   # the gate's figures: the input keeps "moe"
+            for name, v in value.items():
+                out[f"moe_{name}"] = v
         elif key in ("options", "top_links"):
             out[key] = json.dumps(value, sort_keys=True)
         elif isinstance(value, (dict, list)):

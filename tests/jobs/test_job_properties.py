@@ -1,4 +1,5 @@
-"""Property: random mixes of 1-3 collectives on random communicator splits of 4-8 ranks all
+"""Property: random mixes of 1-3 collectives (reductions, gathers, all-to-all and MoE
+alltoallv) on random communicator splits of 4-8 ranks all
 finish, every collective verifies, dependencies hold per step, and the times are
 deterministic (the same job twice: bit-identical times)."""
 
@@ -8,7 +9,9 @@ from hypothesis import strategies as st
 from simcollective.jobs import job_from_dict, run_job
 
 ALGORITHMS = [("allreduce", "ring"), ("allreduce", "binomial-tree"), ("allgather", "ring"),
-              ("reduce-scatter", "ring"), ("reduce-scatter", "direct"), ("broadcast", "binomial-tree")]
+              ("reduce-scatter", "ring"), ("reduce-scatter", "direct"), ("broadcast", "binomial-tree"),
+              ("alltoall", "pairwise"), ("alltoall", "bruck"), ("alltoallv", "direct"), ("alltoallv", "nccl"),
+              ("alltoallv", "pairwise")]
 
 
 @st.composite
@@ -22,8 +25,13 @@ def jobs(draw):
                           "key": draw(st.lists(st.integers(0, 3), min_size=ranks, max_size=ranks))}
         collective, algorithm = draw(st.sampled_from(ALGORITHMS))
         after = draw(st.lists(st.sampled_from([f"s{j}" for j in range(i)]), unique=True)) if i else []
+        if collective == "alltoallv":   # a seeded MoE gate per group (top-1: a group may be one rank)
+            size = {"moe": f"tokens={draw(st.integers(1, 6))},hidden={2 * draw(st.integers(1, 4))},topk=1,"
+                           f"skew={draw(st.sampled_from([0, 1]))}"}
+        else:
+            size = {"elements": draw(st.integers(8, 96))}
         steps.append({"name": f"s{i}", "communicator": f"c{i}", "collective": collective, "algorithm": algorithm,
-                      "elements": draw(st.integers(8, 96)), "after": after,
+                      **size, "after": after,
                       "compute": draw(st.sampled_from([0.0, 1e-6])), "repeat": draw(st.integers(1, 2))})
     return {"topology": "fat-tree", "nodes": ranks, "topology_opts": {"hosts_per_leaf": 2, "oversubscription": 2},
             "seed": draw(st.integers(1, 5)), "communicators": comms, "steps": steps}
