@@ -67,5 +67,5 @@ def test_a_child_reports_its_own_peak_memory_not_its_parents(tmp_path):
     out = tmp_path / "rss"
     subprocess.run([sys.executable, "-c", MAIN, "algorithms"], env={**os.environ, "CAMPAIGN_RSS": str(out)},
                    stdout=subprocess.DEVNULL, check=True)
-    rss, _cpu = out.read_text().split()
+    rss, _cpu, _wait = out.read_text().split()
     assert int(rss) < 400 * 2**20 < len(big)
