@@ -7,7 +7,8 @@ itself), option-use rule cases, bad values of every numeric option, hostile file
 of 400 digits, nesting 100000 deep, binary, empty, huge, symlinks dangling or looping,
 directories), outputs (same path twice, dangling symlinks, /dev/full for ENOSPC, missing
 directories), sweep grids (unknown names, missing files, huge grids), nccl-tests logs (nan,
-inf, negative sizes, ``max``, huge), and the guards (machines too large to simulate).
+inf, negative sizes, ``max``, huge; large ones streamed: a 100 MiB ``NCCL_DEBUG=INFO`` log,
+a sparse one, 1001 tables), and the guards (machines too large to simulate).
 """
 
 from __future__ import annotations
@@ -287,6 +288,7 @@ def fast_cases() -> list:
               "--topology-file int400.json", "--topology-file nested.json", "--utilization-from binary.json",
               "--json dangling symlink into a missing dir", "--json /dev/full (ENOSPC)", "sweep unknown algorithm",
               "sweep missing topology file", "sweep huge grid --max-points 1", "compare 1 GB log",
+              "compare 100 MiB sparse log",
               "gb200-nvl72 --nodes 4000", "a run that fits")
     by_name = {c.name: c for c in all_cases()}
     return [by_name[n] for n in wanted]
