@@ -15,6 +15,8 @@ measured (``wait4``), and classified:
 * ``multiline``: an error of more than one line;
 * ``lock bypass``: a second sweep wrote a table a running sweep holds (through a symlink,
   a ``..`` path, a symlinked directory or a hard link in another directory);
+* the ``fault`` scenario (:func:`erofs_scenario`, as root): a sweep whose directory turns
+  read-only mid-run must stop with one line and resume to the rows of an undisturbed sweep;
 * ``clean``: what was expected, within the limits.
 
 Run: ``python experiments/campaign.py [--fast] [--jobs N] [--json results.json]`` (the full campaign
