@@ -7,13 +7,15 @@ itself), option-use rule cases, bad values of every numeric option, hostile file
 of 400 digits, nesting 100000 deep, binary, empty, huge, symlinks dangling or looping,
 directories), outputs (same path twice, dangling symlinks, /dev/full for ENOSPC, missing
 directories), sweep grids (unknown names, missing files, huge grids), nccl-tests logs (nan,
-inf, negative sizes, ``max``, huge), and the guards (machines too large to simulate).
+inf, negative sizes, ``max``, huge; large ones streamed: a 100 MiB ``NCCL_DEBUG=INFO`` log,
+a sparse one, 1001 tables), and the guards (machines too large to simulate).
 """
 
 from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
+from pathlib import Path
 
 __all__ = ["Case", "all_cases", "fast_cases"]
 
@@ -231,7 +233,33 @@ def _logs() -> list:
     cases = [Case(f"compare log with {k}", "nccl-tests log", ["compare", "l.txt", "--topology", "dgx-h100"],
                   files={"l.txt": (LOG_HEAD + _log_row(2048) + v).encode()}) for k, v in rows.items()]
     cases.append(Case("compare 1 GB log", "nccl-tests log", ["compare", "big.txt"], files={"big.txt": ("size", 2**30)}))
-    return cases
+    return cases + _large_logs()
+
+
+#: a published log (2 x p4d.24xlarge, 16 A100, allreduce) that the large logs wrap
+P4D = Path(__file__).resolve().parent / "nccl-tests" / "p4d-a100x8-2node-efa_allreduce_awsdlami.txt"
+#: an NCCL_DEBUG=INFO line as NCCL prints them by the million on a large job (100 bytes)
+INFO = b"ip-172-31-1-2:1234:1250 [3] NCCL INFO Channel 07/32 :    0   1   2   3   4   5   6   7   8   9  10  11\n"
+
+
+def _large_logs() -> list:
+    """Logs that may be large and are streamed: a legitimate 100 MiB NCCL_DEBUG=INFO log (read
+    whole within the limits: a missing --section is the error after the last line; with sizes
+    up to 64 bytes it runs), one over the limit, a sparse one (no newline), 1001 tables."""
+    text = P4D.read_bytes()
+    head, _, rows = text.partition(b"# columns:")
+    info = ("repeat", head, INFO, 100 * 2**20 // len(INFO), b"# columns:" + rows)
+    dgx = ["--topology", "dgx-h100", "--nodes", "2"]
+    return [Case("compare 100 MiB INFO log --section 2", "nccl-tests log", ["compare", "info.txt", "--section", "2", *dgx],
+                 files={"info.txt": info}),
+            Case("compare 100 MiB INFO log --max-size 64", "nccl-tests log",
+                 ["compare", "info.txt", "--max-size", "64", *dgx], expect="ok", files={"info.txt": info}),
+            Case("compare 200 MiB INFO log", "nccl-tests log", ["compare", "info.txt", *dgx],
+                 files={"info.txt": ("repeat", head, INFO, 200 * 2**20 // len(INFO), b"# columns:" + rows)}),
+            Case("compare 100 MiB sparse log", "nccl-tests log", ["compare", "big.txt"],
+                 files={"big.txt": ("size", 100 * 2**20)}),
+            Case("compare log of 1001 tables", "nccl-tests log", ["compare", "many.txt", *dgx],
+                 files={"many.txt": b"\n".join([text] * 1001)})]
 
 
 def _guards() -> list:
@@ -260,6 +288,7 @@ def fast_cases() -> list:
               "--topology-file int400.json", "--topology-file nested.json", "--utilization-from binary.json",
               "--json dangling symlink into a missing dir", "--json /dev/full (ENOSPC)", "sweep unknown algorithm",
               "sweep missing topology file", "sweep huge grid --max-points 1", "compare 1 GB log",
+              "compare 100 MiB sparse log",
               "gb200-nvl72 --nodes 4000", "a run that fits")
     by_name = {c.name: c for c in all_cases()}
     return [by_name[n] for n in wanted]

@@ -152,21 +152,23 @@ print(f"loaded {len(df)} rows from {TABLE}")
 ok = df[df["ok"].astype(bool)]
 ok = ok.assign(machine=[f"{t}, {n} node{'s' if n > 1 else ''} ({r} GPUs)"
                         for t, n, r in zip(ok["topology"], ok["nodes"], ok["ranks"])])
+# one colour per algorithm in every figure below, whichever collectives a figure shows
+COLOURS = dict(zip(sorted(ok["algorithm"].unique()), plt.get_cmap("tab10").colors))
 ok[["collective", "algorithm", "machine", "bytes", "time_s", "busbw"]].head()'''),
     new_code_cell('''\
 # one figure per collective: time vs size, one line per algorithm, one panel per machine
 for coll, part in ok.groupby("collective", sort=False):
     fig = sc.plot(part, x="bytes", y="time_s", hue="algorithm", facet="machine", logx=True, logy=True,
-                  sharey=True, title=f"{coll}: time vs size per algorithm (profile {part['profile'].iloc[0]})")
+                  sharey=True, colors=COLOURS, title=f"{coll}: time vs size per algorithm (profile {part['profile'].iloc[0]})")
     plt.show()'''),
     new_code_cell('''\
 # bus bandwidth (nccl-tests definition) against size on the largest machine of each collective:
-# one colour per algorithm in both panels, each panel's legend naming its algorithms
+# each panel's legend naming its algorithms, in the colours of the figures above
 big = ok[ok["ranks"] == ok.groupby("collective")["ranks"].transform("max")]
 machines = "; ".join(f"{c}: {int(g['ranks'].iloc[0])} GPUs ({g['topology'].iloc[0]})"
                      for c, g in big.groupby("collective", sort=False))
 fig = sc.plot(big, x="bytes", y="busbw", hue="algorithm", facet="collective", logx=True, sharey=True,
-              title=f"bus bandwidth against size, {machines}")'''),
+              colors=COLOURS, title=f"bus bandwidth against size, {machines}")'''),
     new_code_cell('''\
 # the fastest algorithm at each size and machine
 best = ok.loc[ok.groupby(["collective", "topology", "nodes", "bytes"])["time_s"].idxmin()]

@@ -154,7 +154,8 @@ def plot(data, x, y="time_s", *, ax=None, out=None, **kwargs):
     """Draw results (a DataFrame from :func:`sweep` or results paths); return the Figure.
 
     Keywords as ``simcollective plot``: ``hue, facet, logx, logy, speedup_over, breakdown,
-    where, title, sharey``; ``ax=`` draws into that Axes; ``out=`` also saves the file.
+    where, title, sharey``; ``ax=`` draws into that Axes; ``out=`` also saves the file;
+    ``colors={hue value: colour}`` keeps one colour per value across figures.
     """
     from .figures import plot_results
 

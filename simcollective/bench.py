@@ -42,7 +42,7 @@ from .parsing import check_output_path, parse_int, parse_topology_opts, write_js
 from .run_config import SCHEMA_VERSION
 from .units import parse_size
 
-__all__ = ["add_parser", "cmd_bench", "bench_sizes", "run_bench", "nccl_units", "format_table", "DEFAULT_ALGORITHM",
+__all__ = ["add_parser", "cmd_bench", "bench_sizes", "run_bench", "check_bench_cost", "nccl_units", "format_table", "DEFAULT_ALGORITHM",
            "NCCL_TYPES"]
 
 #: the algorithm ``bench`` runs when ``--algorithm`` is not given (NCCL's ring where it has
@@ -89,30 +89,28 @@ def bench_sizes(minbytes: int, maxbytes: int, factor: int | None, step: int | No
     return sizes
 
 
-def run_bench(base, sizes: list[int], progress=None, nccl: dict | None = None) -> list[dict]:
+def run_bench(base, sizes: list[int], progress=None, nccl: dict | None = None, graph=None) -> list[dict]:
     """One verified simulation per size; rows with nccl-tests' columns (plus the run's
     algorithm, ranks and verification) in SI units: ``time_s`` in seconds, ``algbw`` and
     ``busbw`` in bytes/s (:func:`nccl_units` gives the us and GB/s nccl-tests prints).
     ``base`` is a RunConfig (its ``bytes`` is set per size). ``nccl``: the nccl-tests
     settings (:func:`~simcollective.bench_flags.nccl_settings`): the type name printed, the
     processes' time combined by ``-a`` and ``#wrong`` ``N/A`` without a check (``-c 0``);
-    by default one process per rank, ``-a 1``, checked."""
+    by default one process per rank, ``-a 1``, checked. ``graph``: the machine, when the caller
+    has built it (and checked the cost with :func:`check_bench_cost`)."""
     from dataclasses import replace
 
     from .data.collectives import get_collective
-    from .guard import check_plans_cost
-    from .simulate import build_graph, resolve, run
+    from .simulate import resolve, run
 
-    graph = build_graph(base)
+    if graph is None:
+        graph = check_bench_cost(base, sizes)
     coll = get_collective(base.collective)
     # validate everything once before the long work (the size is filled in per row)
     plan = resolve(replace(base, bytes=None, elements=1), graph)
     P, itemsize = plan.P, plan.dtype.itemsize
     nccl = {"type": NCCL_TYPES[plan.dtype.name], "threads": 1, "gpus": 1, "average": 1, "check": 1, **(nccl or {})}
     wrong = 0 if nccl["check"] else "N/A"
-    counts = [coll.count_from_bytes(size, P, itemsize) for size in sizes]
-    plans = [resolve(replace(base, bytes=None, elements=c), graph) for c in counts if c]
-    check_plans_cost(plans, f"these {len(plans)} sizes", "a smaller -e")
     rows = []
     for size in sizes:
         count = coll.count_from_bytes(size, P, itemsize)
@@ -133,6 +131,25 @@ def run_bench(base, sizes: list[int], progress=None, nccl: dict | None = None) -
         if progress is not None:
             progress(row)
     return rows
+
+
+def check_bench_cost(base, sizes: list[int], graph=None):
+    """Refuse in one line, before anything is printed, sizes whose runs together are estimated
+    beyond the wall limit (:func:`~simcollective.guard.check_plans_cost`); return the machine's
+    graph (built here unless given)."""
+    from dataclasses import replace
+
+    from .data.collectives import get_collective
+    from .guard import check_plans_cost
+    from .simulate import build_graph, resolve
+
+    graph = build_graph(base) if graph is None else graph
+    coll = get_collective(base.collective)
+    plan = resolve(replace(base, bytes=None, elements=1), graph)
+    counts = [coll.count_from_bytes(size, plan.P, plan.dtype.itemsize) for size in sizes]
+    plans = [resolve(replace(base, bytes=None, elements=c), graph) for c in counts if c]
+    check_plans_cost(plans, f"these {len(plans)} sizes", "a smaller -e")
+    return graph
 
 
 def nccl_units(row: dict) -> dict:
@@ -325,10 +342,11 @@ def cmd_bench(args) -> int:
         "where": base.topology_file or f"{base.topology} ({base.nodes} node{'s' if base.nodes != 1 else ''})",
         "devices": [(g, nodes[g].get("server", 0), nodes[g].get("model", "GPU")) for g in plan.placement],
     }
+    check_bench_cost(base, sizes, graph)     # refused before a line of the table is printed
     quiet = args.json == "-" or args.csv == "-"
     if not quiet:
         print(format_header(base, info, minbytes, maxbytes, factor, step, nccl), flush=True)
-    rows = run_bench(base, sizes, nccl=nccl, progress=None if quiet else
+    rows = run_bench(base, sizes, nccl=nccl, graph=graph, progress=None if quiet else
                      (lambda row: print(_row(nccl_units(row), coll.name), flush=True)))
     if not quiet:
         print(format_footer([nccl_units(r) for r in rows], coll.name))

@@ -136,3 +136,19 @@ def test_plot_reads_a_bench_csv_in_gb_per_s(capsys, tmp_path):
     (line,) = fig.axes[0].get_lines()
     assert list(line.get_ydata()) == [b / 1e9 for b in busbw]        # the axis says GB/s
     assert fig.axes[0].get_ylabel() == "bus bandwidth (GB/s)"
+
+
+def test_a_guard_refusal_prints_nothing_but_its_line(capsys, monkeypatch):
+    """The wall guard refuses before the header: stdout stays empty, stderr is one line, and
+    the machine is built once (a 16,000-GPU preset is seconds of work per build)."""
+    import simcollective.simulate as simulate
+
+    monkeypatch.setenv("SIMCOLLECTIVE_WALL_LIMIT", "1e-9")
+    monkeypatch.delenv("SIMCOLLECTIVE_YES", raising=False)
+    builds = []
+    real = simulate.build_graph
+    monkeypatch.setattr(simulate, "build_graph", lambda config: builds.append(1) or real(config))
+    code, out, err = run_cli(capsys, "bench", "--topology", "abci", "-b", "1K", "-e", "4K")
+    assert code == 2 and out == ""
+    assert len(err.strip().splitlines()) == 1 and "beyond the" in err and "--yes" in err
+    assert len(builds) == 1

@@ -147,7 +147,37 @@ def test_compare_on_a_huge_log_is_refused_from_stat(capsys, tmp_path):
     log = tmp_path / "big.log"
     with open(log, "wb") as fh:
         fh.truncate(2**30)                                # 1 GiB, sparse
-    one_line_error(capsys, ["compare", log], "LOG", "1.0 GiB is over the 64 MiB limit for a nccl-tests log")
+    one_line_error(capsys, ["compare", log], "LOG", "1.0 GiB is over the 128 MiB limit for a nccl-tests log")
+
+
+def test_a_log_over_64_mib_is_streamed_and_its_first_long_line_refused(capsys, tmp_path, monkeypatch):
+    """A log is streamed, not read whole: a 100 MiB file (sparse: no newline) is refused at its
+    first line, longer than 64 KiB, without reading the rest."""
+    import simcollective.files as files
+
+    monkeypatch.setattr(files, "read_text", lambda *a, **k: pytest.fail("the log was read whole"))
+    log = tmp_path / "sparse.log"
+    with open(log, "wb") as fh:
+        fh.truncate(100 * 2**20)
+    one_line_error(capsys, ["compare", log], "LOG", "line 1 is longer than 64 KiB", "give a text file")
+
+
+def test_iter_lines_reads_blocks_as_splitlines_does(tmp_path, monkeypatch):
+    import simcollective.files as files
+    from simcollective.files import iter_lines
+
+    monkeypatch.setattr(files, "_BLOCK", 7)              # lines and UTF-8 characters cut across blocks
+    text = "a\r\nbé\n\ncc\rd\nlast é é"
+    path = tmp_path / "t.txt"
+    path.write_text(text, encoding="utf-8")
+    assert list(iter_lines(path, "f")) == text.splitlines()
+    path.write_bytes(b"ok\nok\n\xff\n")
+    with pytest.raises(UserInputError, match=r"'.*t.txt' is not UTF-8 text \(line 3, byte 0"):
+        list(iter_lines(path, "f"))
+    monkeypatch.setattr(files, "MAX_LINE", 4)
+    path.write_bytes(b"1234\n12345\n")
+    with pytest.raises(UserInputError, match="line 2 is longer than 4 B"):
+        list(iter_lines(path, "f"))
 
 
 # -- the reader itself -----------------------------------------------------------------------------------

@@ -317,7 +317,8 @@ def _legend(sc, types_seen, cube_rows, by_kind) -> None:
         st = _NODE_STYLE[kind]
         handles.append(Line2D([], [], linestyle="none", marker=st["marker"], markersize=7, markerfacecolor=st["color"],
                               markeredgecolor=st["edgecolor"],
-                              label={"gpu": "GPU (label: local index)", "pcie_switch": "PCIe switch",
+                              label={"gpu": "GPU (label: local index)" if sc.labels else "GPU",
+                                     "pcie_switch": "PCIe switch",
                                      "nvswitch": "NVSwitch", "nic": "network adapter",
                                      "switch": "network switch", "cpu": "CPU"}[kind]))
     sc.ax.legend(handles=handles, loc="upper left", bbox_to_anchor=(1.005, 1.0), fontsize=8, frameon=False,

@@ -33,10 +33,13 @@ __all__ = ["plot_results", "load_results", "hue_colors", "save_figure", "FIGURE_
 # -- plotting --------------------------------------------------------------------------------
 
 def plot_results(data, x, y="time_s", hue=None, facet=None, logx=False, logy=False, speedup_over=None,
-                 breakdown=False, where=None, out=None, title=None, sharey=False, ax=None):
+                 breakdown=False, where=None, out=None, title=None, sharey=False, ax=None, colors=None):
     """Draw a figure from results; return the matplotlib Figure (saved to ``out`` if given).
 
     ``ax``: draw into this matplotlib Axes (one panel: no ``facet``) and return its Figure.
+    ``colors``: ``{hue value: matplotlib colour}``, to give a value one colour across several
+    figures (each figure's own map otherwise: :func:`hue_colors` of its values); values not
+    in it take that default.
     The matplotlib backend is never changed (the command line alone selects Agg).
 
     ``data``: a DataFrame or path(s) of results tables. ``where``: a dict ``{col: value}``
@@ -52,7 +55,7 @@ def plot_results(data, x, y="time_s", hue=None, facet=None, logx=False, logy=Fal
     hues = sorted(df[hue].unique(), key=sort_key) if hue else [None]
     fig, axes, ncols = _panels(df, facet, len(facets), breakdown, ax, sharey)
     numeric_x = pd.api.types.is_numeric_dtype(df[x]) and not breakdown
-    colors = hue_colors(hues)
+    colors = {h: (colors or {}).get(h, c) for h, c in hue_colors(hues).items()}
     ylabel, yscale = _y_axis(df, y, value_cols, breakdown, speedup_over)
     handles, in_panel = {}, []
     for i, fv in enumerate(facets):

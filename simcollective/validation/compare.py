@@ -31,8 +31,8 @@ import math
 from pathlib import Path
 
 from ..errors import UserInputError
-from ..parsing import read_text
-from .nccltests import BUS_FACTOR, DTYPES, parse_log
+from ..files import iter_lines
+from .nccltests import BUS_FACTOR, DTYPES, parse_lines
 from .settings import log_settings, settings_note, settings_pick
 
 __all__ = ["compare", "read_table", "band", "disagrees", "summarize", "log_version", "SUPPORTED", "BEST",
@@ -56,8 +56,8 @@ def read_table(log, section=None):
     path = Path(log)
     if not path.is_file():
         raise UserInputError(f"LOG {log!r} is not a file")
-    text = read_text(path, "LOG", "nccl-tests log")
-    table = _pick_table(parse_log(text, str(log)), section, str(log))
+    lines = iter_lines(path, "LOG", "nccl-tests log")        # streamed: a large log is not held whole
+    table = _pick_table(parse_lines(lines, str(log)), section, str(log))
     if table.problem:
         raise UserInputError(table.problem)
     ops = sorted(table.redops - {"sum", "none"})

@@ -41,15 +41,14 @@ import re
 from dataclasses import dataclass, field
 
 from ..errors import UserInputError
+from .logtext import FileNames, binary_of, forced_algorithm, ranks_from_ratio
 from .settings import nccl_version_of, settings_of
 
-__all__ = ["Row", "Table", "parse_log", "strip_launcher", "BUS_FACTOR", "DTYPES"]
+__all__ = ["Row", "Table", "parse_log", "parse_lines", "MAX_TABLES", "MAX_ROWS", "MAX_ALL_ROWS", "strip_launcher", "BUS_FACTOR", "DTYPES"]
 
 #: nccl-tests type name -> NumPy dtype name (those the simulator runs)
 DTYPES = {"float": "float32", "half": "float16", "double": "float64", "int32": "int32", "int": "int32",
           "float32": "float32", "float16": "float16", "float64": "float64"}
-COLLECTIVES = ("all_reduce", "all_gather", "reduce_scatter", "alltoall", "broadcast", "reduce", "sendrecv",
-               "gather", "scatter", "hypercube")
 
 
 def BUS_FACTOR(collective: str, n: int) -> float:
@@ -144,7 +143,13 @@ _LAUNCHER = re.compile(r"^\s*(?:\[\d+,\d+\]<std(?:out|err)>:|\d+:(?=\s|$))\s?")
 
 def strip_launcher(line: str) -> str:
     """``line`` without a launcher's prefix (see the module docstring)."""
+    head = line.lstrip()[:24]
+    if ":" not in head or head[:1] not in _LAUNCHER_START:       # most lines: no regex
+        return line
     return _LAUNCHER.sub("", line, count=1)
+
+
+_LAUNCHER_START = frozenset("[0123456789")
 
 
 def _parse_row(tokens: list):
@@ -193,8 +198,11 @@ _RUN_START = re.compile(r"^#\s*(?:nThread\s+\d+\s+nGpus|Collective test starting
 class _Reader:
     """The state of one pass over a log's lines (see :func:`parse_log`)."""
 
-    def __init__(self, lines: list):
-        self.file_collective, self.gpp = _binary("\n".join(lines))
+    def __init__(self):
+        self.names = FileNames()
+        self.rows = 0             # result rows read, every table's
+        self._preamble_settings = None    # the preamble's settings and NCCL version, read once
+        self._preamble_version = ...
         self.tables: list = []
         self.header: list = []    # comment lines before the first result row
         self.pending: list = []   # lines (not result rows) since the last result row
@@ -241,63 +249,82 @@ class _Reader:
             self.preamble = list(own)
             own = self.pending = []
         new_run = bool(self.tables) and any(_RUN_START.match(x.strip()) for x in own)
-        collective, gpp = _binary("\n".join(own))
-        t = Table(collective or self.file_collective or "", fmt, title=self.title,
-                  gpus_per_process=gpp if new_run and gpp is not None else self.gpp)
-        inherited = {} if new_run else settings_of(self.preamble)
+        collective, gpp = binary_of("\n".join(own))
+        # the file's binary and -g, for a table whose own text names none, are known at the end
+        t = Table(collective or "", fmt, title=self.title, gpus_per_process=gpp if new_run else None)
+        if self._preamble_settings is None:        # the preamble is fixed once read: scanned once
+            self._preamble_settings = settings_of(self.preamble)
+            self._preamble_version = nccl_version_of(self.preamble)
+        inherited = {} if new_run else self._preamble_settings
         t.settings = {**inherited, **settings_of(own), **settings_of([self.title])}
         t.run_devices = sum(1 for x in own if re.match(r"#\s+Rank\s+\d+", x.strip()))
-        t.nccl_version = nccl_version_of(own + [self.title]) or (None if new_run else nccl_version_of(self.preamble))
+        t.nccl_version = nccl_version_of(own + [self.title]) or (None if new_run else self._preamble_version)
         algo = t.settings.get("NCCL_ALGO")
-        t.forced_algorithm = (_forced(f"NCCL_ALGO={algo}") if algo is not None else None) \
-            or _forced(t.title) or (None if new_run else _forced(" ".join(self.header)))
+        t.forced_algorithm = (forced_algorithm(f"NCCL_ALGO={algo}") if algo is not None else None) \
+            or forced_algorithm(t.title) or (None if new_run else forced_algorithm(" ".join(self.header)))
         return t
+
+
+#: the most result tables a log may have, rows a table may have, and rows in all (nccl-tests
+#: prints a few tables of about 30 rows; ``bench`` refuses more than 10,000 sizes)
+MAX_TABLES, MAX_ROWS, MAX_ALL_ROWS = 1000, 10_000, 100_000
 
 
 def parse_log(text: str, where: str = "log") -> list:
     """The result tables of an nccl-tests output; a one-line error if there is none."""
-    lines = [strip_launcher(line) for line in text.splitlines()]
-    r = _Reader(lines)
-    for lineno, line in enumerate(lines, 1):
+    return parse_lines(text.splitlines(), where)
+
+
+def parse_lines(lines, where: str = "log") -> list:
+    """The result tables of the lines of an nccl-tests output (any iterable: a file is read
+    as a stream, one line at a time); one-line errors if there is none, or more than
+    :data:`MAX_TABLES` tables or :data:`MAX_ROWS` rows in one, refused when the first too
+    many is read."""
+    r = _Reader()
+    for lineno, raw in enumerate(lines, 1):
+        line = strip_launcher(raw)
+        if "_perf" in line or "-t" in line or "-g" in line or "nGpus" in line:
+            r.names.scan(line)
         s = line.strip()
         if not s:
             continue
         if s.startswith("#"):
             r.comment(line, s)
             continue
-        parsed = _parse_row(s.split())
+        parsed = _parse_row(s.split()) if s[0] in _ROW_START else None
         if parsed is None:
             r.pending.append(line)
         elif parsed[0] == "dropped":
             r.drop(lineno, s, parsed[1], parsed[2])
         else:
             r.row(*parsed)
+            r.rows += 1
+            _check_counts(r, lineno, where)
     if not r.tables:
         dropped = f" ({len(r.drops)} row(s) dropped: {r.drops[0]['reason']}, ...)" if r.drops else ""
         raise UserInputError(f"{where}: not nccl-tests output (no result rows of the form "
                              f"'size count type redop [root] time algbw busbw ...'){dropped}")
     r.tables[-1].dropped += r.drops
+    collective, gpp = r.names.found()
+    for t in r.tables:
+        t.collective = t.collective or collective or ""
+        t.gpus_per_process = gpp if t.gpus_per_process is None else t.gpus_per_process
     _complete_tables(r.tables, r.devices, where)
     return r.tables
 
 
-def _binary(text: str) -> tuple:
-    """``(collective, GPUs per process)``: the binary named in the text (``all_reduce_perf``,
-    ``-t all_gather``) and ``nGpus``/``-g`` (-1: ``-g <nGPUs>``, one process drives every GPU)."""
-    binaries = re.findall(r"\b([a-z_]+)_perf\b", text)
-    collective = None
-    binaries += re.findall(r"\s-t\s+([a-z_]+)\b", text)  # run_nccl_tests.sh -t all_gather
-    for b in binaries:
-        if b in COLLECTIVES:
-            collective = b
-            break
-    gpp = None
-    m = re.search(r"nGpus\s+(\d+)", text) or re.search(r"\s-g\s+(\d+)\b", text)
-    if m:
-        gpp = int(m.group(1))
-    elif re.search(r"\s-g\s+<", text):  # "-g <nGPUs>": one process drives every GPU
-        gpp = -1
-    return collective, gpp
+#: the first character of a result row (a size, or a launcher-free busbw-only label); other lines are text
+_ROW_START = frozenset("-0123456789")
+
+
+def _check_counts(r, lineno: int, where: str) -> None:
+    if len(r.tables) > MAX_TABLES:
+        raise UserInputError(f"{where}: more than {MAX_TABLES} result tables (line {lineno}); nccl-tests "
+                             "prints one per run: split the file")
+    if len(r.tables[-1].rows) > MAX_ROWS or r.rows > MAX_ALL_ROWS:
+        many = f"a result table of more than {MAX_ROWS}" if r.rows <= MAX_ALL_ROWS else f"more than {MAX_ALL_ROWS}"
+        raise UserInputError(f"{where}: {many} rows (line {lineno}); nccl-tests prints about 30 a table: "
+                             "split the file")
 
 
 def _complete_tables(tables: list, devices: int, where: str) -> None:
@@ -308,7 +335,7 @@ def _complete_tables(tables: list, devices: int, where: str) -> None:
             t.collective = _guess_collective(t, where)
         t.problem = _op_problem(t, where, i + 1 if len(tables) > 1 else None)
         if t.collective == "all_reduce":
-            t.ranks_by_columns = _ranks_from_ratio(t)
+            t.ranks_by_columns = ranks_from_ratio(t)
         elif t.collective in PER_RANK_COLLECTIVES:
             t.ranks_by_columns = _ranks_from_count(t)
         t.nranks = t.run_devices or (devices if len(tables) == 1 else 0) or t.ranks_by_columns
@@ -349,11 +376,6 @@ def _ranks_from_count(t: Table) -> int | None:
     return found.pop() if len(found) == 1 else None
 
 
-def _forced(text: str) -> str | None:
-    m = re.search(r"NCCL_ALGO=([A-Za-z]+)", text)
-    return m.group(1).lower() if m else None
-
-
 def _guess_collective(t: Table, where: str) -> str:
     if t.format == "busbw-only":
         raise UserInputError(f"{where}: a busbw-only table does not say which collective it measured "
@@ -370,17 +392,3 @@ def _guess_collective(t: Table, where: str) -> str:
         return "all_reduce"
     raise UserInputError(f"{where}: cannot tell which collective this log measured (busbw = algbw: "
                          "broadcast, reduce or sendrecv); name the binary in the file (e.g. '# reduce_perf')")
-
-
-def _ranks_from_ratio(t: Table) -> int | None:
-    best = None
-    for r in t.rows:
-        for a, b in ((r.algbw, r.busbw), (r.algbw_ip, r.busbw_ip)):
-            if a and b and a >= 1.0 and (best is None or a > best[0]):
-                best = (a, b)
-    if best is None:
-        return None
-    ratio = best[1] / best[0]
-    if ratio >= 1.999:
-        return None
-    return max(2, round(2 / (2 - ratio)))

@@ -39,12 +39,12 @@ def settings_of(lines) -> dict:
     for line in lines:
         body = line.strip()
         body = body[1:] if body.startswith("#") else body
-        m = _KEY.match(body)
+        m = _KEY.match(body) if ":" in body else None
         if m:
             key = m.group(1).strip().lower()
         elif not (body[:1].isspace() and len(body) - len(body.lstrip()) > 2):
             key = None                       # a line of its own, not a continuation
-        if key is not None and key.split()[0] in _PROSE_KEYS:
+        if "NCCL_" not in body or (key is not None and key.split()[0] in _PROSE_KEYS):
             continue
         for name, value in _SETTING.findall(body) + _SET_BY_ENV.findall(body):
             value = value.strip("\"'").rstrip(",.")

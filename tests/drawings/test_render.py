@@ -179,6 +179,8 @@ def test_a_wide_fabric_is_drawn_taller_with_its_switches_named():
     assert {f"leaf{i}" for i in range(4)} <= names and {f"spine{i}" for i in range(18)} <= names
     assert "nvswitch (switch plane)" in names
     assert not names & {"0", "1", "2", "3"}                   # 72 GPUs and 72 NICs stay unnamed
+    legend = [t.get_text() for t in ax.get_legend().get_texts()]
+    assert "GPU" in legend and "GPU (label: local index)" not in legend     # no label promised that is not drawn
     assert {ln.get_alpha() for ln in ax.lines} == {0.55}
 
 
@@ -188,6 +190,7 @@ def test_a_drawing_that_fits_is_unchanged():
     assert list(fig.get_size_inches()) == [7.0, 5.95]
     assert {ln.get_alpha() for ln in ax.lines} == {0.85}
     assert {"leaf0", "spine1", "0", "3"} <= _texts(ax)
+    assert "GPU (label: local index)" in [t.get_text() for t in ax.get_legend().get_texts()]
 
 
 def test_no_labels_names_nothing():

@@ -23,6 +23,20 @@ def test_classify():
     assert classify({**ok, "code": 0}) == "silent"
     assert classify({**ok, "cpu_s": 6.0}) == "late" and classify({**ok, "rss": 2**31}) == "late"
     assert classify({**ok, "stderr": "a\nb\n"}) == "multiline"
+    assert classify({**ok, "wall_s": 6.0}) == "late" and classify({**ok, "wall_s": 6.0}, wall=False) == "clean"
+
+
+def test_an_error_slow_in_wall_time_only_is_run_again_and_its_fastest_try_counts(monkeypatch, tmp_path):
+    import experiments.campaign as campaign
+
+    tries = iter([7.0, 1.5])
+    monkeypatch.setattr(campaign, "run_case", lambda case, root: {"code": 2, "wall_s": next(tries), "cpu_s": 0.5})
+    r = {"code": 2, "wall_s": 9.0, "cpu_s": 0.5}
+    campaign._retry_if_slow(None, r, tmp_path)
+    assert r["wall_tries"] == [9.0, 7.0, 1.5] and r["wall_s"] == 1.5
+    late = {"code": 2, "wall_s": 9.0, "cpu_s": 6.0}           # late by CPU: not run again
+    campaign._retry_if_slow(None, late, tmp_path)
+    assert late["wall_tries"] == [9.0]
 
 
 def test_a_case_runs_in_its_own_directory(tmp_path):
@@ -53,5 +67,5 @@ def test_a_child_reports_its_own_peak_memory_not_its_parents(tmp_path):
     out = tmp_path / "rss"
     subprocess.run([sys.executable, "-c", MAIN, "algorithms"], env={**os.environ, "CAMPAIGN_RSS": str(out)},
                    stdout=subprocess.DEVNULL, check=True)
-    rss, _cpu = out.read_text().split()
+    rss, _cpu, _wait = out.read_text().split()
     assert int(rss) < 400 * 2**20 < len(big)

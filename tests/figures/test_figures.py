@@ -171,6 +171,15 @@ def test_panels_with_different_algorithms_each_have_a_legend_in_one_colour_map()
         assert {ln.get_label(): to_rgba(ln.get_color()) for ln in ax.get_lines()} == legend
 
 
+def test_colors_given_keep_one_colour_per_algorithm_across_figures():
+    every = {"bruck": "#111111", "direct": "#222222", "ring": "#333333"}
+    fig = plot_results(_table({"allgather": ALLGATHER}), x="bytes", hue="algorithm", logx=True, colors=every)
+    drawn = {ln.get_label(): to_rgba(ln.get_color()) for ln in fig.axes[0].get_lines()}
+    default = hue_colors(sorted(ALLGATHER))
+    for algo in ALLGATHER:
+        assert drawn[algo] == to_rgba(every.get(algo, default[algo]))
+
+
 def test_panels_with_the_same_algorithms_share_one_figure_legend():
     df = _table({"allgather": ALLGATHER, "alltoall": ALLGATHER})
     fig = plot_results(df, x="bytes", hue="algorithm", facet="collective", logx=True)

@@ -363,3 +363,18 @@ def test_sweep_out_on_a_dangling_symlink_to_a_missing_directory(tmp_path, capsys
     link.symlink_to(tmp_path / "missing" / "r.csv")
     _one_line(capsys, ["sweep", _config(tmp_path), "--out", link, "--quiet"], "--out", "a symlink to",
               "does not exist")
+
+
+def test_a_hard_link_to_a_table_being_written_is_refused(tmp_path, capsys):
+    """The lock is on the table's identity (device and inode), not only its resolved path: a
+    hard link (another name, another directory) to a table a sweep holds is refused."""
+    table = tmp_path / "t.csv"
+    assert main(["sweep", str(_config(tmp_path)), "--out", str(table), "--quiet", "--workers", "1"]) == 0
+    (tmp_path / "other").mkdir()
+    link = tmp_path / "other" / "hard.csv"
+    os.link(table, link)
+    with _Lock(table):
+        _one_line(capsys, ["sweep", _config(tmp_path), "--out", link, "--quiet"],
+                  "--out", "hard.csv", "the same file (device", "being written by another sweep")
+    assert main(["sweep", str(_config(tmp_path)), "--out", str(link), "--quiet", "--workers", "1"]) == 0
+    assert len(read_results(link)) == 4

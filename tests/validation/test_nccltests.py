@@ -183,3 +183,29 @@ def test_tree_threshold_is_listed_as_not_modelled_with_the_reason():
 def test_rank_lines_and_columns_that_disagree_are_both_kept():
     (t,) = parse_log(one_node_of_ranks(P4D.read_text()))
     assert (t.nranks, t.ranks_by_columns) == (8, 16)
+
+
+def test_a_file_streamed_line_by_line_reads_as_the_whole_text():
+    """parse_lines reads a stream of lines (a file read a block at a time) once: the file's
+    binary and -g, named only after the table, still apply to it; ``-t`` names one too."""
+    from simcollective.validation.nccltests import parse_lines
+
+    rows_only = "\n".join(l for l in P4D.read_text().splitlines() if not l.startswith("#"))
+    (t,) = parse_lines(iter((rows_only + "\n# all_reduce_perf -g 4\n").splitlines()))
+    assert t.collective == "all_reduce" and t.gpus_per_process == 4
+    (t,) = parse_lines(iter((rows_only + "\n# ./run.sh -t all_gather -g <nGPUs>\n").splitlines()))
+    assert t.collective == "all_gather" and t.gpus_per_process == -1
+
+
+@pytest.mark.parametrize("limit,value,needle", [
+    ("MAX_TABLES", 2, "more than 2 result tables (line"),
+    ("MAX_ROWS", 10, "a result table of more than 10 rows (line"),
+    ("MAX_ALL_ROWS", 20, "more than 20 rows (line"),
+])
+def test_too_many_tables_or_rows_are_refused_when_read(monkeypatch, limit, value, needle):
+    import simcollective.validation.nccltests as nt
+
+    monkeypatch.setattr(nt, limit, value)
+    three = "\n".join([P4D.read_text()] * 3)          # 3 tables of 28 rows
+    with pytest.raises(UserInputError, match=needle.replace("(", r"\(")):
+        parse_log(three, "x.txt")
