@@ -50,7 +50,7 @@ def hpop(ht, hk, hv, hw, n):
     return n
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def hgrow(ht, hk, hv, hw):
     """The heap's arrays with twice the room (entries kept)."""
     m = 2 * ht.shape[0] + 16

@@ -169,7 +169,7 @@ def arrive(m, now, MI, EVS, C, mh):
             trigger(e, now, EVS, C, mh)
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def component(seeds, ns, touch, nt, limit, SI, PI, RF, rcnt, rlist, sseen, rseen, stack, comp, satl, C):
     """The flows linked to the new flows ``seeds[:ns]`` and to the flows on the touched
     resources ``touch[:nt]`` through saturable resources, sorted by creation, and those
@@ -226,7 +226,7 @@ def component(seeds, ns, touch, nt, limit, SI, PI, RF, rcnt, rlist, sseen, rseen
     return nc, nsat
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def solve(comp, nc, satl, nsat, SI, PI, PF, RF, rseen, stamp, level_tol):
     """Max-min rates of ``comp[:nc]`` over ``satl[:nsat]``: ``solve_component``'s
     problem, given to the same filling."""
@@ -256,7 +256,7 @@ def solve(comp, nc, satl, nsat, SI, PI, PF, RF, rseen, stamp, level_tol):
     return rates
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def wakeup(now, tune, MI, MF, SI, SF, PI, PF, RF, rcnt, rlist, scratch, free, C, ah, eh, mh, buckets, wake, EVS):
     """One network wake-up (``Network._on_wakeup`` in per-flow mode)."""
     del wake[now]
@@ -334,7 +334,7 @@ def execute(ops, rank_ptr, members, seconds, smpi, tune, MI, MF, PI, PF, RF, EVS
     z = np.zeros(0, np.int64)
     scratch = (z, z, np.zeros(n, np.int64), z, z, np.zeros(n, np.int64), z, np.zeros(n, np.int64),
                np.zeros(n, np.int64))
-    SI, SF, free, scratch = grow_slots(SI, SF, free, scratch, C, 64)
+    SI, SF, free, scratch = grow_slots(SI, SF, free, scratch, C, np.int64(64))
     rcnt = np.zeros(n, np.int64)
     rlist = List()
     for _ in range(n):
