@@ -65,7 +65,8 @@ def activate(now, MI, MF, SI, SF, PI, PF, RF, rcnt, rlist, seeds, fin, free, C, 
             lst = rlist[r]
             if n == lst.shape[0]:
                 grown = np.empty(2 * n + 4, np.int64)
-                grown[:n] = lst
+                for i in range(n):  # (a loop: a slice assignment compiles numba's error text)
+                    grown[i] = lst[i]
                 rlist[r] = grown
                 lst = grown
             lst[n] = s
