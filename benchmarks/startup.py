@@ -13,6 +13,9 @@ run least disturbed by the other users).
 
 :func:`import_profile` is the profile of a missed start-up target: the command under
 ``python -X importtime`` with every module's own import time added up by package.
+:func:`first_compile` (``python -m benchmarks.startup --compile``) is the cost of numba's
+first compile on a fresh clone: every kernel compiled into an empty cache, then loaded
+from it.
 """
 
 from __future__ import annotations
@@ -24,7 +27,8 @@ import sys
 import tempfile
 import time
 
-__all__ = ["STARTUP_COMMANDS", "README_COMMAND", "CHILD", "cli_point", "import_profile", "format_import_profile"]
+__all__ = ["STARTUP_COMMANDS", "README_COMMAND", "CHILD", "cli_point", "import_profile",
+           "format_import_profile", "main", "COMPILE_CHILD", "first_compile"]
 
 #: the 16-rank commands whose CPU time to the first event is a target
 STARTUP_COMMANDS = {
@@ -137,11 +141,69 @@ def format_import_profile(prof: dict) -> list:
     return lines
 
 
-if __name__ == "__main__":
+def _verdict(value: float, limit: float) -> str:
+    return f"target < {limit:g} s: {'met' if value < limit else 'NOT MET'}"
+
+
+def main(repeats: int = 5) -> None:
+    """Print each command's figures (min of ``repeats`` fresh interpreters) against the
+    targets (:data:`.targets.STARTUP_CPU`, :data:`.targets.README_WALL`), with the import
+    time by package of the commands that miss theirs."""
+    from .targets import README_WALL, STARTUP_CPU
+
     for label, cmd in {**STARTUP_COMMANDS, "README first command": README_COMMAND}.items():
-        r = cli_point(cmd, repeats=3)
+        r = cli_point(cmd, repeats=repeats)
+        readme = cmd == README_COMMAND
         print(f"{label:<40} cpu to first event {r['first_event_cpu_s']:.3f} s (interpreter "
               f"{r['interpreter_cpu_s']:.3f}, `import simcollective.cli` done at {r['cli_import_cpu_s']:.3f}), "
-              f"total cpu {r['total_cpu_s']:.2f} s, wall {r['process_wall_s']:.2f} s, sim {r['time_s']:.9g} s")
-        for line in format_import_profile(import_profile(cmd)):
-            print(line)
+              f"total cpu {r['total_cpu_s']:.2f} s, wall {r['process_wall_s']:.2f} s, sim {r['time_s']:.9g} s; "
+              + (_verdict(r["process_wall_s"], README_WALL) + " (wall)" if readme
+                 else _verdict(r["first_event_cpu_s"], STARTUP_CPU) + " (cpu to first event)")
+              + f"; min of {repeats}, {r['uncached_modules']} modules without a bytecode cache")
+        if not readme and r["first_event_cpu_s"] >= STARTUP_CPU:
+            for line in format_import_profile(import_profile(cmd)):
+                print(line)
+
+
+#: what :func:`first_compile` runs: every kernel of the array store, the filling and the
+#: sparse union (``benchmarks.jit.compile_all``), then the compiled execution loop (a
+#: 16-rank ring with ``--engine compiled``)
+COMPILE_CHILD = r"""
+import json, sys, time
+from benchmarks.jit import compile_all
+compile_all()
+t_kernels = time.process_time()
+from simcollective.cli import main
+main(["run", "--topology", "abci", "--nodes", "4", "--algorithm", "ring", "--elements", "64K",
+      "--engine", "compiled", "--quiet"])
+print(json.dumps({"kernels_cpu_s": t_kernels, "total_cpu_s": time.process_time()}))
+"""
+
+
+def first_compile() -> dict:
+    """CPU seconds of a fresh process that runs every numba kernel (:data:`COMPILE_CHILD`),
+    with an empty kernel cache (``first``: everything compiles) and again with the cache it
+    wrote (``cached``); each with the CPU time when the kernels other than the compiled
+    execution loop were done (``kernels_cpu_s``)."""
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    out = {}
+    with tempfile.TemporaryDirectory() as cache:
+        env = dict(os.environ, NUMBA_CACHE_DIR=cache)
+        for key in ("first", "cached"):
+            t0 = time.perf_counter()
+            proc = subprocess.run([sys.executable, "-c", COMPILE_CHILD], capture_output=True, text=True,
+                                  env=env, cwd=root)
+            if proc.returncode != 0:
+                raise RuntimeError(f"the kernels' run failed: {(proc.stderr.strip().splitlines() or [''])[-1]}")
+            out[key] = dict(json.loads(proc.stdout.strip().splitlines()[-1]), wall_s=time.perf_counter() - t0)
+    return out
+
+
+if __name__ == "__main__":
+    if sys.argv[1:] == ["--compile"]:
+        for key, r in first_compile().items():
+            print(f"numba kernels, {key + (' (empty cache)' if key == 'first' else ''):<22} cpu {r['total_cpu_s']:.2f} s "
+                  f"(array store, filling, sparse union done at {r['kernels_cpu_s']:.2f} s; then the compiled "
+                  f"loop), wall {r['wall_s']:.2f} s")
+    else:
+        main(int(sys.argv[1]) if len(sys.argv) > 1 else 5)

@@ -42,14 +42,14 @@ W, B = 0, 1
 NOTHING, BOUNDS, SOLVED = 0, 1, 2
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _account(pres, pcoef, p, vec, x):
     """vec[r] += coef x x over the path's resources."""
     for d in range(pres.shape[1]):
         vec[pres[p, d]] += pcoef[p, d] * x
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _occupy(pres, pcoef, p, rf, ri, now, k):
     """A flow joins (k = 1) or leaves (k = -1) its resources: their busy time."""
     for d in range(pres.shape[1]):
@@ -63,7 +63,7 @@ def _occupy(pres, pcoef, p, rf, ri, now, k):
             ri[COUNT, r] = c + k
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def refresh(sf, si, rf, pres, pcoef, pwb):
     """Recompute the per-resource sums from the live flows (no rounding drift)."""
     rf[LOAD, :] = 0.0
@@ -78,7 +78,7 @@ def refresh(sf, si, rf, pres, pcoef, pwb):
                 _account(pres, pcoef, p, rf[LOAD], sf[RATE, s])
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _add(now, nnew, sf, si, rf, ri, pres, pcoef, pwb, occupy):
     """The slots ``si[NEW, :nnew]`` (path and bytes already written) become live (and
     count on their resources if ``occupy``: not when moving in, counted already)."""
@@ -94,7 +94,7 @@ def _add(now, nnew, sf, si, rf, ri, pres, pcoef, pwb, occupy):
             _occupy(pres, pcoef, p, rf, ri, now, 1)
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _remove_due(now, sf, si, rf, ri, pres, pcoef, pwb):
     """Remove the flows complete by ``now`` (ascending slots, written to ``si[DUE]``).
     Returns (count, lowest level rate / weight among them, whether one of them left a
@@ -125,7 +125,7 @@ def _remove_due(now, sf, si, rf, ri, pres, pcoef, pwb):
     return k, low, coupled
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _bounds_fit(now, nnew, sf, si, rf, pres, pcoef, pwb):
     """New flows that fit at their bound take it: nobody else's rate changes (every other
     flow keeps its bottleneck, and a flow at its bound needs none); returns False at the
@@ -145,7 +145,7 @@ def _bounds_fit(now, nnew, sf, si, rf, pres, pcoef, pwb):
     return True
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _cutoff(low, sf, si, rf, pres, pwb):
     """The lowest level a change can reach: ``low`` (the lowest level of the flows that
     ended: removing them cannot change any lower level, progressive filling reaches those
@@ -164,7 +164,7 @@ def _cutoff(low, sf, si, rf, pres, pwb):
     return cut
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _live(cut, tol, sf, si, pwb):
     """Slots to re-solve: new flows and those at or above the cutoff level."""
     live = np.empty(si.shape[1], dtype=np.intp)
@@ -180,7 +180,7 @@ def _live(cut, tol, sf, si, pwb):
     return live[:m], m == total
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _incidence(live, si, rf, ri, pres, pcoef):
     """Entries of the live flows on saturable resources, resources numbered compactly
     in order of first appearance (``ri[LOOKUP]`` is scratch, all -1 on entry and exit)."""
@@ -210,7 +210,7 @@ def _incidence(live, si, rf, ri, pres, pcoef):
     return fi[:k], rj[:k], av[:k], uniq[:u]
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _apply(now, live, new, sf, si, rf, pres, pcoef):
     """Give the live flows their new rates; returns how many changed (in ``si[CHANGED]``)."""
     k = 0
@@ -228,7 +228,7 @@ def _apply(now, live, new, sf, si, rf, pres, pcoef):
     return k
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _solve(now, low, cutoff_tol, level_tol, sf, si, rf, ri, pres, pcoef, pwb):
     """Max-min rates of the live flows: those below the cutoff keep their rates, the
     others are solved by progressive filling on the capacity the kept flows leave.
@@ -270,7 +270,7 @@ def _counted_solve(now, low, cutoff_tol, level_tol, sf, si, rf, ri, pres, pcoef,
     return _solve(now, low, cutoff_tol, level_tol, sf, si, rf, ri, pres, pcoef, pwb)
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _next_time(sf, si):
     t = _INF
     for s in range(si.shape[1]):

@@ -3,9 +3,10 @@
 Importing this module imports numba; :func:`.filling.max_min_rates` does so only once a
 process has run enough filling interpreted (:attr:`~.tuning.Tuning.jit_after`), and the
 array store (:mod:`.bulk_kernels`) on entering it. ``NUMBA_DISABLE_JIT=1`` runs the same
-code as Python. The helpers :func:`.filling.fill` calls are compiled too, and the
-compiled ``fill`` is the same code object with those names bound to them (numba resolves
-a function's globals when it compiles it).
+code as Python. The helpers :func:`.filling.fill` calls are inlined into it
+(``inline="always"``: compiled once, as part of ``fill``), and the compiled ``fill`` is
+the same code object with those names bound to them (numba resolves a function's
+globals when it compiles it).
 """
 
 from __future__ import annotations
@@ -21,5 +22,5 @@ __all__ = ["fill", "max_min_rates"]
 
 _HELPERS = ("_csr", "_settle", "_fix")
 _globals = dict(vars(filling))
-_globals.update({name: njit(cache=True)(getattr(filling, name)) for name in _HELPERS})
+_globals.update({name: njit(cache=True, inline="always")(getattr(filling, name)) for name in _HELPERS})
 fill = njit(cache=True)(types.FunctionType(filling.fill.__code__, _globals, "fill"))

@@ -34,7 +34,7 @@ CAP, SAT, NEAR, MAXLOAD, LOAD, BSINCE, BTIME = 0, 1, 2, 3, 4, 5, 6
 EID, FLOWS, ACTK, ENDK, ACTIVE, RECOMP, NMAIN, NACT, NEND, NFREE, STAMP, STATUS = range(12)
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def activate(now, MI, MF, SI, SF, PI, PF, RF, rcnt, rlist, seeds, fin, free, C, ah, buckets):
     """Flows due by ``now`` join the active flows (empty ones finish): returns (new flows,
     finished, whether none is on a resource that can saturate, due times popped)."""
@@ -65,7 +65,8 @@ def activate(now, MI, MF, SI, SF, PI, PF, RF, rcnt, rlist, seeds, fin, free, C, 
             lst = rlist[r]
             if n == lst.shape[0]:
                 grown = np.empty(2 * n + 4, np.int64)
-                grown[:n] = lst
+                for i in range(n):  # (a loop: a slice assignment compiles numba's error text)
+                    grown[i] = lst[i]
                 rlist[r] = grown
                 lst = grown
             lst[n] = s
@@ -98,7 +99,7 @@ def _leave(s, k, r, SI, PI, rcnt, rlist):
                 break
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def take_ends(now, nfin, MI, SI, SF, PI, PF, RF, rcnt, rlist, fin, touch, tmark, free, C, eh):
     """Completions due by ``now`` (still valid) leave; returns (finished, touched
     resources: saturated ones whose other flows may speed up)."""
@@ -142,7 +143,7 @@ def _schedule_end(s, when, SI, C, eh):
     C[ENDK] += 1
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def apply_bounds(now, seeds, ns, SI, SF, PI, PF, RF, C, eh):
     """New flows take their bounds (``Network._apply_bounds``)."""
     D = PI.shape[1] - 1
@@ -157,7 +158,7 @@ def apply_bounds(now, seeds, ns, SI, SF, PI, PF, RF, C, eh):
         _schedule_end(s, now + SF[s, REM] / rate, SI, C, eh)
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def apply(now, comp, nc, rates, SI, SF, PI, PF, RF, C, eh):
     """``comp[:nc]`` takes its new rates; completions of those that changed move
     (``Network._apply``)."""

@@ -50,11 +50,12 @@ def hpop(ht, hk, hv, hw, n):
     return n
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def hgrow(ht, hk, hv, hw):
     """The heap's arrays with twice the room (entries kept)."""
     m = 2 * ht.shape[0] + 16
     nt, nk, nv, nw = np.empty(m), np.empty(m, np.int64), np.empty(m, np.int64), np.empty(m, np.int64)
     n = ht.shape[0]
-    nt[:n], nk[:n], nv[:n], nw[:n] = ht, hk, hv, hw
+    for i in range(n):  # (a loop: a slice assignment compiles numba's error text)
+        nt[i], nk[i], nv[i], nw[i] = ht[i], hk[i], hv[i], hw[i]
     return nt, nk, nv, nw

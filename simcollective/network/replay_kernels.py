@@ -169,7 +169,7 @@ def arrive(m, now, MI, EVS, C, mh):
             trigger(e, now, EVS, C, mh)
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def component(seeds, ns, touch, nt, limit, SI, PI, RF, rcnt, rlist, sseen, rseen, stack, comp, satl, C):
     """The flows linked to the new flows ``seeds[:ns]`` and to the flows on the touched
     resources ``touch[:nt]`` through saturable resources, sorted by creation, and those
@@ -220,13 +220,12 @@ def component(seeds, ns, touch, nt, limit, SI, PI, RF, rcnt, rlist, sseen, rseen
             coupled += 1
             if coupled > limit:
                 return -1, 0
-    order = np.argsort(SI[comp[:nc], SSEQ])
-    comp[:nc] = comp[:nc][order]
-    satl[:nsat] = np.sort(satl[:nsat])
+    _reorder(comp, nc, SI[comp[:nc], SSEQ])
+    _reorder(satl, nsat, satl[:nsat])
     return nc, nsat
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def solve(comp, nc, satl, nsat, SI, PI, PF, RF, rseen, stamp, level_tol):
     """Max-min rates of ``comp[:nc]`` over ``satl[:nsat]``: ``solve_component``'s
     problem, given to the same filling."""
@@ -256,7 +255,7 @@ def solve(comp, nc, satl, nsat, SI, PI, PF, RF, rseen, stamp, level_tol):
     return rates
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def wakeup(now, tune, MI, MF, SI, SF, PI, PF, RF, rcnt, rlist, scratch, free, C, ah, eh, mh, buckets, wake, EVS):
     """One network wake-up (``Network._on_wakeup`` in per-flow mode)."""
     del wake[now]
@@ -266,7 +265,7 @@ def wakeup(now, tune, MI, MF, SI, SF, PI, PF, RF, rcnt, rlist, scratch, free, C,
     if ns or nt:
         if nt == 0 and lone:
             if nb > 1 and ns > 1:
-                seeds[:ns] = seeds[:ns][np.argsort(SI[seeds[:ns], SSEQ])]
+                _reorder(seeds, ns, SI[seeds[:ns], SSEQ])
             C[RECOMP] += 1
             apply_bounds(now, seeds, ns, SI, SF, PI, PF, RF, C, eh)
         else:
@@ -296,25 +295,45 @@ def wakeup(now, tune, MI, MF, SI, SF, PI, PF, RF, rcnt, rlist, scratch, free, C,
         C[NEND] = hpop(eh[0], eh[1], eh[2], eh[3], C[NEND])
 
 
+@njit(cache=True, inline="always")
+def _reorder(a, n, keys):
+    """``a[:n] = a[:n][np.argsort(keys)]``, without a slice assignment (which compiles
+    numba's error text: seconds on a fresh cache)."""
+    order = np.argsort(keys)
+    tmp = np.empty(n, np.int64)
+    for i in range(n):
+        tmp[i] = a[order[i]]
+    for i in range(n):
+        a[i] = tmp[i]
+
+
 @njit(cache=True)
 def grow_slots(SI, SF, free, scratch, C, need):
     """Room for ``need`` flows in flight (slots and the scratch arrays sized by them)."""
     S = SI.shape[0]
     S2 = max(2 * S, need + 16)
+    # (loops, not slice assignments: those compile numba's error text, seconds on a fresh cache)
     SI2 = np.zeros((S2, SI.shape[1]), np.int64)
-    SI2[:S] = SI
-    SI2[S:, SMSG] = -1
     SF2 = np.zeros((S2, SF.shape[1]))
-    SF2[:S] = SF
+    for s in range(S2):
+        if s < S:
+            for j in range(SI.shape[1]):
+                SI2[s, j] = SI[s, j]
+            for j in range(SF.shape[1]):
+                SF2[s, j] = SF[s, j]
+        else:
+            SI2[s, SMSG] = -1
     free2 = np.empty(S2, np.int64)
     nf = C[NFREE]
-    free2[:nf] = free[:nf]
+    for s in range(nf):
+        free2[s] = free[s]
     for s in range(S2 - 1, S - 1, -1):
         free2[nf] = s
         nf += 1
     C[NFREE] = nf
     sseen = np.zeros(S2, np.int64)
-    sseen[:S] = scratch[6]
+    for s in range(S):
+        sseen[s] = scratch[6][s]
     e = np.empty(S2, np.int64)
     scratch2 = (e, e.copy(), scratch[2], e.copy(), e.copy(), scratch[5], sseen, scratch[7], scratch[8])
     return SI2, SF2, free2, scratch2
@@ -334,7 +353,7 @@ def execute(ops, rank_ptr, members, seconds, smpi, tune, MI, MF, PI, PF, RF, EVS
     z = np.zeros(0, np.int64)
     scratch = (z, z, np.zeros(n, np.int64), z, z, np.zeros(n, np.int64), z, np.zeros(n, np.int64),
                np.zeros(n, np.int64))
-    SI, SF, free, scratch = grow_slots(SI, SF, free, scratch, C, 64)
+    SI, SF, free, scratch = grow_slots(SI, SF, free, scratch, C, np.int64(64))
     rcnt = np.zeros(n, np.int64)
     rlist = List()
     for _ in range(n):

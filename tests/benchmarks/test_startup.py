@@ -89,3 +89,11 @@ def test_the_smpi_platform_is_simcollectives_fat_tree_route_for_route():
         # the same binding capacity and the same total latency as simcollective's route
         assert min(b for b, _ in used) == ours.capacity
         assert sum(lat for _, lat in used) == pytest.approx(ours.latency, rel=1e-12)
+
+
+def test_the_startup_script_judges_each_figure_against_its_target():
+    from benchmarks.startup import _verdict
+
+    assert _verdict(STARTUP_CPU - 0.01, STARTUP_CPU) == f"target < {STARTUP_CPU:g} s: met"
+    assert _verdict(STARTUP_CPU, STARTUP_CPU).endswith("NOT MET")       # the target is strict, as in targets.py
+    assert _verdict(README_WALL + 1, README_WALL).endswith("NOT MET")
