@@ -3,17 +3,18 @@
 ``sim_cpu_s`` is the simulation's CPU time, recording and compiled loop included.
 
 XE estimates the large points of X (hours on this machine) from a measured smaller run of
-the same algorithm, machine and size (:func:`estimate_point`): the smaller run's CPU per
-message, times the large run's exact message count (the algorithm's ``messages`` hook), times
-the run guard's growth of the cost per message with the ranks, ``(P / P_small) ** 0.2``
-(:data:`simcollective.guard.SCALE_EXPONENT`); memory as the smaller run's peak RSS per
-message times the large run's messages (an upper bound: the fixed memory scales too). The targets print these as estimates."""
+the same algorithm, machine and size (:func:`benchmarks.engine.estimate_point`): the smaller
+run's CPU per message, times the large run's exact message count (the algorithm's
+``messages`` hook), times the run guard's growth of the cost per message with the ranks,
+``(P / P_small) ** 0.2`` (:data:`simcollective.guard.SCALE_EXPONENT`); memory as the smaller
+run's peak RSS per message times the large run's messages (an upper bound: the fixed memory
+scales too). The targets print these as estimates."""
 
 from __future__ import annotations
 
 from .targets import Target
 
-__all__ = ["COMPILED_TARGETS", "estimate_point"]
+__all__ = ["COMPILED_TARGETS"]
 
 
 def cost_per_message(key: str, limit_us: float, versus: str | None = None):
@@ -45,24 +46,6 @@ def one_point(key: str, limit_s: float, rss_limit: float | None = None):
             met = met and r["peak_rss"] < rss_limit
         return text, met
     return check
-
-
-def estimate_point(small: dict, large: dict) -> dict:
-    """Run ``small`` (:func:`benchmarks.allreduce.run_point`'s keywords) and count the
-    messages of ``large`` without running it: the smaller run's figures, with
-    ``large_messages`` and ``large_ranks``."""
-    from simcollective.guard import expected_messages
-    from simcollective.resolve import resolve
-    from simcollective.simulate import RunConfig
-
-    from .allreduce import run_point
-
-    out = run_point(**small)
-    cfg = dict(large)
-    cfg.pop("engine", None)
-    plan = resolve(RunConfig(**cfg))
-    out["large_messages"], out["large_ranks"] = int(expected_messages(plan)), plan.P
-    return out
 
 
 def estimated(key: str, limit_s: float, rss_limit: float | None = None):

@@ -29,7 +29,8 @@ from numba import njit, types
 from numba.typed import Dict
 
 from .kernels import fill
-from .replay_flows import (POOL, PTOP, ROFF, ACTIVE, ACTK, ARRIVED, CAP, EAGER, EFF, EID, FLAGS, FLOWS, LAT, LEFT, MAXLOAD, NACT,
+from .replay_flows import (POOL, PTOP, ROFF,
+                           ACTIVE, ACTK, ARRIVED, CAP, EAGER, EFF, EID, FLAGS, FLOWS, LAT, LEFT, MAXLOAD, NACT,
                            NEND, NFREE, NMAIN, RECOMP, RECV, RPOSTED, SAT, SEND, SENT, SEQ, SMSG, SPATH, SPOS, SSEQ,
                            STAMP,
                            STARTED, STATE, STATUS, SVER, WAITER, activate, apply, apply_bounds, pool_room, take_ends)
