@@ -42,7 +42,7 @@ def tolerance(key: str) -> float:
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(prog="python -m benchmarks", description=__doc__.split("\n\n")[1])
-    ap.add_argument("--only", help="comma-separated scenarios: S1,S2,S3,S4,S5,S6,E,ST,MOE,C,X (default: all but X)")
+    ap.add_argument("--only", help="comma-separated scenarios: S1,S2,S3,S4,S5,S6,E,ST,MOE,C,XE,X (default: all but X)")
     ap.add_argument("--flows", action="store_true", help="also run the engine flow benchmark")
     ap.add_argument("--jobs", action="store_true", help="also run the job benchmark (a 3D-parallel step)")
     ap.add_argument("--no-jit", action="store_true", help="skip the JIT compile time measurement")

@@ -1,6 +1,14 @@
-"""The targets of the compiled execution path (scenarios C and X of
+"""The targets of the compiled execution path (scenarios C, X and XE of
 :func:`benchmarks.allreduce.compiled_scenarios`), judged on CPU time: a point's
-``sim_cpu_s`` is the simulation's CPU time, recording and compiled loop included."""
+``sim_cpu_s`` is the simulation's CPU time, recording and compiled loop included.
+
+XE estimates the large points of X (hours on this machine) from a measured smaller run of
+the same algorithm, machine and size (:func:`benchmarks.engine.estimate_point`): the smaller
+run's CPU per message, times the large run's exact message count (the algorithm's
+``messages`` hook), times the run guard's growth of the cost per message with the ranks,
+``(P / P_small) ** 0.2`` (:data:`simcollective.guard.SCALE_EXPONENT`); memory as the smaller
+run's peak RSS per message times the large run's messages (an upper bound: the fixed memory
+scales too). The targets print these as estimates."""
 
 from __future__ import annotations
 
@@ -40,14 +48,37 @@ def one_point(key: str, limit_s: float, rss_limit: float | None = None):
     return check
 
 
+def estimated(key: str, limit_s: float, rss_limit: float | None = None):
+    """The estimate of point ``key`` (see the module doc) under ``limit_s`` CPU seconds
+    and ``rss_limit`` bytes."""
+    def check(ctx):
+        from simcollective.guard import SCALE_EXPONENT
+
+        r = ctx.results.get(key)
+        if r is None or "error" in r:
+            return f"needs {key}" + (f" ({r['error']})" if r else ""), False
+        grow = (r["large_ranks"] / r["ranks"]) ** SCALE_EXPONENT
+        cpu = r["sim_cpu_s"] / r["flows"] * r["large_messages"] * grow
+        text = (f"ESTIMATE {cpu:,.1f} s cpu ({r['large_messages']:,} messages at "
+                f"{r['sim_cpu_s'] / r['flows'] * 1e6 * grow:.2f} us, from {r['flows']:,} measured at "
+                f"P={r['ranks']} on the {r.get('engine')} path)")
+        met = cpu < limit_s
+        if rss_limit is not None:
+            rss = r["peak_rss"] / r["flows"] * r["large_messages"]
+            text += f", peak RSS at most about {rss / 1e9:.1f} GB (linear in the messages)"
+            met = met and rss < rss_limit
+        return text, met
+    return check
+
+
 _ARRAY_STORE = ("these runs keep more than 64 flows in flight in components of more than 128 coupled flows, "
                 "where the SimPy engine moves into its array store; the compiled loop does not model the array "
                 "store yet, so they take the SimPy path")
 COMPILED_TARGETS = (
     Target("C/ring", "cost per message <= 1 us (ring, 1024 ranks)", ("C",),
            cost_per_message("C/ring P=1024 compiled", 1.0, "C/ring P=1024 simpy"),
-           why=("recording runs the algorithm's Python once per message (about 4.7 us: the generator, the "
-                "size-only payloads, the matching); the compiled loop about 2.5 us a message")),
+           why=("recording runs the algorithm's Python once per message (2.5 us at 256 ranks, 5.3 us at 1024: "
+                "the generator, the size-only payloads, the matching); the compiled loop 2.1-3.1 us a message")),
     Target("C/nccl-ring", "cost per message <= 2 us (nccl-ring)", ("C",),
            cost_per_message("C/nccl-ring abci 8 nodes 1G compiled", 2.0),
            why="as C/ring: the recording's Python per message"),
@@ -59,5 +90,15 @@ COMPILED_TARGETS = (
            one_point("X/alltoall direct dgx-h100 128 nodes 1G", 30.0), why=_ARRAY_STORE),
     Target("X/nccl", "nccl 1 GiB on dgx-h100 --nodes 2048 < 5 min and < 8 GB", ("X",),
            one_point("X/nccl dgx-h100 2048 nodes 1G", 300.0, 8e9),
+           why="NVLS and trees react to the first message to arrive (waitany): the SimPy path runs them"),
+    Target("XE/ring", "ring on a 4096-host fat-tree < 60 s (estimate)", ("XE",),
+           estimated("XE/ring fat-tree 4096 1G f32", 60.0),
+           why="33.5 M messages at the compiled path's cost per message (recording and loop)"),
+    Target("XE/nccl-ring", "nccl-ring 1 GiB on 128 nodes < 60 s (estimate)", ("XE",),
+           estimated("XE/nccl-ring dgx-h100 128 nodes 1G", 60.0), why=_ARRAY_STORE),
+    Target("XE/alltoall", "alltoall direct on 1024 GPUs < 30 s (estimate)", ("XE",),
+           estimated("XE/alltoall direct dgx-h100 128 nodes 1G", 30.0), why=_ARRAY_STORE),
+    Target("XE/nccl", "nccl 1 GiB on dgx-h100 --nodes 2048 < 5 min and < 8 GB (estimate)", ("XE",),
+           estimated("XE/nccl dgx-h100 2048 nodes 1G", 300.0, 8e9),
            why="NVLS and trees react to the first message to arrive (waitany): the SimPy path runs them"),
 )

@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import time
 
-__all__ = ["ring_messages"]
+__all__ = ["ring_messages", "estimate_point"]
 
 
 def ring_messages(P: int, elements: int = 256 * 2**20, dtype: str = "float32", warm: bool = True,
@@ -76,4 +76,22 @@ def ring_messages(P: int, elements: int = 256 * 2**20, dtype: str = "float32", w
         if again.makespan != res.makespan:
             raise AssertionError(f"a second run gave {again.makespan!r}, the first {res.makespan!r}")
         out["warm_sim_cpu_s"] = again.cpu_s
+    return out
+
+
+def estimate_point(small: dict, large: dict) -> dict:
+    """Run ``small`` (:func:`benchmarks.allreduce.run_point`'s keywords) and count the
+    messages of ``large`` without running it: the smaller run's figures, with
+    ``large_messages`` and ``large_ranks``."""
+    from simcollective.guard import expected_messages
+    from simcollective.resolve import resolve
+    from simcollective.simulate import RunConfig
+
+    from .allreduce import run_point
+
+    out = run_point(**small)
+    cfg = dict(large)
+    cfg.pop("engine", None)
+    plan = resolve(RunConfig(**cfg))
+    out["large_messages"], out["large_ranks"] = int(expected_messages(plan)), plan.P
     return out

@@ -15,7 +15,7 @@ from numba import njit
 
 from .replay_heaps import hpop, hpush
 
-__all__ = ["activate", "take_ends", "apply_bounds", "apply"]
+__all__ = ["activate", "take_ends", "apply_bounds", "apply", "pool_room"]
 
 # message flags
 SENT, RPOSTED, STARTED, ARRIVED, EAGER = 1, 2, 4, 8, 16
@@ -31,11 +31,14 @@ RATE, REM, TLAST = 0, 1, 2
 # resources RF (capacity, saturable above, near, maxload, load, busy since, busy time)
 CAP, SAT, NEAR, MAXLOAD, LOAD, BSINCE, BTIME = 0, 1, 2, 3, 4, 5, 6
 # counters C
-EID, FLOWS, ACTK, ENDK, ACTIVE, RECOMP, NMAIN, NACT, NEND, NFREE, STAMP, STATUS = range(12)
+EID, FLOWS, ACTK, ENDK, ACTIVE, RECOMP, NMAIN, NACT, NEND, NFREE, STAMP, STATUS, PTOP = range(13)
+# the flows on each resource: rl = (pool, offset, capacity); resource r's rcnt[r] slots are
+# pool[offset[r]:offset[r] + rcnt[r]] (one flat array: no typed list of arrays to index)
+POOL, ROFF, RCAP = 0, 1, 2
 
 
 @njit(cache=True, inline="always")
-def activate(now, MI, MF, SI, SF, PI, PF, RF, rcnt, rlist, seeds, fin, free, C, ah, buckets):
+def activate(now, MI, MF, SI, SF, PI, PF, RF, rcnt, rl, seeds, fin, free, C, ah, buckets):
     """Flows due by ``now`` join the active flows (empty ones finish): returns (new flows,
     finished, whether none is on a resource that can saturate, due times popped)."""
     D = PI.shape[1] - 1
@@ -62,14 +65,9 @@ def activate(now, MI, MF, SI, SF, PI, PF, RF, rcnt, rlist, seeds, fin, free, C, 
             n = rcnt[r]
             if n == 0:
                 RF[r, BSINCE] = now
-            lst = rlist[r]
-            if n == lst.shape[0]:
-                grown = np.empty(2 * n + 4, np.int64)
-                for i in range(n):  # (a loop: a slice assignment compiles numba's error text)
-                    grown[i] = lst[i]
-                rlist[r] = grown
-                lst = grown
-            lst[n] = s
+            if n == rl[RCAP][r]:
+                _relocate(r, n, rl, C)
+            rl[POOL][rl[ROFF][r] + n] = s
             SI[s, SPOS + k] = n
             rcnt[r] = n + 1
             ml = RF[r, MAXLOAD] + PF[p, 2 + D + k]
@@ -83,13 +81,47 @@ def activate(now, MI, MF, SI, SF, PI, PF, RF, rcnt, rlist, seeds, fin, free, C, 
 
 
 @njit(cache=True, inline="always")
-def _leave(s, k, r, SI, PI, rcnt, rlist):
+def _relocate(r, n, rl, C):
+    """Resource ``r``'s full list of ``n`` flows moves to the pool's end, with room for
+    ``2 n + 4`` (the caller keeps room enough: :func:`pool_room`)."""
+    pool, off, cap = rl[POOL], rl[ROFF], rl[RCAP]
+    new, o = C[PTOP], off[r]
+    for i in range(n):  # (a loop: a slice assignment compiles numba's error text)
+        pool[new + i] = pool[o + i]
+    off[r] = new
+    cap[r] = 2 * n + 4
+    C[PTOP] = new + cap[r]
+
+
+@njit(cache=True)
+def pool_room(rl, rcnt, C, need):
+    """``rl`` with at least ``need`` free entries at the pool's end: the lists compacted
+    into a new pool (capacities kept) when the free room is short."""
+    pool, off, cap = rl[POOL], rl[ROFF], rl[RCAP]
+    if pool.shape[0] - C[PTOP] >= need:
+        return rl
+    live = cap.sum()
+    new = np.empty(live + 2 * need, np.int64)
+    top = 0
+    for r in range(off.shape[0]):
+        n = rcnt[r]
+        o = off[r]
+        for i in range(n):
+            new[top + i] = pool[o + i]
+        off[r] = top
+        top += cap[r]
+    C[PTOP] = top
+    return (new, off, cap)
+
+
+@njit(cache=True, inline="always")
+def _leave(s, k, r, SI, PI, rcnt, rl):
     """Slot ``s`` leaves resource ``r`` (its ``k``-th): the last flow there takes its place."""
     i = SI[s, SPOS + k]
     n = rcnt[r] - 1
-    lst = rlist[r]
-    g = lst[n]
-    lst[i] = g
+    pool, o = rl[POOL], rl[ROFF][r]
+    g = pool[o + n]
+    pool[o + i] = g
     rcnt[r] = n
     if g != s:
         q = SI[g, SPATH]
@@ -100,7 +132,7 @@ def _leave(s, k, r, SI, PI, rcnt, rlist):
 
 
 @njit(cache=True, inline="always")
-def take_ends(now, nfin, MI, SI, SF, PI, PF, RF, rcnt, rlist, fin, touch, tmark, free, C, eh):
+def take_ends(now, nfin, MI, SI, SF, PI, PF, RF, rcnt, rl, fin, touch, tmark, free, C, eh):
     """Completions due by ``now`` (still valid) leave; returns (finished, touched
     resources: saturated ones whose other flows may speed up)."""
     D = PI.shape[1] - 1
@@ -114,7 +146,7 @@ def take_ends(now, nfin, MI, SI, SF, PI, PF, RF, rcnt, rlist, fin, touch, tmark,
         p, rate = SI[s, SPATH], SF[s, RATE]
         for k in range(PI[p, 0]):
             r = PI[p, 1 + k]
-            _leave(s, k, r, SI, PI, rcnt, rlist)
+            _leave(s, k, r, SI, PI, rcnt, rl)
             ml = RF[r, MAXLOAD]
             if ml > RF[r, SAT] and RF[r, LOAD] >= RF[r, NEAR] and tmark[r] != stamp:
                 tmark[r] = stamp

@@ -26,13 +26,14 @@ from __future__ import annotations
 
 import numpy as np
 from numba import njit, types
-from numba.typed import Dict, List
+from numba.typed import Dict
 
 from .kernels import fill
-from .replay_flows import (ACTIVE, ACTK, ARRIVED, CAP, EAGER, EFF, EID, FLAGS, FLOWS, LAT, LEFT, MAXLOAD, NACT,
+from .replay_flows import (POOL, PTOP, ROFF,
+                           ACTIVE, ACTK, ARRIVED, CAP, EAGER, EFF, EID, FLAGS, FLOWS, LAT, LEFT, MAXLOAD, NACT,
                            NEND, NFREE, NMAIN, RECOMP, RECV, RPOSTED, SAT, SEND, SENT, SEQ, SMSG, SPATH, SPOS, SSEQ,
                            STAMP,
-                           STARTED, STATE, STATUS, SVER, WAITER, activate, apply, apply_bounds, take_ends)
+                           STARTED, STATE, STATUS, SVER, WAITER, activate, apply, apply_bounds, pool_room, take_ends)
 from .replay_heaps import hgrow, hpop, hpush
 
 __all__ = ["OK", "FALLBACK", "DEADLOCK", "execute", "wakeup", "run_rank", "component"]
@@ -170,7 +171,7 @@ def arrive(m, now, MI, EVS, C, mh):
 
 
 @njit(cache=True, inline="always")
-def component(seeds, ns, touch, nt, limit, SI, PI, RF, rcnt, rlist, sseen, rseen, stack, comp, satl, C):
+def component(seeds, ns, touch, nt, limit, SI, PI, RF, rcnt, rl, sseen, rseen, stack, comp, satl, C):
     """The flows linked to the new flows ``seeds[:ns]`` and to the flows on the touched
     resources ``touch[:nt]`` through saturable resources, sorted by creation, and those
     resources (sorted): ``(flows, resources)``, or ``(-1, 0)`` past ``limit`` coupled
@@ -185,9 +186,9 @@ def component(seeds, ns, touch, nt, limit, SI, PI, RF, rcnt, rlist, sseen, rseen
             stack[top] = s
             top += 1
     for q in range(nt):
-        lst = rlist[touch[q]]
+        pool, o = rl[POOL], rl[ROFF][touch[q]]
         for j in range(rcnt[touch[q]]):
-            s = lst[j]
+            s = pool[o + j]
             if sseen[s] != stamp:
                 sseen[s] = stamp
                 stack[top] = s
@@ -209,9 +210,9 @@ def component(seeds, ns, touch, nt, limit, SI, PI, RF, rcnt, rlist, sseen, rseen
                 rseen[r] = stamp
                 satl[nsat] = r
                 nsat += 1
-                lst = rlist[r]
+                pool, o = rl[POOL], rl[ROFF][r]
                 for j in range(rcnt[r]):
-                    g = lst[j]
+                    g = pool[o + j]
                     if sseen[g] != stamp:
                         sseen[g] = stamp
                         stack[top] = g
@@ -256,12 +257,12 @@ def solve(comp, nc, satl, nsat, SI, PI, PF, RF, rseen, stamp, level_tol):
 
 
 @njit(cache=True, inline="always")
-def wakeup(now, tune, MI, MF, SI, SF, PI, PF, RF, rcnt, rlist, scratch, free, C, ah, eh, mh, buckets, wake, EVS):
+def wakeup(now, tune, MI, MF, SI, SF, PI, PF, RF, rcnt, rl, scratch, free, C, ah, eh, mh, buckets, wake, EVS):
     """One network wake-up (``Network._on_wakeup`` in per-flow mode)."""
     del wake[now]
     seeds, fin, touch = scratch[0], scratch[1], scratch[2]
-    ns, nfin, lone, nb = activate(now, MI, MF, SI, SF, PI, PF, RF, rcnt, rlist, seeds, fin, free, C, ah, buckets)
-    nfin, nt = take_ends(now, nfin, MI, SI, SF, PI, PF, RF, rcnt, rlist, fin, touch, scratch[8], free, C, eh)
+    ns, nfin, lone, nb = activate(now, MI, MF, SI, SF, PI, PF, RF, rcnt, rl, seeds, fin, free, C, ah, buckets)
+    nfin, nt = take_ends(now, nfin, MI, SI, SF, PI, PF, RF, rcnt, rl, fin, touch, scratch[8], free, C, eh)
     if ns or nt:
         if nt == 0 and lone:
             if nb > 1 and ns > 1:
@@ -271,7 +272,7 @@ def wakeup(now, tune, MI, MF, SI, SF, PI, PF, RF, rcnt, rlist, scratch, free, C,
         else:
             comp, stack, satl = scratch[3], scratch[4], scratch[5]
             limit = np.int64(tune[1]) if C[ACTIVE] > tune[0] else np.int64(-1)
-            nc, nsat = component(seeds, ns, touch, nt, limit, SI, PI, RF, rcnt, rlist, scratch[6], scratch[7],
+            nc, nsat = component(seeds, ns, touch, nt, limit, SI, PI, RF, rcnt, rl, scratch[6], scratch[7],
                                  stack, comp, satl, C)
             if nc < 0:
                 C[STATUS] = FALLBACK
@@ -344,7 +345,7 @@ def execute(ops, rank_ptr, members, seconds, smpi, tune, MI, MF, PI, PF, RF, EVS
     """Run the recorded operations: returns (counters, finish per rank, time of each
     operation (marks and timeouts), busy resources, the last event's time)."""
     P, M, E, n, D = rank_ptr.shape[0] - 1, MI.shape[0], EVS.shape[0], RF.shape[0], PI.shape[1] - 1
-    C = np.zeros(12, np.int64)
+    C = np.zeros(13, np.int64)
     hm, ha = E + M + 16, M + 1
     mh = (np.empty(hm), np.empty(hm, np.int64), np.empty(hm, np.int64), np.empty(hm, np.int64))
     ah = (np.empty(ha), np.empty(ha, np.int64), np.empty(ha, np.int64), np.empty(ha, np.int64))
@@ -355,9 +356,8 @@ def execute(ops, rank_ptr, members, seconds, smpi, tune, MI, MF, PI, PF, RF, EVS
                np.zeros(n, np.int64))
     SI, SF, free, scratch = grow_slots(SI, SF, free, scratch, C, np.int64(64))
     rcnt = np.zeros(n, np.int64)
-    rlist = List()
-    for _ in range(n):
-        rlist.append(np.empty(2, np.int64))
+    C[PTOP] = 2 * n
+    rl = (np.empty(2 * n, np.int64), np.arange(n) * 2, np.full(n, 2, np.int64))
     buckets = Dict.empty(key_type=types.float64, value_type=types.int64)
     wake = Dict.empty(key_type=types.float64, value_type=types.int64)
     pc, rend = rank_ptr[:-1].copy(), rank_ptr[1:].copy()
@@ -374,7 +374,9 @@ def execute(ops, rank_ptr, members, seconds, smpi, tune, MI, MF, PI, PF, RF, EVS
         now, v = mh[0][0], mh[2][0]
         C[NMAIN] = hpop(mh[0], mh[1], mh[2], mh[3], C[NMAIN])
         if v < 0:
-            wakeup(now, tune, MI, MF, SI, SF, PI, PF, RF, rcnt, rlist, scratch, free, C, ah, eh, mh, buckets, wake, EVS)
+            # a wake-up's relocations take at most 4 x (flows after it) x D + 8 n entries
+            rl = pool_room(rl, rcnt, C, 4 * need * D + 8 * n)
+            wakeup(now, tune, MI, MF, SI, SF, PI, PF, RF, rcnt, rl, scratch, free, C, ah, eh, mh, buckets, wake, EVS)
             if C[STATUS]:
                 break
             continue

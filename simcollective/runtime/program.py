@@ -7,7 +7,9 @@ from array import array
 
 import numpy as np
 
-__all__ = ["Program"]
+__all__ = ["Program", "MSG_FIELDS"]
+
+MSG_FIELDS = 6
 
 
 class Program:
@@ -16,9 +18,9 @@ class Program:
     def __init__(self, P: int):
         self.P = P
         self.ops = [array("q") for _ in range(P)]
-        self.msg_src, self.msg_dst, self.msg_bytes = array("q"), array("q"), array("q")
-        self.msg_send_ev, self.msg_recv_ev = array("q"), array("q")
-        self.msg_via = array("q")      # index into vias: the NICs a send is pinned to (0: none)
+        # one row of MSG_FIELDS integers per message: source, destination, bytes, send event,
+        # receive event, via (an index into ``vias``: the NICs a send is pinned to, 0 none)
+        self.msgs = array("q")
         self.vias: list = [None]
         self.via_ids: dict = {None: 0}
         self.members = array("q")
@@ -33,9 +35,7 @@ class Program:
         ptr = np.zeros(self.P + 1, np.int64)
         np.cumsum(lens, out=ptr[1:])
         ops = np.concatenate([np.frombuffer(o, np.int64) for o in self.ops]) if lens else np.zeros(0, np.int64)
-        return {"ops": ops.reshape(-1, 4), "rank_ptr": ptr, "src": np.frombuffer(self.msg_src, np.int64),
-                "dst": np.frombuffer(self.msg_dst, np.int64), "bytes": np.frombuffer(self.msg_bytes, np.int64),
-                "send_ev": np.frombuffer(self.msg_send_ev, np.int64),
-                "recv_ev": np.frombuffer(self.msg_recv_ev, np.int64),
-                "via": np.frombuffer(self.msg_via, np.int64), "vias": self.vias,
+        m = np.frombuffer(self.msgs, np.int64).reshape(-1, MSG_FIELDS)
+        return {"ops": ops.reshape(-1, 4), "rank_ptr": ptr, "src": m[:, 0], "dst": m[:, 1], "bytes": m[:, 2],
+                "send_ev": m[:, 3], "recv_ev": m[:, 4], "via": m[:, 5], "vias": self.vias,
                 "members": np.frombuffer(self.members, np.int64), "seconds": np.frombuffer(self.seconds, np.float64)}

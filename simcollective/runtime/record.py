@@ -32,15 +32,17 @@ does whatever the timing.
 
 from __future__ import annotations
 
+import gc
 from collections import deque
 from contextlib import contextmanager
+from types import SimpleNamespace
 
 import numpy as np
 
 from ..errors import SimCollectiveError
 from .comm import Comm
 from .messages import payload_bytes
-from .program import Program
+from .program import MSG_FIELDS, Program
 
 __all__ = ["NotCompilable", "Program", "RecordingComm", "record", "POST", "WAITALL", "TIMEOUT", "YIELD", "MARK",
            "DELAY_SINCE", "NOW"]
@@ -77,49 +79,64 @@ class _Recorder:
         t.done, t.value, t.rank, t.waiters, t.group = done, value, rank, 0, None
         return t
 
-    def wake(self, t: _Token, value) -> None:
-        t.done, t.value = True, value
-        r = t.rank
-        b = self.blocked[r]
-        if b is not None and not self.queued[r] and _done(b):
-            self.queued[r] = True
-            self.ready.append(r)
-
     def post(self, me: int, cid: int, dst, payload, tag, src, rtag, via=None) -> _Token:
+        # (once per message: written out flat, one array extend per message and per operation)
         prog = self.prog
         ops = prog.ops[me]
-        t = self.token(me, dst is not None and src is None)
+        t = _Token()
+        t.ev = ev = prog.events
+        prog.events = ev + 1
+        t.rank, t.waiters, t.group = me, 0, None
         send = recv = -1
         if dst is not None:
-            send = len(prog.msg_src)
-            prog.msg_src.append(me)
-            prog.msg_dst.append(dst)
-            prog.msg_bytes.append(payload_bytes(payload))
-            prog.msg_send_ev.append(t.ev)
-            prog.msg_recv_ev.append(-1)
-            v = prog.via_ids.get(via)
-            if v is None:
-                v = prog.via_ids[via] = len(prog.vias)
-                prog.vias.append(via)
-            prog.msg_via.append(v)
-            waiting = self.recvs.get((dst, me, tag, cid))
+            t.done = src is None
+            msgs = prog.msgs
+            send = len(msgs) // MSG_FIELDS
+            try:
+                nbytes = int(payload.nbytes)
+            except AttributeError:
+                nbytes = payload_bytes(payload)
+            v = 0
+            if via is not None:
+                v = prog.via_ids.get(via)
+                if v is None:
+                    v = prog.via_ids[via] = len(prog.vias)
+                    prog.vias.append(via)
+            key = (dst, me, tag, cid)
+            waiting = self.recvs.get(key)
             if waiting:
                 rt, pos, rrank = waiting.popleft()
+                msgs.extend((me, dst, nbytes, ev, rt.ev, v))
                 prog.ops[rrank][pos + 3] = send
-                prog.msg_recv_ev[send] = rt.ev
-                self.wake(rt, payload)
+                rt.done, rt.value = True, payload
+                b = self.blocked[rrank]
+                if b is not None and not self.queued[rrank] and _done(b):
+                    self.queued[rrank] = True
+                    self.ready.append(rrank)
             else:
-                self.sends.setdefault((dst, me, tag, cid), deque()).append((send, payload))
+                msgs.extend((me, dst, nbytes, ev, -1, v))
+                q = self.sends.get(key)
+                if q is None:
+                    q = self.sends[key] = deque()
+                q.append((send, payload))
+        else:
+            t.done = False
         if src is not None:
             key = (me, src, rtag, cid)
             queued = self.sends.get(key)
             if queued:
                 recv, value = queued.popleft()
-                prog.msg_recv_ev[recv] = t.ev
-                self.wake(t, value)
+                prog.msgs[recv * MSG_FIELDS + 4] = ev
+                t.done, t.value = True, value
             else:
-                self.recvs.setdefault(key, deque()).append((t, len(ops), me))
-        ops.extend((POST, t.ev, send, recv))
+                t.value = None
+                q = self.recvs.get(key)
+                if q is None:
+                    q = self.recvs[key] = deque()
+                q.append((t, len(ops), me))
+        else:
+            t.value = None
+        ops.extend((POST, ev, send, recv))
         return t
 
     def timeout(self, rank: int, seconds: float, value, compute: bool) -> _Token:
@@ -173,9 +190,10 @@ class _Recorder:
         t = self.blocked[r]
         value = None if t is None else _value(t)
         self.blocked[r] = None
-        while True:
+        send = gen.send
+        while True:  # (once per yield: plain tokens are read inline, waitall groups by _done/_value)
             try:
-                t = gen.send(value)
+                t = send(value)
             except StopIteration as stop:
                 self.prog.outputs[r] = stop.value
                 gens[r] = None
@@ -184,13 +202,19 @@ class _Recorder:
                 raise NotCompilable(f"the program yields a {type(t).__name__}")
             if t.ev >= 0:
                 ops.extend((YIELD, t.ev, 0, 0))
-                t.waiters += 1
-                if t.waiters > 1:
+                if t.waiters:
                     raise NotCompilable("an event is waited for twice")
-            if not _done(t):
+                t.waiters = 1
+            if t.group is None:
+                if not t.done:
+                    self.blocked[r] = t
+                    return
+                value = t.value
+            elif _done(t):
+                value = _value(t)
+            else:
                 self.blocked[r] = t
                 return
-            value = _value(t)
 
 
 def _done(t: _Token) -> bool:
@@ -353,16 +377,8 @@ class _RecordingWorld:
         self._members = {self._world_members: self._world_members}
         self.canonical = World.canonical.__get__(self)
         self.comm_id = World.comm_id.__get__(self)
-        self.network = _GraphOnly(graph)
+        self.network = SimpleNamespace(router=SimpleNamespace(graph=graph))  # (comm.graph reads it)
         self.rec = _Recorder(self.size, self)
-
-
-class _GraphOnly:
-    """``comm.graph`` reads ``world.network.router.graph``."""
-
-    def __init__(self, graph):
-        self.router = self
-        self.graph = graph
 
 
 def record(graph, placement, main, args_for_rank, profile) -> Program:
@@ -372,5 +388,12 @@ def record(graph, placement, main, args_for_rank, profile) -> Program:
     world = _RecordingWorld(graph, placement, profile)
     gens = [main(RecordingComm(world, world._world_members, r, "world"), *args_for_rank(r))
             for r in range(world.size)]
-    world.rec.run(gens)
+    # a few objects a message, none in cycles: the cyclic collector's passes would only cost
+    paused = gc.isenabled()
+    gc.disable()
+    try:
+        world.rec.run(gens)
+    finally:
+        if paused:
+            gc.enable()
     return world.rec.prog

@@ -16,7 +16,21 @@ def test_targets_are_one_record_each_with_unique_names():
     names = [t.name for t in TARGETS]
     assert len(names) == len(set(names))
     assert {"S1", "S2", "S3", "S3/msg", "S4", "S6", "E", "ring", "ST", "README", "JIT", "baseline", "C/ring",
-            "C/nccl-ring", "X/ring", "X/nccl-ring", "X/alltoall", "X/nccl", "MOE"} == set(names)
+            "C/nccl-ring", "X/ring", "X/nccl-ring", "X/alltoall", "X/nccl", "XE/ring", "XE/nccl-ring",
+            "XE/alltoall", "XE/nccl", "MOE"} == set(names)
+
+
+def test_an_estimate_scales_the_measured_cost_per_message_and_says_so():
+    """2 s of CPU for 1000 messages at 128 ranks, a large run of 10^6 messages at 4096 ranks:
+    2 ms x 10^6 x (4096 / 128)^0.2 = 2 ms x 10^6 x 2 = 4000 s; RSS 0.1 GB / 1000 x 10^6 = 100 GB."""
+    r = {"sim_cpu_s": 2.0, "flows": 1000, "ranks": 128, "large_messages": 10**6, "large_ranks": 4096,
+         "peak_rss": 1e8, "engine": "simpy"}
+    rows = rows_by_name(Context({"XE/nccl dgx-h100 2048 nodes 1G": r}))
+    text, met = rows["XE/nccl"]
+    assert text.startswith("ESTIMATE 4,000.0 s cpu (1,000,000 messages at 4000.00 us") and "100.0 GB" in text
+    assert met is False
+    r.update(sim_cpu_s=2e-6, peak_rss=1e3)  # 4 ms and 1 MB: both under the limits
+    assert rows_by_name(Context({"XE/nccl dgx-h100 2048 nodes 1G": r}))["XE/nccl"][1] is True
 
 
 def test_total_wall_met_and_not_met_and_missing_scenarios_skipped():
