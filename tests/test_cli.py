@@ -307,7 +307,8 @@ def test_help_names_every_collective(capsys):
 
 @pytest.mark.parametrize("argv,message", [
     ([], "run needs --algorithm NAME (for allreduce: binomial-tree, double-binary-tree, ") ,
-    (["--collective", "alltoall"], "run needs --algorithm NAME (for alltoall: bruck, direct, hierarchical, pairwise) "
+    (["--collective", "alltoall"], "run needs --algorithm NAME (for alltoall: bruck, direct, hierarchical, pairwise, smpi-basic-linear, "
+                                   "smpi-bruck, smpi-pair, smpi-ring) "
                                    "and a size (--elements N or --bytes B)"),
     (["--algorithm", "ring"], "run needs a size (--elements N or --bytes B)"),
 ])

@@ -74,8 +74,8 @@ def test_every_kernel_compiles_one_specialisation():
     for entry in ("bulk_kernels.step", "bulk_kernels.enter", "replay_kernels.execute", "kernels.fill",
                   "merge_kernel.union"):
         assert seen[entry][1], (entry, seen[entry])
+    # ... and no kernel has a specialisation for a literal value (an inlined helper that a
+    # test calls from Python has its own code, once)
     for name, (inlined, sigs) in seen.items():
-        # ... no specialisation for a literal value ...
         assert not any("Literal" in sig for sig in sigs), (name, sigs)
-        # ... and an inlined helper compiled into its callers only
-        assert not (inlined and sigs), (name, sigs)
+        assert not inlined or len(sigs) <= 1, (name, sigs)
