@@ -20,6 +20,43 @@ from topologies.nodes import add_cable
 
 EXPERIMENTS = Path(__file__).resolve().parents[1] / "experiments"
 
+#: compiles every numba kernel into the on-disk cache (the array store, the filling, the
+#: sparse union, the compiled execution loop), as ``benchmarks.jit`` and the compiled engine do
+WARM_KERNELS = (
+    "from benchmarks.jit import compile_all\n"
+    "from simcollective.simulate import RunConfig, run\n"
+    "compile_all()\n"
+    "run(RunConfig(topology='abci', nodes=2, algorithm='ring', elements=65536, engine='compiled'))\n"
+)
+
+
+def pytest_sessionstart(session):
+    """Warm numba's cache on the second core while the tests start on the first.
+
+    NOTE: this bends "one code path" for the suite's wall time only: on an empty cache
+    (a fresh clone) the first compile of the kernels costs some 40 s, which the tests
+    that first call each kernel would otherwise pay in turn. numba writes its cache files
+    atomically, so a test that needs a kernel before the warm-up has written it compiles
+    it itself, as without the warm-up; nothing a test asserts depends on who compiled.
+    """
+    import os
+
+    if os.environ.get("NUMBA_DISABLE_JIT") == "1":
+        return
+    session.config.stash[_WARMER] = subprocess.Popen(
+        [sys.executable, "-c", WARM_KERNELS], cwd=Path(__file__).resolve().parents[1],
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+
+
+def pytest_sessionfinish(session):
+    warmer = session.config.stash.get(_WARMER, None)
+    if warmer is not None and warmer.poll() is None:
+        warmer.kill()
+        warmer.wait()
+
+
+_WARMER = pytest.StashKey()
+
 
 @pytest.fixture(scope="session")
 def experiment():
