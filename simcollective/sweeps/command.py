@@ -9,7 +9,8 @@ from pathlib import Path
 from ..algorithms.registry import COLLECTIVES
 from ..arguments import add_plugin_argument, refuse_unused
 from ..parsing import parse_int
-from .config import DEFAULTS, INPUT_KEYS, load_config
+from ..run_config import ENGINES
+from .config import DEFAULTS, INPUT_KEYS, load_config, with_engine
 from .execution import LARGE_GRID, MAX_ATTEMPTS, run_sweep
 from .grid import expand_grid, grid_size
 
@@ -36,6 +37,9 @@ configuration format (TOML; data only, never executed):
   topology_opts = {oversubscription = 3} (or a list of such tables in a grid).
   Relative topology_file/inputs/placement paths are relative to the config file.
   Inputs an algorithm does not use are not passed to it (column 'ignored').
+  engine = ["compiled", "simpy"] runs each point on both execution paths (default
+  auto, or sweep --engine for the points that do not set it); the row's engine
+  column is the path that ran (a failed point keeps the one asked for).
 
 output: one row per point (CSV, or Parquet if --out ends in .parquet). The file is
 locked while a sweep writes it (a second sweep on it refuses). Rows are appended
@@ -74,6 +78,9 @@ def add_parser(subparsers) -> None:
     p.add_argument("--dry-run", action="store_true",
                    help=f"count the points (and list them, up to {LARGE_GRID}) and exit")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
+    p.add_argument("--engine", choices=ENGINES,
+                   help="execution path of every point whose configuration sets no engine (as run --engine; "
+                        "default auto: the compiled path where it applies)")
     add_plugin_argument(p)
     p.set_defaults(func=cmd_sweep)
 
@@ -101,7 +108,7 @@ def cmd_sweep(args) -> int:
     workers = _int(args.workers, "--workers", 1) if args.workers is not None else None
     max_points = _int(args.max_points, "--max-points", 0) if args.max_points is not None else None
     if args.dry_run:
-        cfg = load_config(args.config)
+        cfg = with_engine(load_config(args.config), args.engine)
         size = grid_size(cfg)
         if size > LARGE_GRID:
             print(f"{size} points (counted from the grid, duplicates included; not listed: more than {LARGE_GRID}; "
@@ -115,7 +122,7 @@ def cmd_sweep(args) -> int:
     try:
         df = run_sweep(args.config, out, workers=workers, scheduler=args.scheduler, progress=not args.quiet,
                        max_points=max_points, retry_failed=args.retry_failed, yes=args.yes,
-                       plugins=args.plugin or ())
+                       plugins=args.plugin or (), engine=args.engine)
     except KeyboardInterrupt:
         print(f"sweep interrupted: the points that finished are in {out}; run the same command again to "
               "resume", file=sys.stderr)

@@ -16,7 +16,7 @@ from ..errors import UserInputError
 from ..parsing import parse_bool, parse_float, parse_fraction, parse_seed, parse_size, load_toml
 
 __all__ = ["INPUT_KEYS", "TABLE_INPUTS", "DEFAULTS", "ALGO_OPTIONS", "WHEN_SET_OPTIONS", "SPARSE_ONLY",
-           "load_config", "norm_key", "opts_dict", "int_value", "resolve_path"]
+           "load_config", "norm_key", "opts_dict", "int_value", "resolve_path", "with_engine"]
 
 #: every algorithm option of the registry (``group_size``, ``chunk_size``, ``protocol``, ...)
 #: is a sweep input, passed only to the algorithms that declare it
@@ -33,7 +33,7 @@ WHEN_SET_OPTIONS += ("sizes", "moe")
 #: The inputs of one point, in table column order.
 INPUT_KEYS = (
     "topology", "topology_opts", "topology_file", "nodes", "gpus", "algorithm", "elements", "dtype",
-    "density", "k", "workload", "overlap", "inputs", "profile", "placement", "routing", "seed",
+    "density", "k", "workload", "overlap", "inputs", "profile", "placement", "routing", "engine", "seed",
     *(o for o in _OPTION_COLUMNS if o in ALGO_OPTIONS), "verify", "memory_budget",
     "collective", "root", "bytes",
     "timing", "study", *WHEN_SET_OPTIONS,
@@ -49,7 +49,9 @@ def _defaults() -> dict:
     out = {k: d.get(k) for k in INPUT_KEYS}           # algorithm options: None (the algorithm's own)
     out.update(topology_opts=None, algorithm=None, elements=None)   # required, or none
     # None: the run's default (allreduce, simultaneous, false), left out of the point's key
-    out.update(collective=None, timing=None, study=None)
+    # engine: None is the run's ``auto``, left out of the key (a table of points that do not
+    # set it keeps its keys)
+    out.update(collective=None, timing=None, study=None, engine=None)
     return out
 
 
@@ -124,6 +126,12 @@ def _parse_value(key: str, value, where: str):
         from ..nccl.versions import parse_version
 
         parse_version(value, where)
+        return value
+    if key == "engine":
+        from ..run_config import ENGINES
+
+        if value not in ENGINES:
+            raise UserInputError(f"{where}: {value!r} is not an engine; allowed: {', '.join(ENGINES)}")
         return value
     if key == "nodes":
         if isinstance(value, str) and value.strip().lower() == "auto":
@@ -268,6 +276,23 @@ def _range_values(spec: dict, where: str) -> list:
             raise UserInputError(f"{where}: more than 10000 values")
     return values
 
+
+def with_engine(cfg: dict, engine: str | None, flag: str = "--engine") -> dict:
+    """``cfg`` (of :func:`load_config`) with ``engine`` the engine of every point that does not
+    set one (``sweep --engine``); an error when no point would take it (``[fixed]`` or every
+    grid block sets ``engine``)."""
+    if engine is None:
+        return cfg
+    where = f"{flag} {engine}"
+    _parse_value("engine", engine, where)
+    if "engine" in cfg["fixed"]:
+        raise UserInputError(f"{flag} is not used: [fixed] engine sets every point's engine; drop one")
+    grids = [g for g in cfg["grids"] if "engine" not in g]
+    if not grids:
+        raise UserInputError(f"{flag} is not used: every [grid] block sets engine; drop one")
+    out = dict(cfg)
+    out["grids"] = [g if "engine" in g else OrderedDict(g, engine=[engine]) for g in cfg["grids"]]
+    return out
 
 
 def resolve_path(path, base: str):

@@ -16,7 +16,7 @@ from pathlib import Path
 
 from ..errors import UserInputError
 from ..parsing import check_output_path, resolve_output, writing
-from .config import load_config
+from .config import load_config, with_engine
 from .checks import validate_grid
 from .grid import expand_grid, grid_size, iter_points
 # module globals looked up when called (tests replace them)
@@ -210,7 +210,8 @@ def _dask_rounds(client, groups, base, on_rows) -> list:
 
 
 def run_sweep(config, out, workers: int | None = None, scheduler: str | None = None, progress: bool = True,
-              max_points: int | None = None, retry_failed: bool = False, yes: bool = False, plugins=()):
+              max_points: int | None = None, retry_failed: bool = False, yes: bool = False, plugins=(),
+              engine: str | None = None):
     """Run every point of ``config`` not yet in ``out``; return the whole table.
 
     ``config``: a TOML path or a parsed dict. ``out``: ``.csv`` or ``.parquet`` path, locked
@@ -223,6 +224,8 @@ def run_sweep(config, out, workers: int | None = None, scheduler: str | None = N
     ``retry_failed``: run again points whose row failed. Grids above :data:`LARGE_GRID` points
     need ``max_points`` or ``yes=True``. ``plugins``: modules or ``.py`` files registering
     algorithms (:mod:`simcollective.algorithms.plugins`), loaded here and by every worker.
+    ``engine``: the engine (``auto``, ``compiled``, ``simpy``) of every point whose
+    configuration does not set ``engine`` (``sweep --engine``).
 
     Points whose worker was lost are retried and never recorded; those that still cannot be
     finished are counted in ``attrs["summary"]["lost"]``. The returned DataFrame's
@@ -234,7 +237,7 @@ def run_sweep(config, out, workers: int | None = None, scheduler: str | None = N
     t0 = time.perf_counter()
     load_plugins(plugins)
     _PLUGINS = tuple(plugin_path(p) for p in plugins)
-    cfg = load_config(config)
+    cfg = with_engine(load_config(config), engine)
     if out is None:
         raise UserInputError("no output file given")
     out = str(out)

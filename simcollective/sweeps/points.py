@@ -58,6 +58,8 @@ def effective(point: dict, base: str):
         kw["timing"] = point["timing"]
     if point.get("study") is not None:
         kw["study"] = point["study"]
+    if point.get("engine") is not None:         # auto, compiled or simpy (default: the run's auto)
+        kw["engine"] = point["engine"]
     if point.get("nccl_version") is not None:   # the nccl algorithms' tuner release (default: the newest)
         kw["nccl_version"] = point["nccl_version"]
     if point.get("moe") is not None:            # alltoallv: a seeded MoE gate, or a sizes file

@@ -21,6 +21,7 @@ def _config(tmp_path, text):
     ('dtype = ["float32", "complex64"]', ("[grid] dtype", "complex64")),
     ('profile = ["ideal", "nosuch"]', ("[grid] profile",)),
     ('placement = ["nosuch.txt"]', ("[grid] placement", "does not exist")),
+    ('engine = ["simpy", "fast"]', ("[grid] engine", "'fast'", "allowed: auto, compiled, simpy")),
 ])
 def test_a_bad_value_is_refused_before_any_point(tmp_path, capsys, line, needles):
     key = line.split(" ")[0]

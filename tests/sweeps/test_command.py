@@ -55,3 +55,68 @@ def test_large_grid_needs_max_points_or_yes_and_dry_run_counts_instantly(tmp_pat
     assert "1000000 points" in err and "--max-points" in err and "--yes" in err
     with pytest.raises(UserInputError, match="more than 10000"):
         run_sweep(cfg, tmp_path / "h.csv", progress=False)
+
+
+# -- engine: a sweep key and --engine, the default of the points that set none --------------
+
+ENGINES_CFG = """
+[fixed]
+topology = "abci"
+nodes = 2
+algorithm = "ring"
+elements = "64K"
+profile = "cm02"
+"""
+
+
+def test_a_sweep_over_both_engines_gives_bit_identical_times(tmp_path, capsys):
+    import pandas as pd
+
+    from tests.conftest import run_cli
+
+    cfg = _write(tmp_path, ENGINES_CFG + '[grid]\nengine = ["compiled", "simpy"]\nseed = [1, 2]\n')
+    out = tmp_path / "r.csv"
+    code, _, err = run_cli(capsys, "sweep", cfg, "--out", out, "--workers", "1", "--quiet")
+    assert code == 0, err
+    df = pd.read_csv(out)
+    assert df["ok"].all() and df["verified"].all() and len(df) == 4
+    assert sorted(df["engine"]) == ["compiled", "compiled", "simpy", "simpy"]   # the path that ran
+    by = {(r.engine, r.seed): r.time_s for r in df.itertuples()}
+    for seed in (1, 2):
+        assert by[("compiled", seed)] == by[("simpy", seed)] > 0          # equal to the bit
+
+
+def test_engine_option_is_the_default_of_points_without_one(tmp_path, capsys):
+    from tests.conftest import run_cli
+
+    cfg = _write(tmp_path, ENGINES_CFG + '[[grid]]\nseed = [3]\n[[grid]]\nseed = [4]\nengine = ["compiled"]\n')
+    code, out, err = run_cli(capsys, "sweep", cfg, "--engine", "simpy", "--dry-run")
+    assert code == 0, err
+    lines = out.splitlines()
+    assert "seed=3" in lines[0] and "engine=simpy" in lines[0]
+    assert "seed=4" in lines[1] and "engine=compiled" in lines[1]
+    code, plain, _ = run_cli(capsys, "sweep", cfg, "--dry-run")
+    assert "engine=" not in plain.splitlines()[0]        # not set: the run's auto, the key unchanged
+    assert plain.split()[0] != out.split()[0]
+
+
+@pytest.mark.parametrize("text, argv, needles", [
+    ('engine = "simpy"\n', ["--engine", "compiled"], ("--engine is not used", "[fixed] engine")),
+    ('[grid]\nengine = ["simpy"]\n', ["--engine", "auto"], ("--engine is not used", "every [grid] block")),
+    ('engine = "fast"\n', [], ("[fixed] engine", "'fast'", "allowed: auto, compiled, simpy")),
+])
+def test_a_bad_or_unused_engine_is_one_line_before_any_point(tmp_path, capsys, text, argv, needles):
+    from tests.conftest import one_line_error
+
+    cfg = _write(tmp_path, ENGINES_CFG + text)
+    out = tmp_path / "r.csv"
+    one_line_error(capsys, ["sweep", cfg, "--out", out, "--workers", "1", "--quiet", *argv], *needles)
+    assert not out.exists()
+
+
+def test_engine_option_takes_only_the_three_engines(tmp_path, capsys):
+    with pytest.raises(SystemExit) as exc:
+        main(["sweep", str(_write(tmp_path, ENGINES_CFG)), "--engine", "fast", "--dry-run"])
+    err = capsys.readouterr().err
+    assert exc.value.code == 2 and "Traceback" not in err and len(err.strip().splitlines()) == 1
+    assert "--engine" in err and "'fast'" in err and "'simpy'" in err
