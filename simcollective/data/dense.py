@@ -25,7 +25,7 @@ import numpy as np
 
 from ..errors import UserInputError, VerificationError
 from .arrays import CHUNK, DTYPES, check_dtype, freeze, positions, scatter_add
-from .exact_sum import float_sum, int_sum, sparse_windows
+from .exact_sum import float_sum, int_sum, sparse_windows, windowed_sum
 
 __all__ = [
     "positions",
@@ -61,20 +61,36 @@ def dense_input(rank: int, n: int, dtype, seed: int) -> np.ndarray:
         ``int32``: integers in ``[-100, 100)``; floats: uniform in ``[-1, 1)``.
     """
     dt = check_dtype(dtype)
-    rng = np.random.default_rng([int(seed), int(rank)])
+    return freeze(_draw(np.random.default_rng([int(seed), int(rank)]), n, dt))
+
+
+def _draw(rng: np.random.Generator, n: int, dt: np.dtype) -> np.ndarray:
+    """The next ``n`` elements of a rank's input from its generator ``rng``. Consecutive
+    draws continue one stream: drawing ``a`` then ``b`` elements gives the same values as
+    drawing ``a + b`` at once (PCG64's 32-bit outputs and NumPy's bounded draws keep no
+    state outside the generator), which lets the reference regenerate inputs window by window."""
     if dt.kind == "i":
-        out = rng.integers(-100, 100, size=n, dtype=dt)
-    else:
-        # random() in [0, 1) with the dtype's resolution; 2x - 1 is exact in binary.
-        gen_dt = np.float64 if dt == np.float64 else np.float32
-        out = rng.random(n, dtype=gen_dt)
-        out *= 2
-        out -= 1
-        if dt == np.float16:
-            out = out.astype(np.float16)
-            # rounding to float16 may reach 1.0; keep the half-open interval
-            np.minimum(out, np.nextafter(np.float16(1), np.float16(0)), out=out)
-    return freeze(out)
+        return rng.integers(-100, 100, size=n, dtype=dt)
+    # random() in [0, 1) with the dtype's resolution; 2x - 1 is exact in binary.
+    gen_dt = np.float64 if dt == np.float64 else np.float32
+    out = rng.random(n, dtype=gen_dt)
+    out *= 2
+    out -= 1
+    if dt == np.float16:
+        out = out.astype(np.float16)
+        # rounding to float16 may reach 1.0; keep the half-open interval
+        np.minimum(out, np.nextafter(np.float16(1), np.float16(0)), out=out)
+    return out
+
+
+def _input_windows(n: int, dt: np.dtype, seed: int, nranks: int):
+    """``(lo, hi, values)`` of :func:`~.exact_sum.windowed_sum`: every rank's input over
+    windows of :data:`~.arrays.CHUNK` elements, regenerated window by window (rank ``r``'s
+    generator continues its stream: the values of :func:`dense_input`)."""
+    rngs = [np.random.default_rng([int(seed), r]) for r in range(nranks)]
+    for lo in range(0, n, CHUNK):
+        hi = min(lo + CHUNK, n)
+        yield lo, hi, (_draw(rng, hi - lo, dt) for rng in rngs)
 
 
 class Reference:
@@ -310,8 +326,11 @@ class DenseReference(Reference):
 
     Notes
     -----
-    Inputs are regenerated rank by rank, so only one input is alive at a time; the object
-    holds the exact sum (``int32`` or ``float64``) and, for floats, ``sum_i |x_i|``.
+    Inputs are regenerated window by window (every rank's generator continuing its own
+    stream), so only one window of one input is alive at a time and no input-sized array is
+    allocated; the sum is the one :meth:`Reference.accumulate` gives of the whole inputs, to
+    the bit. The object holds the exact sum (``int32`` or ``float64``) and, for floats,
+    ``sum_i |x_i|``.
     """
 
     __slots__ = ("seed",)
@@ -319,10 +338,9 @@ class DenseReference(Reference):
     def __init__(self, n: int, dtype, seed: int, nranks: int):
         if nranks < 1:
             raise UserInputError(f"number of ranks {nranks} must be >= 1")
-        built = Reference.accumulate(
-            n, dtype, nranks, ((None, dense_input(r, n, dtype, seed)) for r in range(nranks))
-        )
-        super().__init__(built.expected, built.dtype, nranks, built.abs_sum)
+        dt = check_dtype(dtype)
+        expected, abs_sum = windowed_sum(int(n), dt, _input_windows(int(n), dt, seed, nranks))
+        super().__init__(expected, dt, nranks, abs_sum)
         self.seed = int(seed)
 
 

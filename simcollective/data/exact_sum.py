@@ -21,7 +21,7 @@ import numpy as np
 from ..errors import UserInputError
 from .arrays import CHUNK, positions, scatter_add
 
-__all__ = ["int_sum", "float_sum", "sparse_windows", "WINDOW_ENTRIES"]
+__all__ = ["int_sum", "float_sum", "windowed_sum", "sparse_windows", "WINDOW_ENTRIES"]
 
 
 def int_sum(n: int, dt: np.dtype, contributions: Iterable) -> np.ndarray:
@@ -45,11 +45,7 @@ def int_sum(n: int, dt: np.dtype, contributions: Iterable) -> np.ndarray:
             for lo, hi, items in sparse_windows(n, batch):
                 for pos, vals in items:
                     scatter_add(total[lo:hi], pos, vals)
-    if total.dtype == np.int64:
-        if total.size and (total.min() < info.min or total.max() > info.max):
-            raise UserInputError(f"the exact sum overflows {dt.name}; use fewer ranks")
-        total = total.astype(dt)
-    return total
+    return _fitted(total, dt)
 
 
 def float_sum(n: int, dt: np.dtype, contributions: Iterable) -> tuple[np.ndarray, np.ndarray]:
@@ -68,6 +64,53 @@ def float_sum(n: int, dt: np.dtype, contributions: Iterable) -> tuple[np.ndarray
         for lo in range(0, n, CHUNK):  # chunks keep the temporaries small
             sel = slice(lo, min(lo + CHUNK, n))
             _accumulate_float(total, abs_sum, comp, sel, vals[sel])
+    return _float_result(total, abs_sum, comp, dt)
+
+
+def windowed_sum(n: int, dt: np.dtype, windows: Iterable) -> tuple[np.ndarray, np.ndarray | None]:
+    """The exact sum of dense contributions given window by window: ``(total, abs_sum)``, the
+    same arrays, to the bit, as :func:`int_sum` (``abs_sum`` ``None``) or :func:`float_sum` of
+    the whole vectors.
+
+    ``windows`` yields ``(lo, hi, values)`` for consecutive windows ``[lo, hi)`` of ``[0, n)``,
+    ``values`` an iterable of every contribution's elements there, in contribution order: each
+    element takes its terms in the same order as the whole-vector sums, while only one
+    window of one contribution is alive at a time (no vector-sized temporary is touched).
+    """
+    if dt.kind == "i":
+        info = np.iinfo(dt)
+        total = np.zeros(n, dtype=dt)
+        for lo, hi, values in windows:
+            bound = 0       # |partial sums| in this window: widen before an add could overflow
+            for vals in values:
+                if vals.size:
+                    bound += max(abs(int(vals.max())), abs(int(vals.min())))
+                if bound > info.max and total.dtype != np.int64:
+                    total = total.astype(np.int64)
+                total[lo:hi] += vals
+        return _fitted(total, dt), None
+    total = np.zeros(n, dtype=np.float64)
+    abs_sum = np.zeros(n, dtype=np.float64)
+    comp = np.zeros(n, dtype=np.float64) if dt == np.float64 else None
+    for lo, hi, values in windows:
+        for vals in values:
+            _accumulate_float(total, abs_sum, comp, slice(lo, hi), vals)
+    return _float_result(total, abs_sum, comp, dt)
+
+
+def _fitted(total: np.ndarray, dt: np.dtype) -> np.ndarray:
+    """An integer sum back in ``dt`` (a UserInputError when it does not fit)."""
+    if total.dtype == np.int64 and total.dtype != dt:
+        info = np.iinfo(dt)
+        if total.size and (total.min() < info.min or total.max() > info.max):
+            raise UserInputError(f"the exact sum overflows {dt.name}; use fewer ranks")
+        total = total.astype(dt)
+    return total
+
+
+def _float_result(total, abs_sum, comp, dt):
+    """``(total, abs_sum)`` of a float sum, its compensation folded in; a UserInputError when
+    partial sums can overflow ``dt``."""
     if comp is not None:
         total += comp
     if abs_sum.size and abs_sum.max() > float(np.finfo(dt).max):

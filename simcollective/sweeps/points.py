@@ -24,6 +24,9 @@ ECHO_KEYS = ("algorithm", "topology", "nodes", "elements", "seed", "workload", "
 #: ``run --json`` keys that share an input's name but are resolved by the run
 RESOLVED_KEYS = ("density", "k", "dtype", "profile", "root", "routing", "timing", "study")
 
+#: inputs passed to the run only when a point sets them
+_WHEN_GIVEN = ("collective", "root", "bytes", "timing", "study", "engine", "nccl_version", "moe")
+
 
 def effective(point: dict, base: str):
     """(RunConfig keyword arguments, names of inputs not passed to the algorithm)."""
@@ -49,21 +52,11 @@ def effective(point: dict, base: str):
         "verify": point["verify"],
         "memory_budget": point["memory_budget"],
     }
-    for key in ("collective", "root", "bytes"):   # set only when given (defaults: allreduce)
-        if point.get(key) is not None:
-            kw[key] = point[key]
     if kw["elements"] is None:
         del kw["elements"]
-    if point.get("timing") is not None:
-        kw["timing"] = point["timing"]
-    if point.get("study") is not None:
-        kw["study"] = point["study"]
-    if point.get("engine") is not None:         # auto, compiled or simpy (default: the run's auto)
-        kw["engine"] = point["engine"]
-    if point.get("nccl_version") is not None:   # the nccl algorithms' tuner release (default: the newest)
-        kw["nccl_version"] = point["nccl_version"]
-    if point.get("moe") is not None:            # alltoallv: a seeded MoE gate, or a sizes file
-        kw["moe"] = point["moe"]
+    # set only when given (defaults: the run's: allreduce, simultaneous timing, engine auto,
+    # the newest NCCL release); moe: alltoallv's seeded MoE gate
+    kw.update({key: point[key] for key in _WHEN_GIVEN if point.get(key) is not None})
     if point.get("sizes") is not None:
         kw["sizes"] = resolve_path(point["sizes"], base)
     if kw["placement"] not in ("auto", "linear", "study"):
