@@ -41,6 +41,10 @@ __all__ = [
 ]
 
 
+#: ``int32`` inputs are in ``[-INT_ABS_MAX, INT_ABS_MAX)``
+INT_ABS_MAX = 100
+
+
 def dense_input(rank: int, n: int, dtype, seed: int) -> np.ndarray:
     """Return rank ``rank``'s dense input vector (read-only), deterministic in (seed, rank).
 
@@ -70,7 +74,7 @@ def _draw(rng: np.random.Generator, n: int, dt: np.dtype) -> np.ndarray:
     drawing ``a + b`` at once (PCG64's 32-bit outputs and NumPy's bounded draws keep no
     state outside the generator), which lets the reference regenerate inputs window by window."""
     if dt.kind == "i":
-        return rng.integers(-100, 100, size=n, dtype=dt)
+        return rng.integers(-INT_ABS_MAX, INT_ABS_MAX, size=n, dtype=dt)
     # random() in [0, 1) with the dtype's resolution; 2x - 1 is exact in binary.
     gen_dt = np.float64 if dt == np.float64 else np.float32
     out = rng.random(n, dtype=gen_dt)
@@ -83,13 +87,19 @@ def _draw(rng: np.random.Generator, n: int, dt: np.dtype) -> np.ndarray:
     return out
 
 
+#: Elements per window when the reference regenerates the inputs: a window of every rank
+#: stays in the L2 cache while it is drawn and added (32M int32 on 8 ranks: 0.53 s against
+#: 0.63 s for whole vectors and 0.71 s for windows of 2**20 on the development VM).
+REFERENCE_WINDOW = 1 << 16
+
+
 def _input_windows(n: int, dt: np.dtype, seed: int, nranks: int):
     """``(lo, hi, values)`` of :func:`~.exact_sum.windowed_sum`: every rank's input over
-    windows of :data:`~.arrays.CHUNK` elements, regenerated window by window (rank ``r``'s
+    windows of :data:`REFERENCE_WINDOW` elements, regenerated window by window (rank ``r``'s
     generator continues its stream: the values of :func:`dense_input`)."""
     rngs = [np.random.default_rng([int(seed), r]) for r in range(nranks)]
-    for lo in range(0, n, CHUNK):
-        hi = min(lo + CHUNK, n)
+    for lo in range(0, n, REFERENCE_WINDOW):
+        hi = min(lo + REFERENCE_WINDOW, n)
         yield lo, hi, (_draw(rng, hi - lo, dt) for rng in rngs)
 
 
@@ -339,7 +349,7 @@ class DenseReference(Reference):
         if nranks < 1:
             raise UserInputError(f"number of ranks {nranks} must be >= 1")
         dt = check_dtype(dtype)
-        expected, abs_sum = windowed_sum(int(n), dt, _input_windows(int(n), dt, seed, nranks))
+        expected, abs_sum = windowed_sum(int(n), dt, _input_windows(int(n), dt, seed, nranks), abs_max=INT_ABS_MAX)
         super().__init__(expected, dt, nranks, abs_sum)
         self.seed = int(seed)
 

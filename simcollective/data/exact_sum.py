@@ -67,7 +67,8 @@ def float_sum(n: int, dt: np.dtype, contributions: Iterable) -> tuple[np.ndarray
     return _float_result(total, abs_sum, comp, dt)
 
 
-def windowed_sum(n: int, dt: np.dtype, windows: Iterable) -> tuple[np.ndarray, np.ndarray | None]:
+def windowed_sum(n: int, dt: np.dtype, windows: Iterable, abs_max: int | None = None
+                 ) -> tuple[np.ndarray, np.ndarray | None]:
     """The exact sum of dense contributions given window by window: ``(total, abs_sum)``, the
     same arrays, to the bit, as :func:`int_sum` (``abs_sum`` ``None``) or :func:`float_sum` of
     the whole vectors.
@@ -76,6 +77,8 @@ def windowed_sum(n: int, dt: np.dtype, windows: Iterable) -> tuple[np.ndarray, n
     ``values`` an iterable of every contribution's elements there, in contribution order: each
     element takes its terms in the same order as the whole-vector sums, while only one
     window of one contribution is alive at a time (no vector-sized temporary is touched).
+    ``abs_max``: integers: a bound on every contribution's ``|x|`` known beforehand (each
+    window's extremes are then not computed).
     """
     if dt.kind == "i":
         info = np.iinfo(dt)
@@ -83,7 +86,9 @@ def windowed_sum(n: int, dt: np.dtype, windows: Iterable) -> tuple[np.ndarray, n
         for lo, hi, values in windows:
             bound = 0       # |partial sums| in this window: widen before an add could overflow
             for vals in values:
-                if vals.size:
+                if abs_max is not None:
+                    bound += abs_max
+                elif vals.size:
                     bound += max(abs(int(vals.max())), abs(int(vals.min())))
                 if bound > info.max and total.dtype != np.int64:
                     total = total.astype(np.int64)
