@@ -64,43 +64,40 @@ def float_sum(n: int, dt: np.dtype, contributions: Iterable) -> tuple[np.ndarray
         for lo in range(0, n, CHUNK):  # chunks keep the temporaries small
             sel = slice(lo, min(lo + CHUNK, n))
             _accumulate_float(total, abs_sum, comp, sel, vals[sel])
-    return _float_result(total, abs_sum, comp, dt)
+    if comp is not None:
+        total += comp
+    if abs_sum.size and abs_sum.max() > float(np.finfo(dt).max):
+        raise UserInputError(
+            f"partial sums can overflow {dt.name} (sum of |x| reaches {abs_sum.max():.4g}); "
+            "use fewer ranks or a wider dtype"
+        )
+    return total, abs_sum
 
 
-def windowed_sum(n: int, dt: np.dtype, windows: Iterable, abs_max: int | None = None
-                 ) -> tuple[np.ndarray, np.ndarray | None]:
-    """The exact sum of dense contributions given window by window: ``(total, abs_sum)``, the
-    same arrays, to the bit, as :func:`int_sum` (``abs_sum`` ``None``) or :func:`float_sum` of
-    the whole vectors.
+def windowed_sum(n: int, dt: np.dtype, windows: Iterable, abs_max: int | None = None) -> np.ndarray:
+    """The exact integer sum of dense contributions given window by window: the same array,
+    to the bit, as :func:`int_sum` of the whole vectors (a UserInputError when it does not
+    fit `dt`).
 
     ``windows`` yields ``(lo, hi, values)`` for consecutive windows ``[lo, hi)`` of ``[0, n)``,
-    ``values`` an iterable of every contribution's elements there, in contribution order: each
-    element takes its terms in the same order as the whole-vector sums, while only one
-    window of one contribution is alive at a time (no vector-sized temporary is touched).
-    ``abs_max``: integers: a bound on every contribution's ``|x|`` known beforehand (each
+    ``values`` an iterable of every contribution's elements there, in contribution order:
+    only one window of one contribution is alive at a time (no vector-sized temporary is
+    touched). ``abs_max``: a bound on every contribution's ``|x|`` known beforehand (each
     window's extremes are then not computed).
     """
-    if dt.kind == "i":
-        info = np.iinfo(dt)
-        total = np.zeros(n, dtype=dt)
-        for lo, hi, values in windows:
-            bound = 0       # |partial sums| in this window: widen before an add could overflow
-            for vals in values:
-                if abs_max is not None:
-                    bound += abs_max
-                elif vals.size:
-                    bound += max(abs(int(vals.max())), abs(int(vals.min())))
-                if bound > info.max and total.dtype != np.int64:
-                    total = total.astype(np.int64)
-                total[lo:hi] += vals
-        return _fitted(total, dt), None
-    total = np.zeros(n, dtype=np.float64)
-    abs_sum = np.zeros(n, dtype=np.float64)
-    comp = np.zeros(n, dtype=np.float64) if dt == np.float64 else None
+    info = np.iinfo(dt)
+    total = np.zeros(n, dtype=dt)
     for lo, hi, values in windows:
+        bound = 0       # |partial sums| in this window: widen before an add could overflow
         for vals in values:
-            _accumulate_float(total, abs_sum, comp, slice(lo, hi), vals)
-    return _float_result(total, abs_sum, comp, dt)
+            if abs_max is not None:
+                bound += abs_max
+            elif vals.size:
+                bound += max(abs(int(vals.max())), abs(int(vals.min())))
+            if bound > info.max and total.dtype != np.int64:
+                total = total.astype(np.int64)
+            total[lo:hi] += vals
+    return _fitted(total, dt)
 
 
 def _fitted(total: np.ndarray, dt: np.dtype) -> np.ndarray:
@@ -111,19 +108,6 @@ def _fitted(total: np.ndarray, dt: np.dtype) -> np.ndarray:
             raise UserInputError(f"the exact sum overflows {dt.name}; use fewer ranks")
         total = total.astype(dt)
     return total
-
-
-def _float_result(total, abs_sum, comp, dt):
-    """``(total, abs_sum)`` of a float sum, its compensation folded in; a UserInputError when
-    partial sums can overflow ``dt``."""
-    if comp is not None:
-        total += comp
-    if abs_sum.size and abs_sum.max() > float(np.finfo(dt).max):
-        raise UserInputError(
-            f"partial sums can overflow {dt.name} (sum of |x| reaches {abs_sum.max():.4g}); "
-            "use fewer ranks or a wider dtype"
-        )
-    return total, abs_sum
 
 
 #: Sparse contributions are added window by window (each window of the sum taking every

@@ -92,7 +92,7 @@ def test_concat_and_add_return_readonly_without_touching_inputs():
     assert Parts([a[:3], a[3:]]).nbytes == 32 and Parts([a[:3], a[3:]]).size == 8
 
 
-@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("dtype", sorted(d for d in DTYPES if check_dtype(d).kind == "i"))
 @pytest.mark.parametrize("n", [1, 5, 3 * (1 << 16) + 7])
 def test_reference_regenerated_by_windows_is_the_whole_inputs_sum_to_the_bit(dtype, n):
     """The reference draws each rank's input window by window; its sum is bit for bit the
@@ -118,10 +118,10 @@ def test_windowed_sum_widens_an_integer_sum_that_would_overflow():
     b = np.array([-big, 2, big], np.int32)
     c = np.array([1, 3, -1], np.int32)
     windows = [(0, 2, [a[:2], b[:2], c[:2]]), (2, 3, [a[2:], b[2:], c[2:]])]
-    total, abs_sum = windowed_sum(3, np.dtype(np.int32), windows)
-    assert abs_sum is None and total.dtype == np.int32 and total.tolist() == [1, 6, -1]
+    total = windowed_sum(3, np.dtype(np.int32), windows)
+    assert total.dtype == np.int32 and total.tolist() == [1, 6, -1]
     assert total.tolist() == int_sum(3, np.dtype(np.int32), [(None, a), (None, b), (None, c)]).tolist()
-    bounded, _ = windowed_sum(3, np.dtype(np.int32), windows, abs_max=big)   # widened from the bound
+    bounded = windowed_sum(3, np.dtype(np.int32), windows, abs_max=big)   # widened from the bound
     assert bounded.dtype == np.int32 and bounded.tolist() == [1, 6, -1]
     with pytest.raises(UserInputError, match="overflows int32"):
         windowed_sum(1, np.dtype(np.int32), [(0, 1, [a[:1], c[:1]])])
