@@ -123,8 +123,7 @@ class Figure:
 
 
 _NVLSTREE_RUNS = ("h100x16-A", "h100x32-B", "h100x64-C", "h100x16-D", "h100x32-E", "h100x64-F")
-_IB_RUNS = ("h100x16-A", "h100x32-B", "h100x64-C", "h100x16-D", "h100x32-E", "h100x64-F", "h100x16-G-ring",
-            "b200x16-allgather")
+_IB_RUNS = _NVLSTREE_RUNS + ("h100x16-G-ring", "b200x16-allgather")
 
 #: every figure fitted to a published log, as docs/validation.md lists them
 FIGURES = (
