@@ -70,3 +70,34 @@ def test_double_binary_trees_are_trees(n):
         leaves0 = {v for v in range(n) if not btree(n, v)[1]}
         leaves1 = {v for v in range(n) if not dtree(n, v)[1]}
         assert leaves0 == {n - 1 - v for v in leaves1}
+
+
+# -- NVL72 domains: NCCL's caps on heads and on rings through a GPU's NVLink ---------------------
+def test_nvls_heads_are_capped_at_nccl_max_nvls_arity():
+    """72 GPUs in one NVLink domain: NVLS has at most NCCL_MAX_NVLS_ARITY = 32 heads, each head
+    needing (heads + 1) x bwIntra on every GPU link (722 GB/s: 33 x 20 fits, 33 x 24 does not),
+    so NCCL's NVLS busbw stays below 2 x nvlsEfficiency x NVLink (not 72 heads x 26 GB/s)."""
+    m = machine("gb200-nvl72", 18)
+    g = model.graphs_of(m)["nvls"]
+    assert (g.nchannels, g.bw_intra) == (32, 20.0)
+    bus = model.bandwidth(m, model.graphs_of(m), "nvls", "simple") * 2 * (m.nranks - 1) / m.nranks
+    assert bus < 2 * 0.74 * m.nvlink_total
+    assert model.graphs_of(machine("dgx-h100"))["nvls"].nchannels == 8
+
+
+@pytest.mark.parametrize("name,ring", [
+    ("gb200-nvl72", (16, 45.1)),     # 15 x 48 = 720 fit 722.0, 16 x 45.1 = 721.6 fit better
+    ("dgx-h100", (8, 48.0)),         # each GPU forwards the 7 rings that leave by other GPUs' NICs
+])
+def test_multi_node_rings_fit_every_gpus_nvlink(name, ring):
+    """Across nodes a ring runs NET -> GPU a -> ... -> GPU x -> NET: every GPU of the node
+    forwards it over NVLink except the one whose NIC it leaves by, so a GPU's NVLink carries
+    the rings leaving by other GPUs (NCCL's search subtracts each ring's speed from every link);
+    two NVL72 racks have 72 NICs per NVLink domain but room for 15 rings at 48 GB/s, and the
+    search's next speed (45.1) fits 16."""
+    nodes = 36 if name == "gb200-nvl72" else 2
+    m = machine(name, nodes)
+    g = model.graphs_of(m)["ring"]
+    assert (g.nchannels, g.bw_intra) == ring
+    forwarded = g.nchannels - g.nchannels // m.ppn
+    assert forwarded * g.bw_intra <= m.nvlink_total + 1e-9
