@@ -58,6 +58,12 @@ def _speeds_inter(cc):
     return SPEED_INTER_SM100 if cc >= 100 else SPEED_INTER_SM90 if cc >= 90 else SPEED_INTER
 
 
+def _speeds_inter_at(cc, bw: float) -> float:
+    """The first inter-node search speed not above ``bw`` GB/s."""
+    speeds = _speeds_inter(cc)
+    return next((s for s in speeds if s <= bw + 1e-9), speeds[-1])
+
+
 def _dup(nch: int, bw: float, cc: int) -> tuple:
     """ncclTopoDupChannels: x2 channels at half the speed when bw >= 25, except on
     SM > 80 with bw < 50 and more than 4 channels."""
@@ -125,6 +131,11 @@ def graphs_of(m) -> dict:
             # share of the node's NIC rings, not at a NIC of its own
             share = m.nics * m.nic_bw / m.ppn
             bw_inter = next((s for s in speeds if s <= min(bw_inter, share) + 1e-9), speeds[-1])
+        elif m.nnodes > 1 and m.nics:
+            # a head with NICs of its own crosses the network no faster than its GPU -> NIC
+            # path carries (the inter-node speed of its NIC rings: 200 Gb/s NICs, 24 GB/s)
+            share = m.nics * m.nic_bw / m.ppn
+            bw_inter = min(bw_inter, float(_speeds_inter_at(m.cc, share)))
         nvls_channels = 16 if m.cc < 100 else (24 if m.nnodes == 1 else 32)
         info = GraphInfo(heads, float(bw_intra), float(bw_inter), nvls_channels)
         out["nvls"] = info

@@ -101,3 +101,19 @@ def test_multi_node_rings_fit_every_gpus_nvlink(name, ring):
     assert (g.nchannels, g.bw_intra) == ring
     forwarded = g.nchannels - g.nchannels // m.ppn
     assert forwarded * g.bw_intra <= m.nvlink_total + 1e-9
+
+
+@pytest.mark.parametrize("name,nodes,inter,busbw", [
+    ("gcp-a3-mega", 2, 24.0, 8 * 48.0),   # 200G per head: min(59.5, 2 x 24, 57.7) = 48
+    ("dgx-h100", 2, 48.0, 8 * 57.7),      # 400G: the per-channel cap 57.7 binds, as before
+    ("dgx-h100", 4, 48.0, 8 * 45.5),      # N4 cap 45.5 below the head's 48
+])
+def test_nvlstree_heads_cross_at_most_at_their_own_nics_speed(name, nodes, inter, busbw):
+    """Each NVLSTree head sends and receives its share over its own NIC: NCCL's search gives
+    the NVLS graph a bwInter no faster than the head's GPU -> NIC path (200 Gb/s TCPXO NICs:
+    24 GB/s), so NCCL's model of a 2 x 8 A3 Mega allreduce stays under the NICs' line rate."""
+    m = machine(name, nodes)
+    graphs = model.graphs_of(m)
+    assert graphs["nvlstree"].bw_inter == inter
+    got = model.bandwidth(m, graphs, "nvlstree", "simple") * 2 * (m.nranks - 1) / m.nranks
+    assert got == pytest.approx(busbw, rel=1e-9)
