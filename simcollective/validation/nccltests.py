@@ -29,7 +29,9 @@ environment to V`` lines) are read per table: the file's preamble (the lines bef
 first section title, or before its first result row when it has no titles) applies to every
 table but those that start a run of their own (an nccl-tests ``# nThread N nGpus N`` header
 or ``# Collective test starting`` line in their own text: the outputs of several runs pasted
-into one file), and a table's own text (its section title, command and header lines) to that
+into one file; in a file without section titles, also a table that follows a run's closing
+``# Avg bus bandwidth`` line or states its own NCCL version: annotated logs pasted one after
+the other), and a table's own text (its section title, command and header lines) to that
 table only. Lines under a ``notes:`` or
 ``NOTE:`` key (and their indented continuations) are prose about other runs and are not read.
 """
@@ -211,11 +213,14 @@ class _Reader:
         self.devices = 0
         self.title = ""
         self.drops: list = []     # dropped rows waiting for their table
+        self.titled = False       # the preamble ends at a section title (else: the first table's text)
+        self.closed = False       # a run's closing "Avg bus bandwidth" line since the last table began
 
     def comment(self, line: str, s: str) -> None:
         if re.match(r"#\s*-{2,}\s*\S", s) and self.preamble is None and not self.tables:
             self.preamble = list(self.pending)
             self.pending = []
+            self.titled = True
         self.pending.append(line)
         if not self.tables:
             self.header.append(s)
@@ -223,6 +228,7 @@ class _Reader:
             self.devices += 1
         if "Avg bus bandwidth" in s and self.current is not None:
             self.current = None
+            self.closed = True
         sec = re.match(r"#\s*-{2,}\s*(.*?)\s*-*$", s)
         if sec and sec.group(1):
             self.title = sec.group(1)
@@ -248,7 +254,12 @@ class _Reader:
         if self.preamble is None:          # no section titles: the first table's text is the preamble
             self.preamble = list(own)
             own = self.pending = []
-        new_run = bool(self.tables) and any(_RUN_START.match(x.strip()) for x in own)
+        # another run: its own nccl-tests run line; or, in a file without section titles, a
+        # table after a run's closing "Avg bus bandwidth" or stating its own NCCL version
+        # (two annotated logs pasted one after the other)
+        new_run = bool(self.tables) and (any(_RUN_START.match(x.strip()) for x in own) or (
+            not self.titled and (self.closed or nccl_version_of(own) is not None)))
+        self.closed = False
         collective, gpp = binary_of("\n".join(own))
         # the file's binary and -g, for a table whose own text names none, are known at the end
         t = Table(collective or "", fmt, title=self.title, gpus_per_process=gpp if new_run else None)
