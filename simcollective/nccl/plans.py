@@ -205,9 +205,7 @@ def _latency_us(table: NcclConstants, m, latency) -> float:
 
 # -- allreduce -------------------------------------------------------------------------------
 def nvls_efficiency(table: NcclConstants, m) -> float:
-    """The share of the NVLink rate NVLS moves data at on ``m``'s GPUs: the profile's figure
-    (fitted on Hopper) scaled by NCCL's own ratio between architectures (``nvlsEfficiency``
-    0.74 on Blackwell against 0.85 on Hopper, tuning.cc)."""
+    """NVLS's share of the NVLink rate: the profile's (Hopper-fitted) x NCCL's nvlsEfficiency ratio."""
     return table.nvls_efficiency * model.NVLS_EFFICIENCY[m.arch] / model.NVLS_EFFICIENCY["hopper"]
 
 
