@@ -11,7 +11,7 @@ import numpy as np
 from . import data
 from .data.alltoallv import alltoallv_collective, check_sizes, load_sizes, sizes_stats
 from .data.moe import moe_sizes, parse_moe
-from .algorithms import get_algorithm, load_all
+from .algorithms import get_algorithm
 from .algorithms.registry import CONTEXT, check_options
 from .data.collectives import get_collective
 from .errors import UserInputError
@@ -145,7 +145,6 @@ def count_for_bytes(collective: str, nbytes: int, nranks: int, dtype) -> int:
 def resolve(config: RunConfig, graph=None) -> Plan:
     """Check the configuration and build the machine: every bad input fails here, before
     any long work."""
-    load_all()
     coll = get_collective(config.collective)
     algo = get_algorithm(config.algorithm, coll.name)
     dtype = data.check_dtype(config.dtype)
