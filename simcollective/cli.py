@@ -348,11 +348,11 @@ def cmd_run(args) -> int:
 def _trace_limits(args, config) -> tuple:
     """``(ranks, window)`` of ``--trace-ranks``/``--trace-window``, checked before the run
     (the ranks against the run's rank count); both need ``--trace``."""
-    from .trace import check_trace_ranks, parse_trace_ranks, parse_trace_window
-
     if not args.trace:
         refuse_unused(args, {d: "without --trace (it limits the trace file)" for d in ("trace_ranks", "trace_window")})
         return None, None
+    from .trace import check_trace_ranks, parse_trace_ranks, parse_trace_window
+
     ranks = parse_trace_ranks(args.trace_ranks) if args.trace_ranks is not None else None
     window = parse_trace_window(args.trace_window) if args.trace_window is not None else None
     if ranks is not None:

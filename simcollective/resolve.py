@@ -9,8 +9,6 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from . import data
-from .data.alltoallv import alltoallv_collective, check_sizes, load_sizes, sizes_stats
-from .data.moe import moe_sizes, parse_moe
 from .algorithms import get_algorithm
 from .algorithms.registry import CONTEXT, check_options
 from .data.collectives import get_collective
@@ -210,6 +208,9 @@ def _alltoallv(config: RunConfig, coll, P: int, dtype) -> tuple:
         raise UserInputError("--sizes and --moe both give alltoallv's sizes; give one of them")
     if given and config.bytes is not None:
         raise UserInputError(f"--bytes and {given[0][0]} both give alltoallv's sizes; give one of them")
+    from .data.alltoallv import alltoallv_collective, check_sizes, load_sizes, sizes_stats
+    from .data.moe import moe_sizes, parse_moe
+
     info = {}
     if config.moe is not None:
         spec = parse_moe(config.moe)
