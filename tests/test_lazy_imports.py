@@ -81,3 +81,15 @@ def test_run_help_lists_every_algorithm_of_every_collective(capsys, monkeypatch)
         for name in algorithms_for(collective):
             assert name in text
     assert "allreduce sparse: dsar-split-allgather" in text
+
+
+@pytest.mark.parametrize("given, kept", [(None, "0"), ("1", "1")])
+def test_the_command_line_turns_numpy_huge_pages_off_unless_the_user_chose(given, kept):
+    import os
+
+    env = {k: v for k, v in os.environ.items() if k != "NUMPY_MADVISE_HUGEPAGE"}
+    if given is not None:
+        env["NUMPY_MADVISE_HUGEPAGE"] = given
+    code = "import os, sys, simcollective.cli; print('numpy' in sys.modules, os.environ['NUMPY_MADVISE_HUGEPAGE'])"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, check=True).stdout
+    assert out.split() == ["False", kept]     # set before NumPy is imported, which reads it then
