@@ -29,7 +29,6 @@ def resolve_study(config: RunConfig, algo) -> tuple:
     already size messages as the study did, or were not in the study); a part set
     explicitly to something else is an error, never silently overridden.
     """
-    from .algorithms import STUDY_SIZING
     from .runtime import TIMINGS
 
     routing, timing = config.routing, config.timing
@@ -40,6 +39,8 @@ def resolve_study(config: RunConfig, algo) -> tuple:
         raise UserInputError(f"study {config.study!r} must be true or false")
     if not config.study:
         return routing, timing, options
+    from .algorithms import STUDY_SIZING
+
     if routing not in ("first", "study"):
         raise UserInputError(f"--study sets --routing study; --routing {routing} contradicts it")
     densify = options.get("densify")

@@ -5,13 +5,20 @@ import importlib
 import importlib.util
 import pkgutil
 
-from ..patterns.sparse import STUDY_SIZING
 from .registry import ALGORITHMS, Algorithm, get_algorithm, register
 
 __all__ = ["ALGORITHMS", "Algorithm", "get_algorithm", "register", "load_all", "load_module_of",
            "STUDY_SIZING"]
 
 _loaded = False
+
+
+def __getattr__(name):
+    if name == "STUDY_SIZING":      # the sparse patterns' table, loaded when asked (a dense run never asks)
+        from ..patterns.sparse import STUDY_SIZING
+
+        return STUDY_SIZING
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def load_all() -> dict:
