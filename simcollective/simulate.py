@@ -47,7 +47,6 @@ from .resolve import Plan, count_for_bytes, resolve, resolve_study
 from .run_config import (DEFAULT_MEMORY_BUDGET, JSON_KEYS, VERIFY_MODES, Report, RunConfig, build_graph,
                          run_defaults)
 from .runtime import run_ranks
-from .runtime.compiled import NotCompilable, run_compiled
 
 __all__ = ["RunConfig", "Report", "run", "run_collective", "run_allreduce", "build_graph", "run_defaults",
            "JSON_KEYS", "count_for_bytes", "resolve_study", "resolve", "Plan", "make_inputs", "simulate",
@@ -77,6 +76,8 @@ def simulate(plan: Plan, inputs, progress=None):
     if engine != "simpy":
         why = compiled_refusal(plan)
         if why is None:
+            from .runtime.compiled import NotCompilable, run_compiled   # the compiled path's modules
+
             try:
                 result = run_compiled(plan.graph, plan.placement, main, lambda r: (inputs(r),), plan.profile,
                                       plan.routing)

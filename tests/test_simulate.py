@@ -56,12 +56,13 @@ def test_bench_takes_the_engine(capsys):
 def test_auto_runs_multi_server_nccl_on_simpy_without_recording_first(monkeypatch):
     """NCCL's channels across servers couple at the NICs (the array store, which the compiled
     loop does not model): auto says so before recording anything, and the time is SimPy's."""
+    import simcollective.runtime.compiled as compiled
     import simcollective.simulate as sim
     from simcollective.run_config import RunConfig
 
     monkeypatch.setattr(sim, "AUTO_MIN_MESSAGES", 0)
-    recorded = []
-    monkeypatch.setattr(sim, "run_compiled", lambda *a, **k: recorded.append(a) or pytest.fail("recorded"))
+    recorded = []     # the compiled path's entry, which simulate imports when it takes that path
+    monkeypatch.setattr(compiled, "run_compiled", lambda *a, **k: recorded.append(a) or pytest.fail("recorded"))
     kw = dict(topology="dgx-h100", nodes=2, algorithm="nccl-ring", bytes=2**20, profile="nccl")
     rep = sim.run(RunConfig(engine="auto", **kw))
     assert rep.fields["engine"] == "simpy" and "channels across servers" in rep.fields["engine_note"]
