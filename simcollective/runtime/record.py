@@ -24,7 +24,7 @@ import numpy as np
 
 from .comm import Comm
 from .messages import payload_bytes
-from .program import MSG_FIELDS, Program
+from .program import Program
 from .recorder import (DELAY_SINCE, MARK, NOW, POST, TIMEOUT, WAITALL, YIELD, NotCompilable, Recorder, Token,
                        free)
 
@@ -69,13 +69,6 @@ class _Since(_Clock):
     __sub__ = _Clock._refuse
 
 
-def _nbytes(payload) -> int:
-    try:
-        return int(payload.nbytes)
-    except AttributeError:
-        return payload_bytes(payload)
-
-
 class RecordingComm(Comm):
     """The communicator a recorded rank sees: :class:`Comm`'s interface, where every
     primitive appends operations instead of scheduling SimPy events.
@@ -93,9 +86,8 @@ class RecordingComm(Comm):
 
     @property
     def now(self):
-        ops = self._ops
-        row = len(ops) // 4
-        ops.extend((NOW, 0, 0, 0))
+        row = self._rec.prog.row(self._me)
+        self._ops.extend((NOW, 0, 0, 0))
         return _Clock(self._me, row)
 
     def isend(self, dst: int, payload, tag=0, via=None):
@@ -114,15 +106,14 @@ class RecordingComm(Comm):
         queued = rec.sends.get(key)
         if queued:
             recv, t.value = queued.popleft()
-            prog.msgs[recv * MSG_FIELDS + 4] = ev
             t.done = True
         else:
             recv = -1
-            t.done, t.value = False, None
+            t.done, t.value, t.rank = False, None, me
             q = rec.recvs.get(key)
             if q is None:
                 q = rec.recvs[key] = deque()
-            q.append((t, len(self._ops), me))
+            q.append(t)
         self._ops.extend((POST, ev, -1, recv))
         return t
 
@@ -143,6 +134,10 @@ class RecordingComm(Comm):
         t.waited, t.parent, t.group, t.value = False, None, None, None
         send = rec.nmsgs
         rec.nmsgs = send + 1
+        try:
+            nbytes = int(payload.nbytes)
+        except AttributeError:
+            nbytes = payload_bytes(payload)
         v = 0
         if via is not None:
             v = prog.via_ids.get(via)
@@ -150,19 +145,18 @@ class RecordingComm(Comm):
                 v = prog.via_ids[via] = len(prog.vias)
                 prog.vias.append(via)
         dst = m[dst]
+        prog.msgs.extend((dst, nbytes, v))
         key = (dst, me, tag, self.cid)
         waiting = rec.recvs.get(key)
         if waiting:
-            rt, pos, rrank = waiting.popleft()
-            prog.msgs.extend((me, dst, _nbytes(payload), ev, rt.ev, v))
-            prog.ops[rrank][pos + 3] = send
+            rt = waiting.popleft()
+            prog.late.extend((send, rt.ev))
             rt.done, rt.value = True, payload
             if rt.parent is not None:
                 rec.wake(rt)
-            elif rec.blocked[rrank] is rt:
-                rec.ready.append(rrank)
+            elif rec.blocked[rt.rank] is rt:
+                rec.ready.append(rt.rank)
         else:
-            prog.msgs.extend((me, dst, _nbytes(payload), ev, -1, v))
             q = rec.sends.get(key)
             if q is None:
                 q = rec.sends[key] = deque()
@@ -175,14 +169,13 @@ class RecordingComm(Comm):
             queued = rec.sends.get(key)
             if queued:
                 recv, t.value = queued.popleft()
-                prog.msgs[recv * MSG_FIELDS + 4] = ev
                 t.done = True
             else:
-                t.done = False
+                t.done, t.rank = False, me
                 q = rec.recvs.get(key)
                 if q is None:
                     q = rec.recvs[key] = deque()
-                q.append((t, len(self._ops), me))
+                q.append(t)
         self._ops.extend((POST, ev, send, recv))
         return t
 

@@ -26,7 +26,7 @@ from __future__ import annotations
 from collections import deque
 
 from ..errors import SimCollectiveError
-from .program import Program
+from .program import FLUSH, Program
 
 __all__ = ["NotCompilable", "Token", "Free", "Recorder", "POST", "WAITALL", "TIMEOUT", "YIELD", "MARK",
            "DELAY_SINCE", "NOW"]
@@ -66,7 +66,7 @@ class Recorder:
     def __init__(self, P: int):
         self.prog = Program(P)
         self.sends: dict = {}     # channel -> deque of (message, payload) not yet received
-        self.recvs: dict = {}     # channel -> deque of (token, op position, rank) not yet matched
+        self.recvs: dict = {}     # channel -> deque of receive tokens not yet matched
         self.ready: deque = deque(range(P))
         self.blocked: list = [None] * P
         self.nmsgs = 0            # messages sent so far (the next one's number)
@@ -104,9 +104,8 @@ class Recorder:
             raise NotCompilable("the program computes with the simulated time (comm.now)")
         t = self.token(True, value)
         prog = self.prog
-        ops = prog.ops[rank]
-        row = len(ops) // 4
-        ops.extend((DELAY_SINCE, t.ev, len(prog.seconds), len(prog.members)))
+        row = prog.row(rank)
+        prog.ops[rank].extend((DELAY_SINCE, t.ev, len(prog.seconds), len(prog.members)))
         prog.seconds.append(since.fraction)
         prog.members.extend((row - since.a, row - since.b))
         return t
@@ -168,6 +167,8 @@ class Recorder:
             t.waited = True
             if not t.done:
                 self.blocked[r] = t
+                if len(ops) > FLUSH:
+                    self.prog.flush(r)
                 return
             value = t.value if t.group is None else group_value(t)
 
