@@ -48,6 +48,14 @@ class Program:
         """The number of rows ``rank`` has written (the index of its next one)."""
         return (len(self.rank_rows[rank]) + len(self.ops[rank])) // 4
 
+    def via(self, via) -> int:
+        """The index of ``via`` in ``vias`` (added at its first use)."""
+        v = self.via_ids.get(via)
+        if v is None:
+            v = self.via_ids[via] = len(self.vias)
+            self.vias.append(via)
+        return v
+
     def flush(self, rank: int) -> None:
         """Move the rows ``rank`` (and the messages) hold in lists into their arrays."""
         ops = self.ops[rank]

@@ -91,7 +91,40 @@ class RecordingComm(Comm):
         return _Clock(self._me, row)
 
     def isend(self, dst: int, payload, tag=0, via=None):
-        return self.sendrecv(dst, payload, None, tag, None, via)
+        if not 0 <= dst < self.size:
+            self._check_peer(dst, "destination")
+        rec, me = self._rec, self._me
+        prog = rec.prog
+        t = Token()
+        t.ev = ev = prog.events
+        prog.events = ev + 1
+        t.done, t.waited, t.parent, t.group, t.value = True, False, None, None, None
+        send = rec.nmsgs
+        rec.nmsgs = send + 1
+        try:
+            nbytes = int(payload.nbytes)
+        except AttributeError:
+            nbytes = payload_bytes(payload)
+        v = 0 if via is None else prog.via(via)
+        dst = self.members[dst]
+        prog.msgs.extend((dst, nbytes, v))
+        key = (dst, me, tag, self.cid)
+        waiting = rec.recvs.get(key)
+        if waiting:
+            rt = waiting.popleft()
+            prog.late.extend((send, rt.ev))
+            rt.done, rt.value = True, payload
+            if rt.parent is not None:
+                rec.wake(rt)
+            elif rec.blocked[rt.rank] is rt:
+                rec.ready.append(rt.rank)
+        else:
+            q = rec.sends.get(key)
+            if q is None:
+                q = rec.sends[key] = deque()
+            q.append((send, payload))
+        self._ops.extend((POST, ev, send, -1))
+        return t
 
     def irecv(self, src: int, tag=0):
         if not 0 <= src < self.size:
@@ -138,12 +171,7 @@ class RecordingComm(Comm):
             nbytes = int(payload.nbytes)
         except AttributeError:
             nbytes = payload_bytes(payload)
-        v = 0
-        if via is not None:
-            v = prog.via_ids.get(via)
-            if v is None:
-                v = prog.via_ids[via] = len(prog.vias)
-                prog.vias.append(via)
+        v = 0 if via is None else prog.via(via)
         dst = m[dst]
         prog.msgs.extend((dst, nbytes, v))
         key = (dst, me, tag, self.cid)
