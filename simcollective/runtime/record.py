@@ -25,8 +25,8 @@ import numpy as np
 from .comm import Comm
 from .messages import payload_bytes
 from .program import Program
-from .recorder import (DELAY_SINCE, MARK, NOW, POST, TIMEOUT, WAITALL, YIELD, NotCompilable, Recorder, Token,
-                       free)
+from .recorder import (DELAY_SINCE, MARK, NOW, POST, TIMEOUT, WAITALL, YIELD, NotCompilable, Free, Recorder,
+                       Token, free)
 
 __all__ = ["NotCompilable", "Program", "RecordingComm", "record", "POST", "WAITALL", "TIMEOUT", "YIELD", "MARK",
            "DELAY_SINCE", "NOW"]
@@ -230,8 +230,10 @@ class RecordingComm(Comm):
         if isinstance(result, np.ndarray):
             result.flags.writeable = False
         world = self.world
-        if world.free_sums:
-            return free(result)
+        if world.free_sums:  # (once per reduction: the Free written out here)
+            f = Free()
+            f.value = result
+            return f
         if hasattr(a, "nnz") and hasattr(b, "nnz"):
             raise NotCompilable("sparse merges are data-dependent")
         return self.compute(world.compute_model.dense_sum_time(payload_bytes(result)), result)
