@@ -132,45 +132,46 @@ class Recorder:
         return t
 
     def run(self, gens: list) -> None:
-        """Run every rank's generator until all have returned (or none can go on)."""
-        ready, step = self.ready, self.step
+        """Run every rank's generator until all have returned (or none can go on): each
+        rank taken from ``ready`` runs until it waits for an event not yet done.
+
+        (One frame for the whole recording: a rank is resumed here once per message.)"""
+        ready, blocked, prog = self.ready, self.blocked, self.prog
+        all_ops, outputs = prog.ops, prog.outputs
         while ready:
-            step(ready.popleft(), gens)
-        if any(t is not None for t in self.blocked):
+            r = ready.popleft()
+            ops = all_ops[r]
+            t = blocked[r]
+            value = None if t is None else (t.value if t.group is None else group_value(t))
+            blocked[r] = None
+            send = gens[r].send
+            while True:  # (once per yield)
+                try:
+                    t = send(value)
+                except StopIteration as stop:
+                    outputs[r] = stop.value
+                    gens[r] = None
+                    break
+                cls = t.__class__
+                if cls is Free:
+                    value = t.value
+                    continue
+                if cls is not Token:
+                    raise NotCompilable(f"the program yields a {type(t).__name__}")
+                ops.extend((YIELD, t.ev, 0, 0))
+                if t.waited:
+                    raise NotCompilable("an event is waited for twice")
+                t.waited = True
+                if not t.done:
+                    blocked[r] = t
+                    if len(ops) > FLUSH:
+                        prog.flush(r)
+                    break
+                value = t.value if t.group is None else group_value(t)
+        if any(t is not None for t in blocked):
             raise NotCompilable("the recorded ranks block (deadlock or unmatched messages)")
         if any(self.sends.values()) or any(self.recvs.values()):
             raise NotCompilable("messages are sent but never received")
-
-    def step(self, r: int, gens) -> None:
-        """Run rank ``r`` until it waits for an event not yet done (or returns)."""
-        gen, ops = gens[r], self.prog.ops[r]
-        t = self.blocked[r]
-        value = None if t is None else (t.value if t.group is None else group_value(t))
-        self.blocked[r] = None
-        send = gen.send
-        while True:  # (once per yield)
-            try:
-                t = send(value)
-            except StopIteration as stop:
-                self.prog.outputs[r] = stop.value
-                gens[r] = None
-                return
-            cls = t.__class__
-            if cls is Free:
-                value = t.value
-                continue
-            if cls is not Token:
-                raise NotCompilable(f"the program yields a {type(t).__name__}")
-            ops.extend((YIELD, t.ev, 0, 0))
-            if t.waited:
-                raise NotCompilable("an event is waited for twice")
-            t.waited = True
-            if not t.done:
-                self.blocked[r] = t
-                if len(ops) > FLUSH:
-                    self.prog.flush(r)
-                return
-            value = t.value if t.group is None else group_value(t)
 
 
 def group_value(t: Token):
