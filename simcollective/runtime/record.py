@@ -208,7 +208,28 @@ class RecordingComm(Comm):
         return t
 
     def waitall(self, reqs, value_index=None):
-        return self._rec.waitall(self._me, reqs, value_index)
+        reqs = list(reqs)
+        prog = self._rec.prog
+        t = Token()
+        t.ev = ev = prog.events
+        prog.events = ev + 1
+        t.value, t.waited, t.parent = None, False, None
+        members = prog.members
+        first = len(members)
+        left = 0
+        for q in reqs:
+            e = q.ev
+            if e >= 0:
+                if q.waited:
+                    raise NotCompilable("an event is waited for twice")
+                q.waited = True
+                if not q.done:
+                    q.parent = t
+                    left += 1
+            members.append(e)
+        self._ops.extend((WAITALL, ev, first, len(reqs)))
+        t.group, t.left, t.rank, t.done = (reqs, value_index), left, self._me, not left
+        return t
 
     def waitany(self, reqs):
         raise NotCompilable("the program waits for whichever message comes first (waitany)")

@@ -110,27 +110,6 @@ class Recorder:
         prog.members.extend((row - since.a, row - since.b))
         return t
 
-    def waitall(self, rank: int, reqs, value_index) -> Token:
-        reqs = list(reqs)
-        prog = self.prog
-        t = self.token(False)
-        members = prog.members
-        first = len(members)
-        left = 0
-        for q in reqs:
-            ev = q.ev
-            if ev >= 0:
-                if q.waited:
-                    raise NotCompilable("an event is waited for twice")
-                q.waited = True
-                if not q.done:
-                    q.parent = t
-                    left += 1
-            members.append(ev)
-        prog.ops[rank].extend((WAITALL, t.ev, first, len(reqs)))
-        t.group, t.left, t.rank, t.done = (reqs, value_index), left, rank, not left
-        return t
-
     def run(self, gens: list) -> None:
         """Run every rank's generator until all have returned (or none can go on): each
         rank taken from ``ready`` runs until it waits for an event not yet done.
