@@ -42,9 +42,10 @@ class Token:
     """A recorded event (zero-time recording): ``done`` once its value is known.
 
     ``waited``: yielded or in a ``waitall`` already (an event is waited for once);
-    ``parent``: the not yet done ``waitall`` that holds it. A ``waitall``'s own token
-    has ``group`` ``(requests, value_index)``, ``left`` its members not yet done and
-    ``rank`` the rank that waits (woken when ``left`` reaches 0)."""
+    ``parent``: the not yet done ``waitall`` that holds it; ``rank``: the rank that
+    waits (a receive not yet matched, a ``waitall``), woken when the token is done. A
+    ``waitall``'s own token has ``group`` ``(requests, value_index)`` and ``left`` its
+    members not yet done."""
 
     __slots__ = ("ev", "done", "value", "waited", "parent", "group", "left", "rank")
 
