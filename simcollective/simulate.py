@@ -108,11 +108,6 @@ def compiled_refusal(plan: Plan) -> str | None:
         if count is not None and count < AUTO_MIN_MESSAGES:
             return (f"auto: {count:,} messages, under {AUTO_MIN_MESSAGES:,}: the SimPy path is faster than "
                     "loading the compiled loop")
-        servers = {plan.graph.nodes[g].get("server") for g in plan.placement}
-        if plan.algo.name.startswith("nccl") and len(servers) > 1:
-            # measured: 8 x DGX H100, nccl 8 GiB, 9.5 s CPU under a recording that fell back, 5.8 s on SimPy
-            return ("auto: NCCL's channels across servers share the NICs, which needs the engine's array store "
-                    "(the compiled loop does not model it; --engine compiled tries)")
     if plan.algo.kind == "sparse":
         return "a sparse algorithm's messages depend on the data"
     if plan.config.stragglers:
