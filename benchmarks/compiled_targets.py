@@ -71,7 +71,7 @@ def estimated(key: str, limit_s: float, rss_limit: float | None = None):
     return check
 
 
-_NCCL_RING = ("33.5 M messages: the compiled path runs them, array store included, but the recording's Python "
+_NCCL_RING = ("33.5 M messages: --engine compiled runs them, array store included, but the recording's Python "
               "per message dominates (16 DGX H100, 256M float32: recording 4.2 s of 6.4 s CPU, the loop 1.0 s)")
 _ALLTOALL = ("the route parameters of every distinct pair (P^2, about 1 M at 1024 GPUs) are computed in Python, "
              "on either path (32 DGX H100: more than half of the compiled run); the recording is most of the rest")
