@@ -15,7 +15,7 @@ from numba import njit
 
 from .replay_heaps import hpop, hpush
 
-__all__ = ["activate", "take_ends", "apply_bounds", "apply", "pool_room"]
+__all__ = ["activate", "take_ends", "apply_bounds", "apply", "pool_room", "grow_slots"]
 
 # message flags
 SENT, RPOSTED, STARTED, ARRIVED, EAGER = 1, 2, 4, 8, 16
@@ -24,14 +24,16 @@ PATH, SEND, RECV, FLAGS, SEQ = 0, 1, 2, 3, 4
 EFF, LAT = 0, 1
 # events EVS (left, waiter, state: 0 pending, 1 in the queue, 2 processed)
 LEFT, WAITER, STATE = 0, 1, 2
-# slots (a flow in flight) SI (message, seq, version, path, positions...), SF (rate, remaining, t_last)
+# slots (a flow in flight) SI (message, seq, version, path, positions...), SF (rate, remaining, t_last,
+# activation time)
 SMSG, SSEQ, SVER, SPATH, SPOS = 0, 1, 2, 3, 4
-RATE, REM, TLAST = 0, 1, 2
+RATE, REM, TLAST, TSTART = 0, 1, 2, 3
 # paths PI (resources, resource ids...), PF (weight, bound, coefficients..., loads...)
 # resources RF (capacity, saturable above, near, maxload, load, busy since, busy time)
 CAP, SAT, NEAR, MAXLOAD, LOAD, BSINCE, BTIME = 0, 1, 2, 3, 4, 5, 6
 # counters C
-EID, FLOWS, ACTK, ENDK, ACTIVE, RECOMP, NMAIN, NACT, NEND, NFREE, STAMP, STATUS, PTOP = range(13)
+# (ENTERS: moves into the array store)
+EID, FLOWS, ACTK, ENDK, ACTIVE, RECOMP, NMAIN, NACT, NEND, NFREE, STAMP, STATUS, PTOP, ENTERS = range(14)
 # the flows on each resource: rl = (pool, offset, capacity); resource r's rcnt[r] slots are
 # pool[offset[r]:offset[r] + rcnt[r]] (one flat array: no typed list of arrays to index)
 POOL, ROFF, RCAP = 0, 1, 2
@@ -59,7 +61,7 @@ def activate(now, MI, MF, SI, SF, PI, PF, RF, rcnt, rl, seeds, fin, free, C, ah,
         s = free[C[NFREE]]
         SI[s, SMSG], SI[s, SSEQ], SI[s, SPATH] = m, MI[m, SEQ], p
         SI[s, SVER] += 1
-        SF[s, RATE], SF[s, REM], SF[s, TLAST] = 0.0, MF[m, EFF], now
+        SF[s, RATE], SF[s, REM], SF[s, TLAST], SF[s, TSTART] = 0.0, MF[m, EFF], now, now
         for k in range(PI[p, 0]):
             r = PI[p, 1 + k]
             n = rcnt[r]
@@ -213,3 +215,35 @@ def apply(now, comp, nc, rates, SI, SF, PI, PF, RF, C, eh):
         SI[s, SVER] += 1
         rem = SF[s, REM] if SF[s, REM] > 0 else 0.0
         _schedule_end(s, now + rem / rate, SI, C, eh)
+
+
+@njit(cache=True)
+def grow_slots(SI, SF, free, scratch, C, need):
+    """Room for ``need`` flows in flight (slots and the scratch arrays sized by them)."""
+    S = SI.shape[0]
+    S2 = max(2 * S, need + 16)
+    # (loops, not slice assignments: those compile numba's error text, seconds on a fresh cache)
+    SI2 = np.zeros((S2, SI.shape[1]), np.int64)
+    SF2 = np.zeros((S2, SF.shape[1]))
+    for s in range(S2):
+        if s < S:
+            for j in range(SI.shape[1]):
+                SI2[s, j] = SI[s, j]
+            for j in range(SF.shape[1]):
+                SF2[s, j] = SF[s, j]
+        else:
+            SI2[s, SMSG] = -1
+    free2 = np.empty(S2, np.int64)
+    nf = C[NFREE]
+    for s in range(nf):
+        free2[s] = free[s]
+    for s in range(S2 - 1, S - 1, -1):
+        free2[nf] = s
+        nf += 1
+    C[NFREE] = nf
+    sseen = np.zeros(S2, np.int64)
+    for s in range(S):
+        sseen[s] = scratch[6][s]
+    e = np.empty(S2, np.int64)
+    scratch2 = (e, e.copy(), scratch[2], e.copy(), e.copy(), scratch[5], sseen, scratch[7], scratch[8])
+    return SI2, SF2, free2, scratch2

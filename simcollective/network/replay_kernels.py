@@ -14,9 +14,9 @@ It performs, in the same order, the same floating-point operations as the SimPy 
   completions due, and updates rates as the per-flow engine does: new flows alone on
   resources that cannot saturate take their bounds, otherwise the component of what
   changed is solved by the very max-min filling of :mod:`.filling` (compiled by
-  :mod:`.kernels`). Where the SimPy engine would move its flows into the array store
-  (more than ``bulk_min`` active flows and a component past ``walk_limit``), the loop
-  stops with :data:`FALLBACK` and the caller runs the SimPy path.
+  :mod:`.kernels`). Where the SimPy engine moves its flows into the array store (more
+  than ``bulk_min`` active flows and a component past ``walk_limit``), so does the loop,
+  each wake-up there being the store's compiled step (:mod:`.replay_bulk`).
 
 Plain functions under ``@njit(cache=True)``; ``NUMBA_DISABLE_JIT=1`` runs the same code.
 State lives in arrays (the column names below); a flow in flight occupies a *slot*.
@@ -33,12 +33,15 @@ from .replay_flows import (POOL, PTOP, ROFF,
                            ACTIVE, ACTK, ARRIVED, CAP, EAGER, EFF, EID, FLAGS, FLOWS, LAT, LEFT, MAXLOAD, NACT,
                            NEND, NFREE, NMAIN, RECOMP, RECV, RPOSTED, SAT, SEND, SENT, SEQ, SMSG, SPATH, SPOS, SSEQ,
                            STAMP,
-                           STARTED, STATE, STATUS, SVER, WAITER, activate, apply, apply_bounds, pool_room, take_ends)
+                           STARTED, STATE, STATUS, SVER, WAITER, activate, apply, apply_bounds, grow_slots, pool_room,
+                           take_ends)
+from .replay_bulk import close, empty, enter, table
+from .replay_bulk import wakeup as store_wakeup
 from .replay_heaps import hgrow, hpop, hpush
 
-__all__ = ["OK", "FALLBACK", "DEADLOCK", "execute", "wakeup", "run_rank", "component"]
+__all__ = ["OK", "DEADLOCK", "execute", "wakeup", "run_rank", "component"]
 
-OK, FALLBACK, DEADLOCK = 0, 1, 2
+OK, DEADLOCK = 0, 2
 # operations (as in runtime/record.py)
 POST, WAITALL, TIMEOUT, YIELD, MARK, DELAY_SINCE, NOW = 0, 1, 2, 3, 4, 5, 6
 
@@ -257,12 +260,20 @@ def solve(comp, nc, satl, nsat, SI, PI, PF, RF, rseen, stamp, level_tol):
 
 
 @njit(cache=True, inline="always")
-def wakeup(now, tune, MI, MF, SI, SF, PI, PF, RF, rcnt, rl, scratch, free, C, ah, eh, mh, buckets, wake, EVS):
-    """One network wake-up (``Network._on_wakeup`` in per-flow mode)."""
+def wakeup(now, tune, MI, MF, SI, SF, PI, PF, RF, rcnt, rl, scratch, free, C, ah, eh, mh, buckets, wake, EVS, A,
+           T, bulk):
+    """One network wake-up (``Network._on_wakeup``), in the array store ``A`` if ``bulk``;
+    returns (the store, whether the flows are in it)."""
     del wake[now]
     seeds, fin, touch = scratch[0], scratch[1], scratch[2]
-    ns, nfin, lone, nb = activate(now, MI, MF, SI, SF, PI, PF, RF, rcnt, rl, seeds, fin, free, C, ah, buckets)
-    nfin, nt = take_ends(now, nfin, MI, SI, SF, PI, PF, RF, rcnt, rl, fin, touch, scratch[8], free, C, eh)
+    nxt = np.inf
+    if bulk:
+        A, nfin, nxt, bulk = store_wakeup(now, tune, A, T, MI, MF, SI, SF, PI, PF, RF, rcnt, rl, fin, free, C, ah, eh,
+                                          buckets)
+        ns, nt, lone, nb = 0, 0, True, 0
+    else:
+        ns, nfin, lone, nb = activate(now, MI, MF, SI, SF, PI, PF, RF, rcnt, rl, seeds, fin, free, C, ah, buckets)
+        nfin, nt = take_ends(now, nfin, MI, SI, SF, PI, PF, RF, rcnt, rl, fin, touch, scratch[8], free, C, eh)
     if ns or nt:
         if nt == 0 and lone:
             if nb > 1 and ns > 1:
@@ -274,10 +285,9 @@ def wakeup(now, tune, MI, MF, SI, SF, PI, PF, RF, rcnt, rl, scratch, free, C, ah
             limit = np.int64(tune[1]) if C[ACTIVE] > tune[0] else np.int64(-1)
             nc, nsat = component(seeds, ns, touch, nt, limit, SI, PI, RF, rcnt, rl, scratch[6], scratch[7],
                                  stack, comp, satl, C)
-            if nc < 0:
-                C[STATUS] = FALLBACK
-                return
-            if nc:
+            if nc < 0:  # all active flows move into the array store
+                A, nxt, bulk = enter(now, nfin, tune, T, MI, MF, SI, SF, PI, PF, RF, rcnt, rl, fin, free, C, eh)
+            elif nc:
                 C[RECOMP] += 1
                 if nc == 1 or nsat == 0:
                     rates = np.empty(nc)
@@ -288,12 +298,15 @@ def wakeup(now, tune, MI, MF, SI, SF, PI, PF, RF, rcnt, rl, scratch, free, C, ah
                 apply(now, comp, nc, rates, SI, SF, PI, PF, RF, C, eh)
     for i in range(nfin):
         arrive(fin[i], now, MI, EVS, C, mh)
-    while C[NEND]:  # the earliest valid completion gets a wake-up
+    if bulk and nxt < np.inf:
+        wake_at(nxt, wake, C, mh)
+    while C[NEND]:  # the earliest valid completion gets a wake-up (none in the store)
         s = eh[2][0]
         if SI[s, SMSG] >= 0 and SI[s, SVER] == eh[3][0]:
             wake_at(eh[0][0], wake, C, mh)
             break
         C[NEND] = hpop(eh[0], eh[1], eh[2], eh[3], C[NEND])
+    return A, bulk
 
 
 @njit(cache=True, inline="always")
@@ -309,48 +322,16 @@ def _reorder(a, n, keys):
 
 
 @njit(cache=True)
-def grow_slots(SI, SF, free, scratch, C, need):
-    """Room for ``need`` flows in flight (slots and the scratch arrays sized by them)."""
-    S = SI.shape[0]
-    S2 = max(2 * S, need + 16)
-    # (loops, not slice assignments: those compile numba's error text, seconds on a fresh cache)
-    SI2 = np.zeros((S2, SI.shape[1]), np.int64)
-    SF2 = np.zeros((S2, SF.shape[1]))
-    for s in range(S2):
-        if s < S:
-            for j in range(SI.shape[1]):
-                SI2[s, j] = SI[s, j]
-            for j in range(SF.shape[1]):
-                SF2[s, j] = SF[s, j]
-        else:
-            SI2[s, SMSG] = -1
-    free2 = np.empty(S2, np.int64)
-    nf = C[NFREE]
-    for s in range(nf):
-        free2[s] = free[s]
-    for s in range(S2 - 1, S - 1, -1):
-        free2[nf] = s
-        nf += 1
-    C[NFREE] = nf
-    sseen = np.zeros(S2, np.int64)
-    for s in range(S):
-        sseen[s] = scratch[6][s]
-    e = np.empty(S2, np.int64)
-    scratch2 = (e, e.copy(), scratch[2], e.copy(), e.copy(), scratch[5], sseen, scratch[7], scratch[8])
-    return SI2, SF2, free2, scratch2
-
-
-@njit(cache=True)
 def execute(ops, rank_ptr, members, seconds, smpi, tune, MI, MF, PI, PF, RF, EVS):
     """Run the recorded operations: returns (counters, finish per rank, time of each
     operation (marks and timeouts), busy resources, the last event's time)."""
     P, M, E, n, D = rank_ptr.shape[0] - 1, MI.shape[0], EVS.shape[0], RF.shape[0], PI.shape[1] - 1
-    C = np.zeros(13, np.int64)
+    C = np.zeros(14, np.int64)
     hm, ha = E + M + 16, M + 1
     mh = (np.empty(hm), np.empty(hm, np.int64), np.empty(hm, np.int64), np.empty(hm, np.int64))
     ah = (np.empty(ha), np.empty(ha, np.int64), np.empty(ha, np.int64), np.empty(ha, np.int64))
     eh = (np.empty(64), np.empty(64, np.int64), np.empty(64, np.int64), np.empty(64, np.int64))
-    SI, SF, free = np.zeros((0, SPOS + D), np.int64), np.zeros((0, 3)), np.zeros(0, np.int64)
+    SI, SF, free = np.zeros((0, SPOS + D), np.int64), np.zeros((0, 4)), np.zeros(0, np.int64)
     z = np.zeros(0, np.int64)
     scratch = (z, z, np.zeros(n, np.int64), z, z, np.zeros(n, np.int64), z, np.zeros(n, np.int64),
                np.zeros(n, np.int64))
@@ -362,6 +343,7 @@ def execute(ops, rank_ptr, members, seconds, smpi, tune, MI, MF, PI, PF, RF, EVS
     wake = Dict.empty(key_type=types.float64, value_type=types.int64)
     pc, rend = rank_ptr[:-1].copy(), rank_ptr[1:].copy()
     finish, op_time = np.full(P, np.nan), np.zeros(ops.shape[0])
+    A, T, bulk = empty(n, np.int64(0)), table(PI, PF, n), False  # the array store (:mod:`.replay_bulk`)
     for r in range(P):
         run_rank(r, 0.0, pc, rend, ops, members, seconds, op_time, finish, smpi, MI, MF, EVS, C, ah, mh, buckets, wake)
     now = 0.0
@@ -376,9 +358,8 @@ def execute(ops, rank_ptr, members, seconds, smpi, tune, MI, MF, PI, PF, RF, EVS
         if v < 0:
             # a wake-up's relocations take at most 4 x (flows after it) x D + 8 n entries
             rl = pool_room(rl, rcnt, C, 4 * need * D + 8 * n)
-            wakeup(now, tune, MI, MF, SI, SF, PI, PF, RF, rcnt, rl, scratch, free, C, ah, eh, mh, buckets, wake, EVS)
-            if C[STATUS]:
-                break
+            A, bulk = wakeup(now, tune, MI, MF, SI, SF, PI, PF, RF, rcnt, rl, scratch, free, C, ah, eh, mh, buckets,
+                             wake, EVS, A, T, bulk)
             continue
         EVS[v, STATE] = 2
         w = EVS[v, WAITER]
@@ -390,6 +371,8 @@ def execute(ops, rank_ptr, members, seconds, smpi, tune, MI, MF, PI, PF, RF, EVS
             EVS[g, LEFT] -= 1
             if EVS[g, LEFT] == 0:
                 trigger(g, now, EVS, C, mh)
-    if C[STATUS] == 0 and np.isnan(finish).any():
+    if bulk:
+        close(A, RF, rcnt)
+    if np.isnan(finish).any():
         C[STATUS] = DEADLOCK
     return C, finish, op_time, rcnt, now
