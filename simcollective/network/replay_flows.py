@@ -13,9 +13,9 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from .replay_heaps import hpop, hpush
+from .replay_heaps import hpop, hpush, sdel
 
-__all__ = ["activate", "take_ends", "apply_bounds", "apply", "pool_room"]
+__all__ = ["activate", "take_ends", "apply_bounds", "apply", "pool_room", "grow_slots"]
 
 # message flags
 SENT, RPOSTED, STARTED, ARRIVED, EAGER = 1, 2, 4, 8, 16
@@ -31,14 +31,17 @@ RATE, REM, TLAST = 0, 1, 2
 # resources RF (capacity, saturable above, near, maxload, load, busy since, busy time)
 CAP, SAT, NEAR, MAXLOAD, LOAD, BSINCE, BTIME = 0, 1, 2, 3, 4, 5, 6
 # counters C
-EID, FLOWS, ACTK, ENDK, ACTIVE, RECOMP, NMAIN, NACT, NEND, NFREE, STAMP, STATUS, PTOP = range(13)
+# (NBKT, NWAKE: times in the sets of activation and wake-up times; RESUME: a rank to resume
+# once the sets have room, or -1; NSTART: ranks started)
+EID, FLOWS, ACTK, ENDK, ACTIVE, RECOMP, NMAIN, NACT, NEND, NFREE, STAMP, STATUS, PTOP, NBKT, NWAKE, RESUME, NSTART = \
+    range(17)
 # the flows on each resource: rl = (pool, offset, capacity); resource r's rcnt[r] slots are
 # pool[offset[r]:offset[r] + rcnt[r]] (one flat array: no typed list of arrays to index)
 POOL, ROFF, RCAP = 0, 1, 2
 
 
 @njit(cache=True, inline="always")
-def activate(now, MI, MF, SI, SF, PI, PF, RF, rcnt, rl, seeds, fin, free, C, ah, buckets):
+def activate(now, MI, MF, SI, SF, PI, PF, RF, rcnt, rl, seeds, fin, free, C, ah, bk):
     """Flows due by ``now`` join the active flows (empty ones finish): returns (new flows,
     finished, whether none is on a resource that can saturate, due times popped)."""
     D = PI.shape[1] - 1
@@ -49,7 +52,8 @@ def activate(now, MI, MF, SI, SF, PI, PF, RF, rcnt, rl, seeds, fin, free, C, ah,
         if t != last:
             nb += 1
             last = t
-            del buckets[t]
+            sdel(bk, t)
+            C[NBKT] -= 1
         p = MI[m, PATH]
         if MF[m, EFF] <= 0 or PI[p, 0] == 0:
             fin[nfin] = m
@@ -213,3 +217,35 @@ def apply(now, comp, nc, rates, SI, SF, PI, PF, RF, C, eh):
         SI[s, SVER] += 1
         rem = SF[s, REM] if SF[s, REM] > 0 else 0.0
         _schedule_end(s, now + rem / rate, SI, C, eh)
+
+
+@njit(cache=True)
+def grow_slots(SI, SF, free, scratch, C, need):
+    """Room for ``need`` flows in flight (slots and the scratch arrays sized by them)."""
+    S = SI.shape[0]
+    S2 = max(2 * S, need + 16)
+    # (loops, not slice assignments: those compile numba's error text, seconds on a fresh cache)
+    SI2 = np.zeros((S2, SI.shape[1]), np.int64)
+    SF2 = np.zeros((S2, SF.shape[1]))
+    for s in range(S2):
+        if s < S:
+            for j in range(SI.shape[1]):
+                SI2[s, j] = SI[s, j]
+            for j in range(SF.shape[1]):
+                SF2[s, j] = SF[s, j]
+        else:
+            SI2[s, SMSG] = -1
+    free2 = np.empty(S2, np.int64)
+    nf = C[NFREE]
+    for s in range(nf):
+        free2[s] = free[s]
+    for s in range(S2 - 1, S - 1, -1):
+        free2[nf] = s
+        nf += 1
+    C[NFREE] = nf
+    sseen = np.zeros(S2, np.int64)
+    for s in range(S):
+        sseen[s] = scratch[6][s]
+    e = np.empty(S2, np.int64)
+    scratch2 = (e, e.copy(), scratch[2], e.copy(), e.copy(), scratch[5], sseen, scratch[7], scratch[8])
+    return SI2, SF2, free2, scratch2

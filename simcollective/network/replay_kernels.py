@@ -20,34 +20,36 @@ It performs, in the same order, the same floating-point operations as the SimPy 
 
 Plain functions under ``@njit(cache=True)``; ``NUMBA_DISABLE_JIT=1`` runs the same code.
 State lives in arrays (the column names below); a flow in flight occupies a *slot*.
+:func:`events` runs the loop until the arrays need room; :func:`execute` grows them and
+calls it again (the arrays are fixed within a call, and a wake-up is one call).
 """
 
 from __future__ import annotations
 
 import numpy as np
-from numba import njit, types
-from numba.typed import Dict
+from numba import njit
 
 from .kernels import fill
-from .replay_flows import (POOL, PTOP, ROFF,
-                           ACTIVE, ACTK, ARRIVED, CAP, EAGER, EFF, EID, FLAGS, FLOWS, LAT, LEFT, MAXLOAD, NACT,
-                           NEND, NFREE, NMAIN, RECOMP, RECV, RPOSTED, SAT, SEND, SENT, SEQ, SMSG, SPATH, SPOS, SSEQ,
-                           STAMP,
-                           STARTED, STATE, STATUS, SVER, WAITER, activate, apply, apply_bounds, pool_room, take_ends)
-from .replay_heaps import hgrow, hpop, hpush
+from .replay_flows import (ACTIVE, ACTK, ARRIVED, CAP, EAGER, EID, FLAGS, FLOWS, LAT, LEFT, MAXLOAD, NACT, NBKT,
+                           NEND, NMAIN, NSTART, NWAKE, POOL, PTOP, RECOMP, RECV, RESUME, ROFF, RPOSTED, SAT, SEND,
+                           SENT, SEQ, SMSG, SPATH, SPOS, SSEQ, STAMP, STARTED, STATE, STATUS, SVER, WAITER, activate,
+                           apply, apply_bounds, grow_slots, pool_room, take_ends)
+from .replay_heaps import hgrow, hpop, hpush, sdel, sgrow, sput
 
 __all__ = ["OK", "FALLBACK", "DEADLOCK", "execute", "wakeup", "run_rank", "component"]
 
 OK, FALLBACK, DEADLOCK = 0, 1, 2
+# what :func:`events` returns: the run is over, or the next event needs room (grown by the caller)
+DONE, ROOM = 0, 1
 # operations (as in runtime/record.py)
 POST, WAITALL, TIMEOUT, YIELD, MARK, DELAY_SINCE, NOW = 0, 1, 2, 3, 4, 5, 6
 
 
 @njit(cache=True, inline="always")
-def wake_at(when, wake, C, mh):
+def wake_at(when, wk, C, mh):
     """One network wake-up at ``when`` (if none is pending there)."""
-    if when not in wake:
-        wake[when] = 1
+    if sput(wk, when):
+        C[NWAKE] += 1
         C[NMAIN] = hpush(mh[0], mh[1], mh[2], mh[3], C[NMAIN], when, C[EID], -1, 0)
         C[EID] += 1
 
@@ -61,21 +63,20 @@ def trigger(ev, now, EVS, C, mh):
 
 
 @njit(cache=True, inline="always")
-def transfer(m, now, MI, MF, C, ah, mh, buckets, wake):
+def transfer(m, now, MI, MF, C, ah, mh, bk, wk):
     """Message ``m``'s flow starts: it activates after its latency."""
     when = now + MF[m, LAT]
     MI[m, SEQ] = C[FLOWS]
     C[FLOWS] += 1
-    if when not in buckets:
-        buckets[when] = 0
-        wake_at(when, wake, C, mh)
-    buckets[when] += 1
+    if sput(bk, when):
+        C[NBKT] += 1
+        wake_at(when, wk, C, mh)
     C[NACT] = hpush(ah[0], ah[1], ah[2], ah[3], C[NACT], when, C[ACTK], m, 0)
     C[ACTK] += 1
 
 
 @njit(cache=True, inline="always")
-def post(ev, send, recv, smpi, now, MI, MF, EVS, C, ah, mh, buckets, wake):
+def post(ev, send, recv, smpi, now, MI, MF, EVS, C, ah, mh, bk, wk):
     """``World.post``: the send of message ``send`` and/or the receive of ``recv``."""
     left = 1
     if send >= 0:
@@ -83,7 +84,7 @@ def post(ev, send, recv, smpi, now, MI, MF, EVS, C, ah, mh, buckets, wake):
         if f & RPOSTED or (f & EAGER and not smpi):
             f |= STARTED
             MI[send, FLAGS] = f
-            transfer(send, now, MI, MF, C, ah, mh, buckets, wake)
+            transfer(send, now, MI, MF, C, ah, mh, bk, wk)
         MI[send, FLAGS] = f
         if not f & EAGER:
             left += 1
@@ -96,7 +97,7 @@ def post(ev, send, recv, smpi, now, MI, MF, EVS, C, ah, mh, buckets, wake):
                 if not f & STARTED:
                     f |= STARTED
                     MI[recv, FLAGS] = f
-                    transfer(recv, now, MI, MF, C, ah, mh, buckets, wake)
+                    transfer(recv, now, MI, MF, C, ah, mh, bk, wk)
             MI[recv, FLAGS] = f
         else:
             left += 1
@@ -108,17 +109,20 @@ def post(ev, send, recv, smpi, now, MI, MF, EVS, C, ah, mh, buckets, wake):
         EVS[ev, STATE] = 2
 
 
-@njit(cache=True)
-def run_rank(r, now, pc, rank_end, ops, members, seconds, op_time, finish, smpi, MI, MF, EVS, C, ah, mh,
-             buckets, wake):
-    """Rank ``r`` goes on from its next operation until it waits or ends."""
+@njit(cache=True, inline="always")
+def run_rank(r, now, pc, rank_end, ops, members, seconds, op_time, finish, smpi, MI, MF, EVS, C, ah, mh, bk, wk):
+    """Rank ``r`` goes on from its next operation until it waits or ends (or, before a
+    posting, until the sets of times have room: ``C[RESUME] = r``)."""
     i, end = pc[r], rank_end[r]
     while i < end:
         k = ops[i, 0]
         ev = ops[i, 1]
+        if k == POST and (2 * (C[NBKT] + 2) > bk.shape[0] or 2 * (C[NWAKE] + 2) > wk.shape[0]):
+            C[RESUME] = r
+            break
         i += 1
         if k == POST:
-            post(ev, ops[i - 1, 2], ops[i - 1, 3], smpi, now, MI, MF, EVS, C, ah, mh, buckets, wake)
+            post(ev, ops[i - 1, 2], ops[i - 1, 3], smpi, now, MI, MF, EVS, C, ah, mh, bk, wk)
         elif k == YIELD:
             if EVS[ev, STATE] != 2:
                 EVS[ev, WAITER] = r
@@ -150,7 +154,8 @@ def run_rank(r, now, pc, rank_end, ops, members, seconds, op_time, finish, smpi,
         else:
             op_time[i - 1] = now
     pc[r] = i
-    finish[r] = now
+    if i == end:
+        finish[r] = now
 
 
 @njit(cache=True, inline="always")
@@ -256,12 +261,13 @@ def solve(comp, nc, satl, nsat, SI, PI, PF, RF, rseen, stamp, level_tol):
     return rates
 
 
-@njit(cache=True, inline="always")
-def wakeup(now, tune, MI, MF, SI, SF, PI, PF, RF, rcnt, rl, scratch, free, C, ah, eh, mh, buckets, wake, EVS):
+@njit(cache=True)
+def wakeup(now, tune, MI, MF, SI, SF, PI, PF, RF, rcnt, rl, scratch, free, C, ah, eh, mh, bk, wk, EVS):
     """One network wake-up (``Network._on_wakeup`` in per-flow mode)."""
-    del wake[now]
+    sdel(wk, now)
+    C[NWAKE] -= 1
     seeds, fin, touch = scratch[0], scratch[1], scratch[2]
-    ns, nfin, lone, nb = activate(now, MI, MF, SI, SF, PI, PF, RF, rcnt, rl, seeds, fin, free, C, ah, buckets)
+    ns, nfin, lone, nb = activate(now, MI, MF, SI, SF, PI, PF, RF, rcnt, rl, seeds, fin, free, C, ah, bk)
     nfin, nt = take_ends(now, nfin, MI, SI, SF, PI, PF, RF, rcnt, rl, fin, touch, scratch[8], free, C, eh)
     if ns or nt:
         if nt == 0 and lone:
@@ -291,7 +297,7 @@ def wakeup(now, tune, MI, MF, SI, SF, PI, PF, RF, rcnt, rl, scratch, free, C, ah
     while C[NEND]:  # the earliest valid completion gets a wake-up
         s = eh[2][0]
         if SI[s, SMSG] >= 0 and SI[s, SVER] == eh[3][0]:
-            wake_at(eh[0][0], wake, C, mh)
+            wake_at(eh[0][0], wk, C, mh)
             break
         C[NEND] = hpop(eh[0], eh[1], eh[2], eh[3], C[NEND])
 
@@ -309,35 +315,49 @@ def _reorder(a, n, keys):
 
 
 @njit(cache=True)
-def grow_slots(SI, SF, free, scratch, C, need):
-    """Room for ``need`` flows in flight (slots and the scratch arrays sized by them)."""
-    S = SI.shape[0]
-    S2 = max(2 * S, need + 16)
-    # (loops, not slice assignments: those compile numba's error text, seconds on a fresh cache)
-    SI2 = np.zeros((S2, SI.shape[1]), np.int64)
-    SF2 = np.zeros((S2, SF.shape[1]))
-    for s in range(S2):
-        if s < S:
-            for j in range(SI.shape[1]):
-                SI2[s, j] = SI[s, j]
-            for j in range(SF.shape[1]):
-                SF2[s, j] = SF[s, j]
-        else:
-            SI2[s, SMSG] = -1
-    free2 = np.empty(S2, np.int64)
-    nf = C[NFREE]
-    for s in range(nf):
-        free2[s] = free[s]
-    for s in range(S2 - 1, S - 1, -1):
-        free2[nf] = s
-        nf += 1
-    C[NFREE] = nf
-    sseen = np.zeros(S2, np.int64)
-    for s in range(S):
-        sseen[s] = scratch[6][s]
-    e = np.empty(S2, np.int64)
-    scratch2 = (e, e.copy(), scratch[2], e.copy(), e.copy(), scratch[5], sseen, scratch[7], scratch[8])
-    return SI2, SF2, free2, scratch2
+def events(clock, tune, smpi, ops, members, seconds, pc, rend, op_time, finish, MI, MF, SI, SF, PI, PF, RF, EVS,
+           rcnt, rl, scratch, free, C, ah, eh, mh, bk, wk):
+    """Run the ranks (at time 0 in rank order, then each when its event is processed) and
+    the events in order until the queue is empty or the run stops (DONE), or until the next
+    step needs room (ROOM: the caller grows the arrays and calls again). Now: ``clock[0]``."""
+    D, n, P = PI.shape[1] - 1, RF.shape[0], pc.shape[0]
+    while True:
+        if C[RESUME] >= 0 or C[NSTART] < P:
+            r = C[RESUME] if C[RESUME] >= 0 else C[NSTART]
+            C[NSTART] += C[RESUME] < 0
+            C[RESUME] = -1
+            run_rank(r, clock[0], pc, rend, ops, members, seconds, op_time, finish, smpi, MI, MF, EVS, C, ah, mh,
+                     bk, wk)
+            if C[RESUME] >= 0:
+                return ROOM
+            continue
+        if C[NMAIN] == 0:
+            return DONE
+        need = C[ACTIVE] + C[NACT] + 1
+        if need > SI.shape[0] or C[NEND] + need > eh[0].shape[0]:
+            return ROOM
+        now, v = mh[0][0], mh[2][0]
+        if v < 0:
+            # a wake-up's relocations take at most 4 x (flows after it) x D + 8 n entries
+            if rl[POOL].shape[0] - C[PTOP] < 4 * need * D + 8 * n or 2 * (C[NWAKE] + 2) > wk.shape[0]:
+                return ROOM
+            C[NMAIN] = hpop(mh[0], mh[1], mh[2], mh[3], C[NMAIN])
+            clock[0] = now
+            wakeup(now, tune, MI, MF, SI, SF, PI, PF, RF, rcnt, rl, scratch, free, C, ah, eh, mh, bk, wk, EVS)
+            if C[STATUS]:
+                return DONE
+            continue
+        C[NMAIN] = hpop(mh[0], mh[1], mh[2], mh[3], C[NMAIN])
+        clock[0] = now
+        EVS[v, STATE] = 2
+        w = EVS[v, WAITER]
+        if w >= 0:
+            C[RESUME] = w  # (runs at the loop's top)
+        elif w <= -2:
+            g = -(w + 2)
+            EVS[g, LEFT] -= 1
+            if EVS[g, LEFT] == 0:
+                trigger(g, now, EVS, C, mh)
 
 
 @njit(cache=True)
@@ -345,7 +365,8 @@ def execute(ops, rank_ptr, members, seconds, smpi, tune, MI, MF, PI, PF, RF, EVS
     """Run the recorded operations: returns (counters, finish per rank, time of each
     operation (marks and timeouts), busy resources, the last event's time)."""
     P, M, E, n, D = rank_ptr.shape[0] - 1, MI.shape[0], EVS.shape[0], RF.shape[0], PI.shape[1] - 1
-    C = np.zeros(13, np.int64)
+    C = np.zeros(17, np.int64)
+    C[RESUME] = -1
     hm, ha = E + M + 16, M + 1
     mh = (np.empty(hm), np.empty(hm, np.int64), np.empty(hm, np.int64), np.empty(hm, np.int64))
     ah = (np.empty(ha), np.empty(ha, np.int64), np.empty(ha, np.int64), np.empty(ha, np.int64))
@@ -358,38 +379,21 @@ def execute(ops, rank_ptr, members, seconds, smpi, tune, MI, MF, PI, PF, RF, EVS
     rcnt = np.zeros(n, np.int64)
     C[PTOP] = 2 * n
     rl = (np.empty(2 * n, np.int64), np.arange(n) * 2, np.full(n, 2, np.int64))
-    buckets = Dict.empty(key_type=types.float64, value_type=types.int64)
-    wake = Dict.empty(key_type=types.float64, value_type=types.int64)
+    bk, wk = np.full(np.int64(tune[3]), -1.0), np.full(np.int64(tune[3]), -1.0)  # activation, wake-up times
     pc, rend = rank_ptr[:-1].copy(), rank_ptr[1:].copy()
-    finish, op_time = np.full(P, np.nan), np.zeros(ops.shape[0])
-    for r in range(P):
-        run_rank(r, 0.0, pc, rend, ops, members, seconds, op_time, finish, smpi, MI, MF, EVS, C, ah, mh, buckets, wake)
-    now = 0.0
-    while C[NMAIN]:
+    finish, op_time, clock = np.full(P, np.nan), np.zeros(ops.shape[0]), np.zeros(1)
+    while events(clock, tune, smpi, ops, members, seconds, pc, rend, op_time, finish, MI, MF, SI, SF, PI, PF, RF, EVS,
+                 rcnt, rl, scratch, free, C, ah, eh, mh, bk, wk) == ROOM:
         need = C[ACTIVE] + C[NACT] + 1
         if need > SI.shape[0]:
             SI, SF, free, scratch = grow_slots(SI, SF, free, scratch, C, need)
         while C[NEND] + need > eh[0].shape[0]:
             eh = hgrow(eh[0], eh[1], eh[2], eh[3])
-        now, v = mh[0][0], mh[2][0]
-        C[NMAIN] = hpop(mh[0], mh[1], mh[2], mh[3], C[NMAIN])
-        if v < 0:
-            # a wake-up's relocations take at most 4 x (flows after it) x D + 8 n entries
-            rl = pool_room(rl, rcnt, C, 4 * need * D + 8 * n)
-            wakeup(now, tune, MI, MF, SI, SF, PI, PF, RF, rcnt, rl, scratch, free, C, ah, eh, mh, buckets, wake, EVS)
-            if C[STATUS]:
-                break
-            continue
-        EVS[v, STATE] = 2
-        w = EVS[v, WAITER]
-        if w >= 0:
-            run_rank(w, now, pc, rend, ops, members, seconds, op_time, finish, smpi, MI, MF, EVS, C, ah, mh,
-                     buckets, wake)
-        elif w <= -2:
-            g = -(w + 2)
-            EVS[g, LEFT] -= 1
-            if EVS[g, LEFT] == 0:
-                trigger(g, now, EVS, C, mh)
+        rl = pool_room(rl, rcnt, C, 4 * need * D + 8 * n)
+        while 2 * (C[NBKT] + 2) > bk.shape[0]:
+            bk = sgrow(bk)
+        while 2 * (C[NWAKE] + 2) > wk.shape[0]:
+            wk = sgrow(wk)
     if C[STATUS] == 0 and np.isnan(finish).any():
         C[STATUS] = DEADLOCK
-    return C, finish, op_time, rcnt, now
+    return C, finish, op_time, rcnt, clock[0]
