@@ -71,23 +71,26 @@ def estimated(key: str, limit_s: float, rss_limit: float | None = None):
     return check
 
 
-_ARRAY_STORE = ("these runs keep more than 64 flows in flight in components of more than 128 coupled flows, "
-                "where the SimPy engine moves into its array store; the compiled loop does not model the array "
-                "store yet, so they take the SimPy path")
+_NCCL_RING = ("33.5 M messages: --engine compiled runs them, array store included, but the recording's Python "
+              "per message dominates (16 DGX H100, 256M float32: recording 4.2 s of 6.4 s CPU, the loop 1.0 s)")
+_ALLTOALL = ("the route parameters of every distinct pair (P^2, about 1 M at 1024 GPUs) are computed in Python, "
+             "on either path (32 DGX H100: more than half of the compiled run); the recording is most of the rest")
 COMPILED_TARGETS = (
     Target("C/ring", "cost per message <= 1 us (ring, 1024 ranks)", ("C",),
            cost_per_message("C/ring P=1024 compiled", 1.0, "C/ring P=1024 simpy"),
-           why=("recording runs the algorithm's Python once per message (2.5 us at 256 ranks, 5.3 us at 1024: "
-                "the generator, the size-only payloads, the matching); the compiled loop 2.1-3.1 us a message")),
+           why=("recording runs the algorithm's Python once per message (1.6-1.7 us at 256 and 1024 ranks: the "
+                "generator and its size-only payloads 0.8-0.9 us, the recorder's rows and matching the rest); "
+                "the compiled loop 1.3-1.5 us a message")),
     Target("C/nccl-ring", "cost per message <= 2 us (nccl-ring)", ("C",),
            cost_per_message("C/nccl-ring abci 8 nodes 1G compiled", 2.0),
-           why="as C/ring: the recording's Python per message"),
+           why=("as C/ring: the recording's Python per message (3.7 us); in its fresh process, loading numba "
+                "above all (the recording and the loop are 0.08 s of 0.72 s)")),
     Target("X/ring", "ring on a 4096-host fat-tree < 60 s", ("X",), one_point("X/ring fat-tree 4096 1G f32", 60.0),
            why="33.5 M messages: the recording's Python per message alone is minutes"),
     Target("X/nccl-ring", "nccl-ring 1 GiB on 128 nodes < 60 s", ("X",),
-           one_point("X/nccl-ring dgx-h100 128 nodes 1G", 60.0), why=_ARRAY_STORE),
+           one_point("X/nccl-ring dgx-h100 128 nodes 1G", 60.0), why=_NCCL_RING),
     Target("X/alltoall", "alltoall direct on 1024 GPUs < 30 s", ("X",),
-           one_point("X/alltoall direct dgx-h100 128 nodes 1G", 30.0), why=_ARRAY_STORE),
+           one_point("X/alltoall direct dgx-h100 128 nodes 1G", 30.0), why=_ALLTOALL),
     Target("X/nccl", "nccl 1 GiB on dgx-h100 --nodes 2048 < 5 min and < 8 GB", ("X",),
            one_point("X/nccl dgx-h100 2048 nodes 1G", 300.0, 8e9),
            why="NVLS and trees react to the first message to arrive (waitany): the SimPy path runs them"),
@@ -95,9 +98,9 @@ COMPILED_TARGETS = (
            estimated("XE/ring fat-tree 4096 1G f32", 60.0),
            why="33.5 M messages at the compiled path's cost per message (recording and loop)"),
     Target("XE/nccl-ring", "nccl-ring 1 GiB on 128 nodes < 60 s (estimate)", ("XE",),
-           estimated("XE/nccl-ring dgx-h100 128 nodes 1G", 60.0), why=_ARRAY_STORE),
+           estimated("XE/nccl-ring dgx-h100 128 nodes 1G", 60.0), why=_NCCL_RING),
     Target("XE/alltoall", "alltoall direct on 1024 GPUs < 30 s (estimate)", ("XE",),
-           estimated("XE/alltoall direct dgx-h100 128 nodes 1G", 30.0), why=_ARRAY_STORE),
+           estimated("XE/alltoall direct dgx-h100 128 nodes 1G", 30.0), why=_ALLTOALL),
     Target("XE/nccl", "nccl 1 GiB on dgx-h100 --nodes 2048 < 5 min and < 8 GB (estimate)", ("XE",),
            estimated("XE/nccl dgx-h100 2048 nodes 1G", 300.0, 8e9),
            why="NVLS and trees react to the first message to arrive (waitany): the SimPy path runs them"),

@@ -95,6 +95,16 @@ class Parser(argparse.ArgumentParser):
     def error(self, message):
         self.exit(2, f"{self.prog}: error: {message} (see '{self.prog} --help')\n")
 
+    def help_when_shown(self, action, text) -> None:
+        """``action``'s help is ``text()``, computed when the help is shown (a listing that
+        would import modules the command does not need, such as every algorithm)."""
+        self.__dict__.setdefault("_help_when_shown", []).append((action, text))
+
+    def format_help(self):
+        for action, text in self.__dict__.pop("_help_when_shown", ()):
+            action.help = text()
+        return super().format_help()
+
 
 def given(args) -> dict:
     """``{dest: flag as typed}`` of the options given on the command line."""

@@ -14,29 +14,42 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import os
 import sys
+
+# No transparent huge pages for NumPy's large arrays (a value set by the user is kept): where
+# the kernel compacts memory on the fault (``defrag`` = ``madvise``, a common default), the
+# first touch costs several times the user time (32M int32 on 8 ranks: 1.9-3.1 s of system
+# time against 0.6-0.7 s), and a run touches its arrays about once.
+os.environ.setdefault("NUMPY_MADVISE_HUGEPAGE", "0")
 
 from . import __version__
 from .arguments import (Parser, add_engine_argument, add_nccl_version_argument, add_plugin_argument,
                         add_topology_arguments, add_yes_argument, check_distinct_outputs, check_topology_conflicts,
                         load_plugin_arguments, refuse_unused)
 from .errors import DeadlockError, SimCollectiveError, TopologyError, UserInputError, VerificationError
-from .listing import cmd_algorithms, cmd_topologies
+from .listing import algorithm_help, cmd_algorithms, cmd_topologies
 from .parsing import check_exclusive, check_output_path, format_time, parse_stragglers, write_json
 
-__all__ = ["main", "build_parser", "add_topology_arguments", "config_from_args"]
+__all__ = ["main", "build_parser", "command_of", "COMMANDS", "add_topology_arguments", "config_from_args"]
 
-# the command modules, each with ``add_parser(subparsers)``, listed after ``algorithms`` and
-# ``topologies`` (``p2p`` comes right after ``run``)
-_COMMAND_MODULES = ("simcollective.sweeps", "simcollective.figures", "simcollective.drawings", "simcollective.bench",
-                    "simcollective.compare_command", "simcollective.job_command")
+# the command modules, each with ``add_parser(subparsers)`` adding the one subcommand named
+# here, listed after ``algorithms`` and ``topologies`` (``p2p`` comes right after ``run``)
+_COMMAND_MODULES = {"sweep": "simcollective.sweeps", "plot": "simcollective.figures",
+                    "draw-topology": "simcollective.drawings", "bench": "simcollective.bench",
+                    "compare": "simcollective.compare_command", "job": "simcollective.job_command"}
+#: every subcommand, in the order ``--help`` lists them
+COMMANDS = ("run", "p2p", "algorithms", "topologies", *_COMMAND_MODULES)
 
 
-def build_parser() -> argparse.ArgumentParser:
-    from . import p2p
-
+def build_parser(command: str | None = None) -> argparse.ArgumentParser:
+    """The command line's parser. ``command`` (one of :data:`COMMANDS`): only that
+    subcommand is built, so a command imports only its own modules (``main`` passes the
+    command its arguments name); ``None``: every subcommand (``--help``, a bad command)."""
     from .algorithms.registry import COLLECTIVES
 
+    if command is not None and command not in COMMANDS:
+        raise ValueError(f"unknown command {command!r}; known: {', '.join(COMMANDS)}")
     parser = Parser(
         prog="simcollective",
         description=f"Flow-level simulation of GPU collectives on GPU clusters, on real data: "
@@ -44,34 +57,48 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"simcollective {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     sub.required = True
-    _add_run_parser(sub)
-    p2p.add_parser(sub)
-
-    # listings -------------------------------------------------------------------------------
-    p = sub.add_parser("algorithms", help="list the algorithms of every collective")
-    p.add_argument("--collective", metavar="NAME", help=f"only this collective: {', '.join(COLLECTIVES)}")
-    add_plugin_argument(p)
-    p.set_defaults(func=cmd_algorithms)
-    p = sub.add_parser("topologies", help="list the topology presets (or describe one)")
-    p.add_argument("--show", metavar="NAME", help="describe this preset built with --nodes")
-    p.add_argument("--nodes", default="2", metavar="N", help="servers of the preset --show describes (default: 2)")
-    p.set_defaults(func=cmd_topologies)
-
-    for modname in _COMMAND_MODULES:
-        importlib.import_module(modname).add_parser(sub)
+    for name in COMMANDS:
+        if command is None or command == name:
+            _add_command(sub, name)
     return parser
 
 
+def _add_command(sub, name: str) -> None:
+    """Add subcommand ``name`` to ``sub`` (importing the module that defines it)."""
+    if name == "run":
+        _add_run_parser(sub)
+    elif name == "p2p":
+        from . import p2p
+
+        p2p.add_parser(sub)
+    elif name == "algorithms":
+        from .algorithms.registry import COLLECTIVES
+
+        p = sub.add_parser("algorithms", help="list the algorithms of every collective")
+        p.add_argument("--collective", metavar="NAME", help=f"only this collective: {', '.join(COLLECTIVES)}")
+        add_plugin_argument(p)
+        p.set_defaults(func=cmd_algorithms)
+    elif name == "topologies":
+        p = sub.add_parser("topologies", help="list the topology presets (or describe one)")
+        p.add_argument("--show", metavar="NAME", help="describe this preset built with --nodes")
+        p.add_argument("--nodes", default="2", metavar="N", help="servers of the preset --show describes (default: 2)")
+        p.set_defaults(func=cmd_topologies)
+    else:
+        importlib.import_module(_COMMAND_MODULES[name]).add_parser(sub)
+
+
+def command_of(argv) -> str | None:
+    """The subcommand ``argv`` names (its first word, when that is one of :data:`COMMANDS`),
+    else None (``--help``, ``--version``, nothing or a bad command: the whole parser)."""
+    return argv[0] if argv and argv[0] in COMMANDS else None
+
+
 def _add_run_parser(sub) -> None:
-    from .algorithms import load_all
-    from .algorithms.registry import ALGORITHMS, COLLECTIVES, algorithms_for
+    from .algorithms.registry import COLLECTIVES
     from .placement import PLACEMENTS
     from .simulate import run_defaults
 
-    load_all()
     D = run_defaults()
-    dense = sorted(a for a in ALGORITHMS if ALGORITHMS[a].kind == "dense")
-    sparse = sorted(a for a in ALGORITHMS if ALGORITHMS[a].kind == "sparse")
     names = ", ".join(COLLECTIVES)
     p = sub.add_parser("run", help=f"simulate one collective ({names}), verify it, print time and bandwidth",
                        description=f"Simulate one collective ({names}) on real data, verify every rank's "
@@ -80,10 +107,9 @@ def _add_run_parser(sub) -> None:
     add_topology_arguments(p)
     p.add_argument("--collective", default="allreduce", metavar="NAME",
                    help=f"{names} (default: allreduce)")
-    p.add_argument("--algorithm", metavar="NAME",
-                   help=f"required; allreduce dense: {', '.join(dense)}; allreduce sparse: {', '.join(sparse)}; "
-                        + "; ".join(f"{c}: {', '.join(sorted(algorithms_for(c)))}" for c in COLLECTIVES[1:])
-                        + " ('simcollective algorithms' describes them)")
+    algorithm = p.add_argument("--algorithm", metavar="NAME",
+                               help="required ('simcollective algorithms' lists them)")
+    p.help_when_shown(algorithm, algorithm_help)
     p.add_argument("--elements", metavar="N",
                    help="count as NCCL takes it: the vector length (allreduce, broadcast, reduce) or "
                         "per-rank count (allgather: send, reduce-scatter: receive, alltoall: per peer), e.g. 32M")
@@ -329,11 +355,11 @@ def cmd_run(args) -> int:
 def _trace_limits(args, config) -> tuple:
     """``(ranks, window)`` of ``--trace-ranks``/``--trace-window``, checked before the run
     (the ranks against the run's rank count); both need ``--trace``."""
-    from .trace import check_trace_ranks, parse_trace_ranks, parse_trace_window
-
     if not args.trace:
         refuse_unused(args, {d: "without --trace (it limits the trace file)" for d in ("trace_ranks", "trace_window")})
         return None, None
+    from .trace import check_trace_ranks, parse_trace_ranks, parse_trace_window
+
     ranks = parse_trace_ranks(args.trace_ranks) if args.trace_ranks is not None else None
     window = parse_trace_window(args.trace_window) if args.trace_window is not None else None
     if ranks is not None:
@@ -344,8 +370,9 @@ def _trace_limits(args, config) -> tuple:
 
 
 def main(argv=None) -> int:
+    argv = sys.argv[1:] if argv is None else list(argv)
     try:
-        parser = build_parser()
+        parser = build_parser(command_of(argv))
         args = parser.parse_args(argv)
         load_plugin_arguments(args)
         if getattr(args, "yes", False):       # --yes: beyond the guard's wall limit

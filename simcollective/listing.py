@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from .arguments import refuse_unused
 
-__all__ = ["cmd_algorithms", "cmd_topologies"]
+__all__ = ["cmd_algorithms", "cmd_topologies", "algorithm_help"]
 
 
 def cmd_algorithms(args) -> int:
@@ -58,3 +58,15 @@ def _print_figures(topologies, name: str) -> None:
         print(f"  {key:<28} {shown:<14} {source}")
     keys = [k for k, _, _ in rows if "." not in k and k != "gpu_model"]
     print(f"--topology-opt keys: {', '.join(keys)}")
+
+
+def algorithm_help() -> str:
+    """``run --algorithm``'s help: every algorithm of every collective (every module loaded)."""
+    from .algorithms.registry import COLLECTIVES, algorithms_for
+
+    allreduce = algorithms_for("allreduce")
+    dense = sorted(a for a in allreduce if allreduce[a].kind == "dense")
+    sparse = sorted(a for a in allreduce if allreduce[a].kind == "sparse")
+    return (f"required; allreduce dense: {', '.join(dense)}; allreduce sparse: {', '.join(sparse)}; "
+            + "; ".join(f"{c}: {', '.join(sorted(algorithms_for(c)))}" for c in COLLECTIVES[1:])
+            + " ('simcollective algorithms' describes them)")

@@ -9,9 +9,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from . import data
-from .data.alltoallv import alltoallv_collective, check_sizes, load_sizes, sizes_stats
-from .data.moe import moe_sizes, parse_moe
-from .algorithms import get_algorithm, load_all
+from .algorithms import get_algorithm
 from .algorithms.registry import CONTEXT, check_options
 from .data.collectives import get_collective
 from .errors import UserInputError
@@ -31,7 +29,6 @@ def resolve_study(config: RunConfig, algo) -> tuple:
     already size messages as the study did, or were not in the study); a part set
     explicitly to something else is an error, never silently overridden.
     """
-    from .algorithms import STUDY_SIZING
     from .runtime import TIMINGS
 
     routing, timing = config.routing, config.timing
@@ -42,6 +39,8 @@ def resolve_study(config: RunConfig, algo) -> tuple:
         raise UserInputError(f"study {config.study!r} must be true or false")
     if not config.study:
         return routing, timing, options
+    from .algorithms import STUDY_SIZING
+
     if routing not in ("first", "study"):
         raise UserInputError(f"--study sets --routing study; --routing {routing} contradicts it")
     densify = options.get("densify")
@@ -145,7 +144,6 @@ def count_for_bytes(collective: str, nbytes: int, nranks: int, dtype) -> int:
 def resolve(config: RunConfig, graph=None) -> Plan:
     """Check the configuration and build the machine: every bad input fails here, before
     any long work."""
-    load_all()
     coll = get_collective(config.collective)
     algo = get_algorithm(config.algorithm, coll.name)
     dtype = data.check_dtype(config.dtype)
@@ -211,6 +209,9 @@ def _alltoallv(config: RunConfig, coll, P: int, dtype) -> tuple:
         raise UserInputError("--sizes and --moe both give alltoallv's sizes; give one of them")
     if given and config.bytes is not None:
         raise UserInputError(f"--bytes and {given[0][0]} both give alltoallv's sizes; give one of them")
+    from .data.alltoallv import alltoallv_collective, check_sizes, load_sizes, sizes_stats
+    from .data.moe import moe_sizes, parse_moe
+
     info = {}
     if config.moe is not None:
         spec = parse_moe(config.moe)

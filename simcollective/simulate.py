@@ -47,7 +47,6 @@ from .resolve import Plan, count_for_bytes, resolve, resolve_study
 from .run_config import (DEFAULT_MEMORY_BUDGET, JSON_KEYS, VERIFY_MODES, Report, RunConfig, build_graph,
                          run_defaults)
 from .runtime import run_ranks
-from .runtime.compiled import NotCompilable, run_compiled
 
 __all__ = ["RunConfig", "Report", "run", "run_collective", "run_allreduce", "build_graph", "run_defaults",
            "JSON_KEYS", "count_for_bytes", "resolve_study", "resolve", "Plan", "make_inputs", "simulate",
@@ -77,6 +76,8 @@ def simulate(plan: Plan, inputs, progress=None):
     if engine != "simpy":
         why = compiled_refusal(plan)
         if why is None:
+            from .runtime.compiled import NotCompilable, run_compiled   # the compiled path's modules
+
             try:
                 result = run_compiled(plan.graph, plan.placement, main, lambda r: (inputs(r),), plan.profile,
                                       plan.routing)
@@ -110,9 +111,10 @@ def compiled_refusal(plan: Plan) -> str | None:
                     "loading the compiled loop")
         servers = {plan.graph.nodes[g].get("server") for g in plan.placement}
         if plan.algo.name.startswith("nccl") and len(servers) > 1:
-            # measured: 8 x DGX H100, nccl 8 GiB, 9.5 s CPU under a recording that fell back, 5.8 s on SimPy
-            return ("auto: NCCL's channels across servers share the NICs, which needs the engine's array store "
-                    "(the compiled loop does not model it; --engine compiled tries)")
+            # measured: 64 x DGX H100, nccl-ring 256M float32 (8.3 M messages): 140 s CPU and 10.4 GB
+            # compiled (the recording's peak), 128 s and 1.4 GB on SimPy
+            return ("auto: NCCL's algorithms across servers: the compiled path costs as much CPU as the SimPy "
+                    "path and several times its memory (the recording); --engine compiled runs it")
     if plan.algo.kind == "sparse":
         return "a sparse algorithm's messages depend on the data"
     if plan.config.stragglers:

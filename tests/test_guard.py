@@ -92,11 +92,13 @@ def test_every_long_command_takes_yes(cmd):
 def test_bench_and_job_are_refused_as_a_whole_before_the_first_run(capsys, monkeypatch):
     from pathlib import Path
 
+    import simcollective.jobs.runner as runner
     import simcollective.simulate as simulate
 
     monkeypatch.setenv("SIMCOLLECTIVE_WALL_LIMIT", "1e-9")
     monkeypatch.delenv("SIMCOLLECTIVE_YES", raising=False)
-    monkeypatch.setattr(simulate, "make_inputs", lambda plan: pytest.fail("a run was started"))
+    for module in (simulate, runner):    # the job's runner holds its own name for it
+        monkeypatch.setattr(module, "make_inputs", lambda plan: pytest.fail("a run was started"))
     one_line_error(capsys, ["bench", "--topology", "abci", "-b", "1K", "-e", "4K", "-f", "2"],
                    "these 3 sizes", "together", "--yes", "a smaller -e")
     job = Path(__file__).resolve().parent.parent / "experiments" / "job_tp_dp.toml"

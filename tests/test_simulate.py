@@ -53,17 +53,20 @@ def test_bench_takes_the_engine(capsys):
     assert len(rows) == 2
 
 
-def test_auto_runs_multi_server_nccl_on_simpy_without_recording_first(monkeypatch):
-    """NCCL's channels across servers couple at the NICs (the array store, which the compiled
-    loop does not model): auto says so before recording anything, and the time is SimPy's."""
+def test_auto_keeps_multi_server_nccl_on_simpy_and_compiled_runs_it(monkeypatch):
+    """NCCL's channels across servers couple at the NICs, in the array store of the SimPy
+    engine and of the compiled loop alike: ``--engine compiled`` runs them with SimPy's time;
+    auto keeps them on the SimPy path (as fast, less memory) without recording first."""
+    import simcollective.runtime.compiled as compiled_path
     import simcollective.simulate as sim
     from simcollective.run_config import RunConfig
 
     monkeypatch.setattr(sim, "AUTO_MIN_MESSAGES", 0)
-    recorded = []
-    monkeypatch.setattr(sim, "run_compiled", lambda *a, **k: recorded.append(a) or pytest.fail("recorded"))
-    kw = dict(topology="dgx-h100", nodes=2, algorithm="nccl-ring", bytes=2**20, profile="nccl")
+    kw = dict(topology="dgx-h100", nodes=2, algorithm="nccl-ring", bytes=2**26, profile="nccl")
+    compiled = sim.run(RunConfig(engine="compiled", **kw))
+    recorded = []     # the compiled path's entry, which simulate imports when it takes that path
+    monkeypatch.setattr(compiled_path, "run_compiled", lambda *a, **k: recorded.append(a) or pytest.fail("recorded"))
     rep = sim.run(RunConfig(engine="auto", **kw))
-    assert rep.fields["engine"] == "simpy" and "channels across servers" in rep.fields["engine_note"]
+    assert rep.fields["engine"] == "simpy" and "NCCL's algorithms across servers" in rep.fields["engine_note"]
     assert not recorded
-    assert rep.fields["time_s"] == sim.run(RunConfig(engine="simpy", **kw)).fields["time_s"]
+    assert compiled.fields["engine"] == "compiled" and compiled.fields["time_s"] == rep.fields["time_s"]

@@ -15,8 +15,9 @@ Every command that takes an algorithm (``run``, ``bench``, ``sweep``, ``compare`
 and ``algorithms``, which lists them) loads the plugins named by ``--plugin
 MODULE_OR_FILE`` (repeatable) before it reads its inputs; a sweep's worker processes load
 them too. An installed package can instead declare
-its module in the entry-point group :data:`ENTRY_POINT_GROUP`, loaded with the package's
-own algorithms (so by every command and by the Python API)::
+its module in the entry-point group :data:`ENTRY_POINT_GROUP`, loaded with all of the
+package's own algorithms (by the listings, and by a command or API call that names an
+algorithm the package has no module for)::
 
     [project.entry-points."simcollective.algorithms"]
     my-collectives = "mypkg.collectives"

@@ -214,12 +214,21 @@ def check_collective(collective: str) -> str:
 
 def get_algorithm(name: str, collective: str = "allreduce") -> Algorithm:
     """The algorithm ``name`` of ``collective``; the error lists those that exist for it
-    (and, if ``name`` exists for other collectives only, says which)."""
-    from . import load_all
+    (and, if ``name`` exists for other collectives only, says which).
 
-    load_all()
+    The package's module of that name (``collective/name.py``, ``-`` as ``_``) is imported
+    first, alone; every module (and the entry points' plugins) only if it does not
+    register ``name``: a run imports its own algorithm, not the others."""
+    from . import load_all, load_module_of
+
     check_collective(collective)
     algo = REGISTRY.get((collective, name))
+    if algo is None:
+        load_module_of(collective, name)
+        algo = REGISTRY.get((collective, name))
+    if algo is None:
+        load_all()
+        algo = REGISTRY.get((collective, name))
     if algo is not None:
         return algo
     mine = sorted(n for c, n in REGISTRY if c == collective)

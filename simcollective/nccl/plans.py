@@ -204,6 +204,11 @@ def _latency_us(table: NcclConstants, m, latency) -> float:
 
 
 # -- allreduce -------------------------------------------------------------------------------
+def nvls_efficiency(table: NcclConstants, m) -> float:
+    """NVLS's share of the NVLink rate: the profile's (Hopper-fitted) x NCCL's nvlsEfficiency ratio."""
+    return table.nvls_efficiency * model.NVLS_EFFICIENCY[m.arch] / model.NVLS_EFFICIENCY["hopper"]
+
+
 def make_plan(graph, gpus, profile, algorithm: str, nbytes: int, protocol=None, channels=None,
               fill: FillRules = FILL) -> Plan:
     """The :class:`Plan` of one allreduce of ``nbytes`` per rank; ``algorithm`` is ``ring``,
@@ -258,7 +263,7 @@ def _build_plan(graph, gpus, profile, algorithm: str, nbytes: int, protocol, cha
         P = m.ppn
         # every GPU link carries (P + 1)/P x S each way in NVLS (scatter + multimem store up,
         # multimem load-reduce + gather down); the emulation sends 2 (P - 1)/P x S each way
-        wire = (P + 1) / (2 * (P - 1)) / table.nvls_efficiency if P > 1 else 1.0
+        wire = (P + 1) / (2 * (P - 1)) / nvls_efficiency(table, m) if P > 1 else 1.0
     plan = Plan(algorithm, protocol, channels, lat_us * 1e-6, wire, m, model_choice=model_choice,
                 predicted_us=predicted, network=network_note(graph, m, graphs, algorithm))
     if algorithm in ("nvls", "nvlstree"):
@@ -333,7 +338,7 @@ def _build_coll_plan(graph, gpus, profile, coll: str, algorithm: str, nbytes: in
         # NVLS allgather: each GPU link carries its block once up and the P - 1 others down;
         # reduce-scatter: its P - 1 blocks up (the switch reads them) and its result down.
         # The emulation sends P - 1 blocks each way, so only the NVLS efficiency scales it.
-        wire = 1.0 / table.nvls_efficiency
+        wire = 1.0 / nvls_efficiency(table, m)
     plan = Plan(algorithm, protocol, channels, lat_us * 1e-6, wire, m, predicted_us=predicted,
                 network=network_note(graph, m, graphs, algorithm))
     if algorithm == "ring" and m.nranks > 1:

@@ -22,6 +22,9 @@ from dataclasses import dataclass
 from ..patterns.trees import btree, dtree
 from .protocols import MAXCHANNELS
 
+#: NCCL_MAX_NVLS_ARITY: the most NVLS heads (one per GPU) of an NVLink domain (NCCL src/include/device.h)
+MAX_NVLS_ARITY = 32
+
 __all__ = ["GraphInfo", "graphs_of", "ring_search", "direct_rings", "ring_orders", "tree_links", "nvlstree_links",
            "trees_of"]
 
@@ -53,6 +56,12 @@ def _speeds_intra(cc):
 
 def _speeds_inter(cc):
     return SPEED_INTER_SM100 if cc >= 100 else SPEED_INTER_SM90 if cc >= 90 else SPEED_INTER
+
+
+def _speeds_inter_at(cc, bw: float) -> float:
+    """The first inter-node search speed not above ``bw`` GB/s."""
+    speeds = _speeds_inter(cc)
+    return next((s for s in speeds if s <= bw + 1e-9), speeds[-1])
 
 
 def _dup(nch: int, bw: float, cc: int) -> tuple:
@@ -104,8 +113,7 @@ def graphs_of(m) -> dict:
             nch, bw = _dup(max(nch, 1), bw, m.cc)
             g = GraphInfo(nch, bw, bw, min(2 * nch, MAXCHANNELS))
     else:
-        speed = next((s for s in _speeds_inter(m.cc) if s <= m.nic_bw + 1e-9), _speeds_inter(m.cc)[-1])
-        nch = max(m.nics, 1)
+        nch, speed = _net_rings(m)
         nch, bw = _dup(nch, float(speed), m.cc)
         comm = min(2 * nch, MAXCHANNELS)
         if m.cc >= 90 and bw > 45 and comm < 16:
@@ -115,19 +123,53 @@ def graphs_of(m) -> dict:
     if m.nvls:
         total = m.nvlink_total
         speeds = _speeds_intra(m.cc)
-        bw_intra = next((s for s in speeds if (m.ppn + 1) * s <= total + 1e-9), speeds[-1])
+        heads = min(m.ppn, MAX_NVLS_ARITY)
+        bw_intra = next((s for s in speeds if (heads + 1) * s <= total + 1e-9), speeds[-1])
         bw_inter = next((s for s in speeds if s < 2 * bw_intra), bw_intra)
         if m.nnodes > 1 and 0 < m.nics < m.ppn:
             # heads sharing NICs (4 NICs for 8 heads): each head crosses the network at its
             # share of the node's NIC rings, not at a NIC of its own
             share = m.nics * m.nic_bw / m.ppn
             bw_inter = next((s for s in speeds if s <= min(bw_inter, share) + 1e-9), speeds[-1])
+        elif m.nnodes > 1 and m.nics:
+            # a head with NICs of its own crosses the network no faster than its GPU -> NIC
+            # path carries (the inter-node speed of its NIC rings: 200 Gb/s NICs, 24 GB/s)
+            share = m.nics * m.nic_bw / m.ppn
+            bw_inter = min(bw_inter, float(_speeds_inter_at(m.cc, share)))
         nvls_channels = 16 if m.cc < 100 else (24 if m.nnodes == 1 else 32)
-        info = GraphInfo(m.ppn, float(bw_intra), float(bw_inter), nvls_channels)
+        info = GraphInfo(heads, float(bw_intra), float(bw_inter), nvls_channels)
         out["nvls"] = info
         if m.nnodes > 1:
             out["nvlstree"] = info
     return out
+
+
+def _net_rings(m) -> tuple:
+    """``(rings, GB/s per ring)`` of NCCL's multi-node ring search: one ring per NIC ring the
+    node carries (``m.nics``) at the first inter-node speed its best GPU -> NIC path allows,
+    as many as fit every GPU's NVLink. A ring runs ``NET -> GPU a -> ... -> GPU x -> NET``:
+    every GPU of the node forwards it over NVLink except the one whose NIC it leaves by, so
+    with ``r`` rings spread over ``ppn`` GPUs a GPU forwards ``r - r // ppn`` of them, each at
+    the ring's speed. On 8-GPU nodes the NICs bound the rings (8 x 48 GB/s: 7 forwarded, 336
+    of H100's 370.8); in a 72-GPU NVLink domain the NVLink does (15 x 48 of 722). When NVLink
+    cuts the rings, slower speeds are tried as NCCL's search does (more rings, while the next
+    speed is above 0.49 x the best and ``rings x speed`` grows), at most ``MAXCHANNELS / 2``."""
+    speeds = _speeds_inter(m.cc)
+    start = next((i for i, s in enumerate(speeds) if s <= m.nic_bw + 1e-9), len(speeds) - 1)
+    total = m.nvlink_total if m.intra == "nvlink" else float("inf")
+    best = None
+    for speed in speeds[start:]:
+        if best is not None and (speed <= 0.49 * best[1] or best[0] >= max(m.nics, 1)):
+            break
+        most = max(m.nics, 1) if best is None else MAXCHANNELS // 2
+        rings = min(most, MAXCHANNELS // 2)
+        while rings > 1 and (rings - rings // m.ppn) * speed > total + 1e-9:
+            rings -= 1
+        if best is None or rings * speed > best[0] * best[1] + 1e-9:
+            best = (rings, speed)
+        if best[0] * best[1] >= total - 1e-9:
+            break
+    return best
 
 
 def direct_rings(ppn: int, direct: dict, speed: float, max_rings: int = 32) -> list:

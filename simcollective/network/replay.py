@@ -37,6 +37,7 @@ class ReplayResult:
     recomputations: int
     links: list
     now: float
+    arrays: int = 0  # times the flows moved into the array store
 
 
 def unsupported_model(net) -> str | None:
@@ -98,6 +99,7 @@ def _path_arrays(paths):
 
 def replay(net, placement, prog: dict, n_events: int, smpi: bool, eager: int) -> ReplayResult:
     """Run the recorded program ``prog`` (:meth:`Program.arrays`) over ``net``."""
+    from . import replay_flows as rf
     from . import replay_kernels as rk
 
     src, dst, size = prog["src"], prog["dst"], prog["bytes"]
@@ -118,11 +120,9 @@ def replay(net, placement, prog: dict, n_events: int, smpi: bool, eager: int) ->
     RF[:, 2] = [c * (1 - t.near_tol) for c in cap]
     EVS = np.zeros((n_events, 3), np.int64)
     EVS[:, 1] = -1
-    tune = np.array([t.bulk_min, t.walk_limit, t.level_tol, SET_PLACES])
+    tune = np.array([t.bulk_min, t.walk_limit, t.level_tol, t.cutoff_tol, t.bulk_off, t.refresh, SET_PLACES])
     C, finish, op_time, rcnt, now = rk.execute(prog["ops"], prog["rank_ptr"], prog["members"], prog["seconds"],
                                                smpi, tune, MI, MF, PI, PF, RF, EVS)
-    if C[rk.STATUS] == rk.FALLBACK:
-        raise Unsupported("the run needs the engine's array store (a large coupled component)")
     if C[rk.STATUS] == rk.DEADLOCK:
         raise Unsupported("the ranks block")
     sums = np.zeros(len(paths), np.int64)
@@ -131,4 +131,5 @@ def replay(net, placement, prog: dict, n_events: int, smpi: bool, eager: int) ->
         p.bytes += b
     links = link_stats(net.router, res_bytes(paths, len(cap)), RF[:, 6].tolist(), RF[:, 5].tolist(),
                        (rcnt > 0).tolist(), now)
-    return ReplayResult(finish, op_time, int(C[rk.EID]), int(C[rk.FLOWS]), int(C[rk.RECOMP]), links, now)
+    return ReplayResult(finish, op_time, int(C[rk.EID]), int(C[rk.FLOWS]), int(C[rk.RECOMP]), links, now,
+                        int(C[rf.ENTERS]))

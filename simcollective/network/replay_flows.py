@@ -13,9 +13,9 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from .replay_heaps import hpop, hpush, sdel
+from .replay_heaps import hpop, hpush, sdel, sput
 
-__all__ = ["activate", "take_ends", "apply_bounds", "apply", "pool_room", "grow_slots"]
+__all__ = ["activate", "take_ends", "apply_bounds", "apply", "pool_room", "grow_slots", "reorder", "wake_at"]
 
 # message flags
 SENT, RPOSTED, STARTED, ARRIVED, EAGER = 1, 2, 4, 8, 16
@@ -24,17 +24,18 @@ PATH, SEND, RECV, FLAGS, SEQ = 0, 1, 2, 3, 4
 EFF, LAT = 0, 1
 # events EVS (left, waiter, state: 0 pending, 1 in the queue, 2 processed)
 LEFT, WAITER, STATE = 0, 1, 2
-# slots (a flow in flight) SI (message, seq, version, path, positions...), SF (rate, remaining, t_last)
+# slots (a flow in flight) SI (message, seq, version, path, positions...), SF (rate, remaining, t_last,
+# activation time)
 SMSG, SSEQ, SVER, SPATH, SPOS = 0, 1, 2, 3, 4
-RATE, REM, TLAST = 0, 1, 2
+RATE, REM, TLAST, TSTART = 0, 1, 2, 3
 # paths PI (resources, resource ids...), PF (weight, bound, coefficients..., loads...)
 # resources RF (capacity, saturable above, near, maxload, load, busy since, busy time)
 CAP, SAT, NEAR, MAXLOAD, LOAD, BSINCE, BTIME = 0, 1, 2, 3, 4, 5, 6
 # counters C
-# (NBKT, NWAKE: times in the sets of activation and wake-up times; RESUME: a rank to resume
-# once the sets have room, or -1; NSTART: ranks started)
-EID, FLOWS, ACTK, ENDK, ACTIVE, RECOMP, NMAIN, NACT, NEND, NFREE, STAMP, STATUS, PTOP, NBKT, NWAKE, RESUME, NSTART = \
-    range(17)
+# (ENTERS: moves into the array store; NBKT, NWAKE: times in the sets of activation and wake-up
+# times; RESUME: a rank to resume once the sets have room, or -1; NSTART: ranks started)
+EID, FLOWS, ACTK, ENDK, ACTIVE, RECOMP, NMAIN, NACT, NEND, NFREE, STAMP, STATUS, PTOP, ENTERS, NBKT, NWAKE, RESUME, \
+    NSTART = range(18)
 # the flows on each resource: rl = (pool, offset, capacity); resource r's rcnt[r] slots are
 # pool[offset[r]:offset[r] + rcnt[r]] (one flat array: no typed list of arrays to index)
 POOL, ROFF, RCAP = 0, 1, 2
@@ -63,7 +64,7 @@ def activate(now, MI, MF, SI, SF, PI, PF, RF, rcnt, rl, seeds, fin, free, C, ah,
         s = free[C[NFREE]]
         SI[s, SMSG], SI[s, SSEQ], SI[s, SPATH] = m, MI[m, SEQ], p
         SI[s, SVER] += 1
-        SF[s, RATE], SF[s, REM], SF[s, TLAST] = 0.0, MF[m, EFF], now
+        SF[s, RATE], SF[s, REM], SF[s, TLAST], SF[s, TSTART] = 0.0, MF[m, EFF], now, now
         for k in range(PI[p, 0]):
             r = PI[p, 1 + k]
             n = rcnt[r]
@@ -249,3 +250,24 @@ def grow_slots(SI, SF, free, scratch, C, need):
     e = np.empty(S2, np.int64)
     scratch2 = (e, e.copy(), scratch[2], e.copy(), e.copy(), scratch[5], sseen, scratch[7], scratch[8])
     return SI2, SF2, free2, scratch2
+
+
+@njit(cache=True, inline="always")
+def wake_at(when, wk, C, mh):
+    """One network wake-up at ``when`` (if none is pending there)."""
+    if sput(wk, when):
+        C[NWAKE] += 1
+        C[NMAIN] = hpush(mh[0], mh[1], mh[2], mh[3], C[NMAIN], when, C[EID], -1, 0)
+        C[EID] += 1
+
+
+@njit(cache=True, inline="always")
+def reorder(a, n, keys):
+    """``a[:n] = a[:n][np.argsort(keys)]``, without a slice assignment (which compiles
+    numba's error text: seconds on a fresh cache)."""
+    order = np.argsort(keys)
+    tmp = np.empty(n, np.int64)
+    for i in range(n):
+        tmp[i] = a[order[i]]
+    for i in range(n):
+        a[i] = tmp[i]

@@ -14,9 +14,9 @@ It performs, in the same order, the same floating-point operations as the SimPy 
   completions due, and updates rates as the per-flow engine does: new flows alone on
   resources that cannot saturate take their bounds, otherwise the component of what
   changed is solved by the very max-min filling of :mod:`.filling` (compiled by
-  :mod:`.kernels`). Where the SimPy engine would move its flows into the array store
-  (more than ``bulk_min`` active flows and a component past ``walk_limit``), the loop
-  stops with :data:`FALLBACK` and the caller runs the SimPy path.
+  :mod:`.kernels`). Where the SimPy engine moves its flows into the array store (more
+  than ``bulk_min`` active flows and a component past ``walk_limit``), so does the loop,
+  each wake-up there being the store's compiled step (:mod:`.replay_bulk`).
 
 Plain functions under ``@njit(cache=True)``; ``NUMBA_DISABLE_JIT=1`` runs the same code.
 State lives in arrays (the column names below); a flow in flight occupies a *slot*.
@@ -30,28 +30,21 @@ import numpy as np
 from numba import njit
 
 from .kernels import fill
-from .replay_flows import (ACTIVE, ACTK, ARRIVED, CAP, EAGER, EID, FLAGS, FLOWS, LAT, LEFT, MAXLOAD, NACT, NBKT,
-                           NEND, NMAIN, NSTART, NWAKE, POOL, PTOP, RECOMP, RECV, RESUME, ROFF, RPOSTED, SAT, SEND,
-                           SENT, SEQ, SMSG, SPATH, SPOS, SSEQ, STAMP, STARTED, STATE, STATUS, SVER, WAITER, activate,
-                           apply, apply_bounds, grow_slots, pool_room, take_ends)
+from .replay_bulk import PLACES, close, empty, enter, table
+from .replay_bulk import wakeup as store_wakeup
+from .replay_flows import (ACTIVE, ACTK, ARRIVED, CAP, EAGER, EID, ENTERS, FLAGS, FLOWS, LAT, LEFT, MAXLOAD, NACT,
+                           NBKT, NEND, NMAIN, NSTART, NWAKE, POOL, PTOP, RECOMP, RECV, RESUME, ROFF, RPOSTED, SAT,
+                           SEND, SENT, SEQ, SMSG, SPATH, SPOS, SSEQ, STAMP, STARTED, STATE, STATUS, SVER, WAITER,
+                           activate, apply, apply_bounds, grow_slots, pool_room, reorder, take_ends, wake_at)
 from .replay_heaps import hgrow, hpop, hpush, sdel, sgrow, sput
 
-__all__ = ["OK", "FALLBACK", "DEADLOCK", "execute", "wakeup", "run_rank", "component"]
+__all__ = ["OK", "DEADLOCK", "execute", "wakeup", "run_rank", "component"]
 
-OK, FALLBACK, DEADLOCK = 0, 1, 2
+OK, DEADLOCK = 0, 2
 # what :func:`events` returns: the run is over, or the next event needs room (grown by the caller)
 DONE, ROOM = 0, 1
 # operations (as in runtime/record.py)
 POST, WAITALL, TIMEOUT, YIELD, MARK, DELAY_SINCE, NOW = 0, 1, 2, 3, 4, 5, 6
-
-
-@njit(cache=True, inline="always")
-def wake_at(when, wk, C, mh):
-    """One network wake-up at ``when`` (if none is pending there)."""
-    if sput(wk, when):
-        C[NWAKE] += 1
-        C[NMAIN] = hpush(mh[0], mh[1], mh[2], mh[3], C[NMAIN], when, C[EID], -1, 0)
-        C[EID] += 1
 
 
 @njit(cache=True, inline="always")
@@ -226,8 +219,8 @@ def component(seeds, ns, touch, nt, limit, SI, PI, RF, rcnt, rl, sseen, rseen, s
             coupled += 1
             if coupled > limit:
                 return -1, 0
-    _reorder(comp, nc, SI[comp[:nc], SSEQ])
-    _reorder(satl, nsat, satl[:nsat])
+    reorder(comp, nc, SI[comp[:nc], SSEQ])
+    reorder(satl, nsat, satl[:nsat])
     return nc, nsat
 
 
@@ -262,17 +255,24 @@ def solve(comp, nc, satl, nsat, SI, PI, PF, RF, rseen, stamp, level_tol):
 
 
 @njit(cache=True)
-def wakeup(now, tune, MI, MF, SI, SF, PI, PF, RF, rcnt, rl, scratch, free, C, ah, eh, mh, bk, wk, EVS):
-    """One network wake-up (``Network._on_wakeup`` in per-flow mode)."""
+def wakeup(now, tune, MI, MF, SI, SF, PI, PF, RF, rcnt, rl, scratch, free, C, ah, eh, mh, bk, wk, EVS, A, T, bulk):
+    """One network wake-up (``Network._on_wakeup``), in the array store ``A`` if ``bulk``;
+    returns (the store, whether the flows are in it)."""
     sdel(wk, now)
     C[NWAKE] -= 1
     seeds, fin, touch = scratch[0], scratch[1], scratch[2]
-    ns, nfin, lone, nb = activate(now, MI, MF, SI, SF, PI, PF, RF, rcnt, rl, seeds, fin, free, C, ah, bk)
-    nfin, nt = take_ends(now, nfin, MI, SI, SF, PI, PF, RF, rcnt, rl, fin, touch, scratch[8], free, C, eh)
+    nxt = np.inf
+    if bulk:
+        A, nfin, nxt, bulk = store_wakeup(now, tune, A, T, MI, MF, SI, SF, PI, PF, RF, rcnt, rl, fin, free, C, ah, eh,
+                                          bk)
+        ns, nt, lone, nb = 0, 0, True, 0
+    else:
+        ns, nfin, lone, nb = activate(now, MI, MF, SI, SF, PI, PF, RF, rcnt, rl, seeds, fin, free, C, ah, bk)
+        nfin, nt = take_ends(now, nfin, MI, SI, SF, PI, PF, RF, rcnt, rl, fin, touch, scratch[8], free, C, eh)
     if ns or nt:
         if nt == 0 and lone:
             if nb > 1 and ns > 1:
-                _reorder(seeds, ns, SI[seeds[:ns], SSEQ])
+                reorder(seeds, ns, SI[seeds[:ns], SSEQ])
             C[RECOMP] += 1
             apply_bounds(now, seeds, ns, SI, SF, PI, PF, RF, C, eh)
         else:
@@ -280,10 +280,9 @@ def wakeup(now, tune, MI, MF, SI, SF, PI, PF, RF, rcnt, rl, scratch, free, C, ah
             limit = np.int64(tune[1]) if C[ACTIVE] > tune[0] else np.int64(-1)
             nc, nsat = component(seeds, ns, touch, nt, limit, SI, PI, RF, rcnt, rl, scratch[6], scratch[7],
                                  stack, comp, satl, C)
-            if nc < 0:
-                C[STATUS] = FALLBACK
-                return
-            if nc:
+            if nc < 0:  # all active flows move into the array store
+                A, nxt, bulk = enter(now, nfin, tune, T, MI, MF, SI, SF, PI, PF, RF, rcnt, rl, fin, free, C, eh)
+            elif nc:
                 C[RECOMP] += 1
                 if nc == 1 or nsat == 0:
                     rates = np.empty(nc)
@@ -294,32 +293,24 @@ def wakeup(now, tune, MI, MF, SI, SF, PI, PF, RF, rcnt, rl, scratch, free, C, ah
                 apply(now, comp, nc, rates, SI, SF, PI, PF, RF, C, eh)
     for i in range(nfin):
         arrive(fin[i], now, MI, EVS, C, mh)
-    while C[NEND]:  # the earliest valid completion gets a wake-up
+    if bulk and nxt < np.inf:
+        wake_at(nxt, wk, C, mh)
+    while C[NEND]:  # the earliest valid completion gets a wake-up (none in the store)
         s = eh[2][0]
         if SI[s, SMSG] >= 0 and SI[s, SVER] == eh[3][0]:
             wake_at(eh[0][0], wk, C, mh)
             break
         C[NEND] = hpop(eh[0], eh[1], eh[2], eh[3], C[NEND])
-
-
-@njit(cache=True, inline="always")
-def _reorder(a, n, keys):
-    """``a[:n] = a[:n][np.argsort(keys)]``, without a slice assignment (which compiles
-    numba's error text: seconds on a fresh cache)."""
-    order = np.argsort(keys)
-    tmp = np.empty(n, np.int64)
-    for i in range(n):
-        tmp[i] = a[order[i]]
-    for i in range(n):
-        a[i] = tmp[i]
+    return A, bulk
 
 
 @njit(cache=True)
 def events(clock, tune, smpi, ops, members, seconds, pc, rend, op_time, finish, MI, MF, SI, SF, PI, PF, RF, EVS,
-           rcnt, rl, scratch, free, C, ah, eh, mh, bk, wk):
+           rcnt, rl, scratch, free, C, ah, eh, mh, bk, wk, A, T, bulk):
     """Run the ranks (at time 0 in rank order, then each when its event is processed) and
-    the events in order until the queue is empty or the run stops (DONE), or until the next
-    step needs room (ROOM: the caller grows the arrays and calls again). Now: ``clock[0]``."""
+    the events in order until the queue is empty (DONE), or until the next step needs room
+    (ROOM: the caller grows the arrays and calls again). Returns (that, the array store,
+    whether the flows are in it: the caller passes both back). Now: ``clock[0]``."""
     D, n, P = PI.shape[1] - 1, RF.shape[0], pc.shape[0]
     while True:
         if C[RESUME] >= 0 or C[NSTART] < P:
@@ -329,23 +320,22 @@ def events(clock, tune, smpi, ops, members, seconds, pc, rend, op_time, finish, 
             run_rank(r, clock[0], pc, rend, ops, members, seconds, op_time, finish, smpi, MI, MF, EVS, C, ah, mh,
                      bk, wk)
             if C[RESUME] >= 0:
-                return ROOM
+                return ROOM, A, bulk
             continue
         if C[NMAIN] == 0:
-            return DONE
+            return DONE, A, bulk
         need = C[ACTIVE] + C[NACT] + 1
         if need > SI.shape[0] or C[NEND] + need > eh[0].shape[0]:
-            return ROOM
+            return ROOM, A, bulk
         now, v = mh[0][0], mh[2][0]
         if v < 0:
             # a wake-up's relocations take at most 4 x (flows after it) x D + 8 n entries
             if rl[POOL].shape[0] - C[PTOP] < 4 * need * D + 8 * n or 2 * (C[NWAKE] + 2) > wk.shape[0]:
-                return ROOM
+                return ROOM, A, bulk
             C[NMAIN] = hpop(mh[0], mh[1], mh[2], mh[3], C[NMAIN])
             clock[0] = now
-            wakeup(now, tune, MI, MF, SI, SF, PI, PF, RF, rcnt, rl, scratch, free, C, ah, eh, mh, bk, wk, EVS)
-            if C[STATUS]:
-                return DONE
+            A, bulk = wakeup(now, tune, MI, MF, SI, SF, PI, PF, RF, rcnt, rl, scratch, free, C, ah, eh, mh, bk, wk,
+                             EVS, A, T, bulk)
             continue
         C[NMAIN] = hpop(mh[0], mh[1], mh[2], mh[3], C[NMAIN])
         clock[0] = now
@@ -365,13 +355,13 @@ def execute(ops, rank_ptr, members, seconds, smpi, tune, MI, MF, PI, PF, RF, EVS
     """Run the recorded operations: returns (counters, finish per rank, time of each
     operation (marks and timeouts), busy resources, the last event's time)."""
     P, M, E, n, D = rank_ptr.shape[0] - 1, MI.shape[0], EVS.shape[0], RF.shape[0], PI.shape[1] - 1
-    C = np.zeros(17, np.int64)
+    C = np.zeros(18, np.int64)
     C[RESUME] = -1
     hm, ha = E + M + 16, M + 1
     mh = (np.empty(hm), np.empty(hm, np.int64), np.empty(hm, np.int64), np.empty(hm, np.int64))
     ah = (np.empty(ha), np.empty(ha, np.int64), np.empty(ha, np.int64), np.empty(ha, np.int64))
     eh = (np.empty(64), np.empty(64, np.int64), np.empty(64, np.int64), np.empty(64, np.int64))
-    SI, SF, free = np.zeros((0, SPOS + D), np.int64), np.zeros((0, 3)), np.zeros(0, np.int64)
+    SI, SF, free = np.zeros((0, SPOS + D), np.int64), np.zeros((0, 4)), np.zeros(0, np.int64)
     z = np.zeros(0, np.int64)
     scratch = (z, z, np.zeros(n, np.int64), z, z, np.zeros(n, np.int64), z, np.zeros(n, np.int64),
                np.zeros(n, np.int64))
@@ -379,11 +369,17 @@ def execute(ops, rank_ptr, members, seconds, smpi, tune, MI, MF, PI, PF, RF, EVS
     rcnt = np.zeros(n, np.int64)
     C[PTOP] = 2 * n
     rl = (np.empty(2 * n, np.int64), np.arange(n) * 2, np.full(n, 2, np.int64))
-    bk, wk = np.full(np.int64(tune[3]), -1.0), np.full(np.int64(tune[3]), -1.0)  # activation, wake-up times
+    places = np.int64(tune[PLACES])
+    bk, wk = np.full(places, -1.0), np.full(places, -1.0)  # activation, wake-up times
     pc, rend = rank_ptr[:-1].copy(), rank_ptr[1:].copy()
     finish, op_time, clock = np.full(P, np.nan), np.zeros(ops.shape[0]), np.zeros(1)
-    while events(clock, tune, smpi, ops, members, seconds, pc, rend, op_time, finish, MI, MF, SI, SF, PI, PF, RF, EVS,
-                 rcnt, rl, scratch, free, C, ah, eh, mh, bk, wk) == ROOM:
+    # the array store (:mod:`.replay_bulk`); ``bulk`` computed (a literal False would specialise the calls)
+    A, T, bulk = empty(n, np.int64(0)), table(PI, PF, n), C[ENTERS] > 0
+    while True:
+        what, A, bulk = events(clock, tune, smpi, ops, members, seconds, pc, rend, op_time, finish, MI, MF, SI, SF,
+                               PI, PF, RF, EVS, rcnt, rl, scratch, free, C, ah, eh, mh, bk, wk, A, T, bulk)
+        if what == DONE:
+            break
         need = C[ACTIVE] + C[NACT] + 1
         if need > SI.shape[0]:
             SI, SF, free, scratch = grow_slots(SI, SF, free, scratch, C, need)
@@ -394,6 +390,8 @@ def execute(ops, rank_ptr, members, seconds, smpi, tune, MI, MF, PI, PF, RF, EVS
             bk = sgrow(bk)
         while 2 * (C[NWAKE] + 2) > wk.shape[0]:
             wk = sgrow(wk)
-    if C[STATUS] == 0 and np.isnan(finish).any():
+    if bulk:
+        close(A, RF, rcnt)
+    if np.isnan(finish).any():
         C[STATUS] = DEADLOCK
     return C, finish, op_time, rcnt, clock[0]

@@ -94,6 +94,8 @@ def ring_chains(comm, x, plan, channels: int, root: int, chunks, reduce: bool):
         chans.append((v, nxt, prv, split(rng, chunks(int(rng.nbytes)))))
     K = max(len(ch[3]) for ch in chans)
     out = [list(ch[3]) for ch in chans]
+    vias = [plan.via(c, comm.rank) for c in range(len(chans))]   # the NICs of this rank's sends
+    isend, irecv = comm.isend, comm.irecv
     with comm.phase("reduce" if reduce else "broadcast"):
         for t in range(K + P):
             sends, recvs, where = [], [], []
@@ -101,10 +103,10 @@ def ring_chains(comm, x, plan, channels: int, root: int, chunks, reduce: bool):
                 k = len(pieces)
                 j = t - v
                 if v > 0 and 0 <= j < k:
-                    recvs.append(comm.irecv(prv, tag=(c, j)))
+                    recvs.append(irecv(prv, (c, j)))
                     where.append((c, j))
                 if v < P - 1 and 0 <= j - 1 < k:
-                    sends.append(comm.isend(nxt, Wire(out[c][j - 1], f), tag=(c, j - 1), via=plan.via(c, comm.rank)))
+                    sends.append(isend(nxt, Wire(out[c][j - 1], f), (c, j - 1), vias[c]))
             if not sends and not recvs:
                 continue
             msgs = yield comm.waitall(recvs + sends)

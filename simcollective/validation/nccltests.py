@@ -29,9 +29,11 @@ environment to V`` lines) are read per table: the file's preamble (the lines bef
 first section title, or before its first result row when it has no titles) applies to every
 table but those that start a run of their own (an nccl-tests ``# nThread N nGpus N`` header
 or ``# Collective test starting`` line in their own text: the outputs of several runs pasted
-into one file), and a table's own text (its section title, command and header lines) to that
-table only. Lines under a ``notes:`` or
-``NOTE:`` key (and their indented continuations) are prose about other runs and are not read.
+into one file; without section titles, also a table after a run's closing ``# Avg bus
+bandwidth`` line or stating its own NCCL version: annotated logs pasted one after the other),
+and a table's own text (its section title, command and header lines) to that table only.
+Lines under a ``notes:`` or ``NOTE:`` key (and their indented continuations) are prose about
+other runs and are not read.
 """
 
 from __future__ import annotations
@@ -211,11 +213,13 @@ class _Reader:
         self.devices = 0
         self.title = ""
         self.drops: list = []     # dropped rows waiting for their table
+        self.titled = self.closed = False  # preamble ends at a title; "Avg bus bandwidth" since the last table
 
     def comment(self, line: str, s: str) -> None:
         if re.match(r"#\s*-{2,}\s*\S", s) and self.preamble is None and not self.tables:
             self.preamble = list(self.pending)
             self.pending = []
+            self.titled = True
         self.pending.append(line)
         if not self.tables:
             self.header.append(s)
@@ -223,6 +227,7 @@ class _Reader:
             self.devices += 1
         if "Avg bus bandwidth" in s and self.current is not None:
             self.current = None
+            self.closed = True
         sec = re.match(r"#\s*-{2,}\s*(.*?)\s*-*$", s)
         if sec and sec.group(1):
             self.title = sec.group(1)
@@ -248,7 +253,9 @@ class _Reader:
         if self.preamble is None:          # no section titles: the first table's text is the preamble
             self.preamble = list(own)
             own = self.pending = []
-        new_run = bool(self.tables) and any(_RUN_START.match(x.strip()) for x in own)
+        new_run = bool(self.tables) and (any(_RUN_START.match(x.strip()) for x in own) or (
+            not self.titled and (self.closed or nccl_version_of(own) is not None)))
+        self.closed = False
         collective, gpp = binary_of("\n".join(own))
         # the file's binary and -g, for a table whose own text names none, are known at the end
         t = Table(collective or "", fmt, title=self.title, gpus_per_process=gpp if new_run else None)
@@ -265,8 +272,7 @@ class _Reader:
         return t
 
 
-#: the most result tables a log may have, rows a table may have, and rows in all (nccl-tests
-#: prints a few tables of about 30 rows; ``bench`` refuses more than 10,000 sizes)
+#: most tables in a log, rows in a table, rows in all (nccl-tests prints a few of ~30 rows)
 MAX_TABLES, MAX_ROWS, MAX_ALL_ROWS = 1000, 10_000, 100_000
 
 

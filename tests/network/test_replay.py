@@ -12,6 +12,8 @@ from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 from simcollective.errors import UserInputError
+from simcollective.network import engine
+from simcollective.network.tuning import Tuning
 from simcollective.simulate import RunConfig, run
 
 # (collective, algorithm, options) the compiled path takes (data-independent communication)
@@ -28,6 +30,9 @@ CASES = [
 MACHINES = [("abci", 1), ("abci", 2), ("fat-tree", 4), ("fat-tree", 6), ("fat-tree", 12), ("dgx-h100", 1)]
 # around the eager threshold (64 KiB) and the chunk sizes; odd counts split unevenly
 ELEMENTS = [1, 5, 1000, 4096, 16384, 16385, 40000, 2**18 + 3]
+# the engine's thresholds: the defaults, and low ones that take small runs into the array
+# store and out of it (refresh 2: the store recomputes its sums every other solve)
+TUNINGS = [None, Tuning(bulk_min=4, walk_limit=2, bulk_off=3, refresh=2), Tuning(bulk_min=0, walk_limit=0, bulk_off=0)]
 
 
 def both(**kw):
@@ -51,8 +56,9 @@ def assert_identical(a, b) -> None:
 
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(case=st.sampled_from(CASES), machine=st.sampled_from(MACHINES), elements=st.sampled_from(ELEMENTS),
-       profile=st.sampled_from(["ideal", "cm02"]), routing=st.sampled_from(["first", "hash"]))
-def test_compiled_times_are_bit_identical(case, machine, elements, profile, routing):
+       profile=st.sampled_from(["ideal", "cm02"]), routing=st.sampled_from(["first", "hash"]),
+       tuning=st.sampled_from(TUNINGS))
+def test_compiled_times_are_bit_identical(case, machine, elements, profile, routing, tuning):
     coll, algo, options = case
     topo, nodes = machine
     if algo.startswith("nccl"):
@@ -60,8 +66,11 @@ def test_compiled_times_are_bit_identical(case, machine, elements, profile, rout
     kw = dict(topology=topo, nodes=nodes, collective=coll, algorithm=algo, elements=elements, options=options,
               profile=profile, routing=routing)
     try:
-        a, b = both(**kw)
-    except UserInputError as e:  # sizes an algorithm refuses, or the engine's array-store regime
+        with pytest.MonkeyPatch.context() as mp:
+            if tuning is not None:
+                mp.setattr(engine, "DEFAULT_TUNING", tuning)
+            a, b = both(**kw)
+    except UserInputError:  # sizes an algorithm refuses
         assume(False)
     assert_identical(a, b)
 
@@ -81,14 +90,11 @@ def test_size_only_and_real_data_verify_the_same():
         assert b.fields["verified"] is True
 
 
-def test_array_store_regime_takes_the_simpy_path(monkeypatch):
+def test_array_store_regime_runs_compiled(monkeypatch):
     """Past bulk_min active flows with a large coupled component the SimPy engine moves its
-    flows into the array store, which the compiled loop does not model: auto says so."""
+    flows into the array store; the compiled loop does too, and auto takes it."""
     monkeypatch.setattr("simcollective.simulate.AUTO_MIN_MESSAGES", 0)  # (auto: small runs take SimPy)
     kw = dict(topology="dgx-h100", nodes=2, collective="alltoall", algorithm="direct", elements=2**18)
     rep = run(RunConfig(engine="auto", **kw))
-    assert rep.fields["engine"] == "simpy" and "array store" in rep.fields["engine_note"]
-    # the SimPy run after the attempt (on the attempt's routes) is the plain SimPy run
-    assert rep.result.finish == run(RunConfig(engine="simpy", **kw)).result.finish
-    with pytest.raises(UserInputError, match="--engine compiled does not apply here: .*array store"):
-        run(RunConfig(engine="compiled", **kw))
+    assert rep.fields["engine"] == "compiled"
+    assert_identical(run(RunConfig(engine="simpy", **kw)), rep)

@@ -79,3 +79,52 @@ def test_unreceived_messages_are_refused():
 
     with pytest.raises(NotCompilable, match="never received"):
         _record(main, P=2)
+
+
+def _program_arrays(prog) -> dict:
+    a = prog.arrays()
+    return {k: (v.tolist() if hasattr(v, "tolist") else v) for k, v in a.items()}
+
+
+@pytest.mark.parametrize("algorithm", ["ring", "recursive-doubling", "rabenseifner", "binomial-tree"])
+def test_rows_moved_in_small_blocks_give_the_same_program(monkeypatch, algorithm):
+    """The rows wait in lists and move into arrays in blocks: blocks of a few rows (many
+    moves, mid-step) and the default give the same arrays."""
+    from simcollective.runtime import program, recorder
+
+    P, n = 8, 1000
+    algo = get_algorithm(algorithm, "allreduce")
+    args = lambda r: (symbolic_input(r, n, np.dtype("float32")),)  # noqa: E731
+    whole = _program_arrays(_record(algo.func, P, args))
+    monkeypatch.setattr(recorder, "FLUSH", 4)
+    monkeypatch.setattr(program, "FLUSH_MSGS", 3)
+    assert _program_arrays(_record(algo.func, P, args)) == whole
+
+
+def test_receives_posted_before_and_after_their_message_are_paired():
+    """Rank 1 posts a receive before rank 0 sends its message (a late match, through two
+    nested waitalls) and one after the message was sent (it waits): each POST row names
+    its message, each message the events of its POSTs."""
+    def main(comm):
+        if comm.rank == 0:
+            yield comm.irecv(1, tag=0)
+            yield comm.isend(1, np.zeros(3, np.int8), tag=1)
+            yield comm.isend(1, np.zeros(5, np.int8), tag=2)
+            return None
+        early = comm.irecv(0, tag=1)
+        yield comm.isend(0, np.zeros(1, np.int8), tag=0)
+        got = yield comm.waitall([comm.waitall([early])])
+        later = yield comm.irecv(0, tag=2)
+        return [len(got[0][0]), len(later)]
+
+    prog = _record(main, P=2)
+    assert prog.outputs[1] == [3, 5]
+    a = prog.arrays()
+    ops, ptr = a["ops"].tolist(), a["rank_ptr"].tolist()
+    posts = [[row for row in ops[ptr[r]:ptr[r + 1]] if row[0] == POST] for r in (0, 1)]
+    # (kind, event, message sent, message received) of each rank's postings
+    assert [row[2:] for row in posts[0]] == [[-1, 0], [1, -1], [2, -1]]
+    assert [row[2:] for row in posts[1]] == [[-1, 1], [0, -1], [-1, 2]]
+    assert a["src"].tolist() == [1, 0, 0] and a["dst"].tolist() == [0, 1, 1] and a["bytes"].tolist() == [1, 3, 5]
+    assert a["send_ev"].tolist() == [posts[1][1][1], posts[0][1][1], posts[0][2][1]]
+    assert a["recv_ev"].tolist() == [posts[0][0][1], posts[1][0][1], posts[1][2][1]]

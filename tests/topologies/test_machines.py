@@ -193,3 +193,15 @@ def test_p5_over_todays_bound_says_so(capsys):
     assert "aws-p5 has 32 NICs per node" in err and "nics_per_node" in err
     G = build("aws-p5", 2, {"nics_per_node": "16"})
     assert len(_nics(G)) == 16 and G.graph["transport"] == "efa-v2"
+
+
+def test_gb300_hosts_2_nics_per_gpu_are_not_capped_by_pcie_gen5():
+    """OCI BM.GPU.GB300.4: 8 x 400 Gb/s for 4 GPUs (ConnectX-8, 2 ports per GPU) on PCIe Gen6:
+    a GPU drives 100e9 bytes/s, not Gen5's 63e9; NCCL's model sees 2 rings of 48 GB/s per GPU.
+    BM.GPU.GB200.4 (4 x 400 Gb/s, ConnectX-7) drives half that per GPU."""
+    G = build("oci-bm-gpu-gb300-4", 2)
+    pcie = [d["bandwidth"] for _, v, d in G.out_edges("n0/gpu0", data=True) if d.get("link_type") == "pcie"]
+    assert min(pcie) >= 100e9
+    gb300 = machine("oci-bm-gpu-gb300-4", 36)
+    gb200 = machine("oci-bm-gpu-gb200-4", 36)
+    assert gb300.nics == 2 * gb200.nics == 144

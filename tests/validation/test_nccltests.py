@@ -161,6 +161,23 @@ def test_each_run_of_a_mixed_file_has_its_own_collective_settings_and_ranks():
     assert len(b.rows) == 6 and b.gpus_per_process == 1
 
 
+@pytest.mark.parametrize("prefix", [lambda i: "", lambda i: "0: ", lambda i: "[1,0]<stdout>:"])
+def test_two_published_logs_pasted_into_one_file_keep_their_own_settings(prefix):
+    """Two annotated logs concatenated (the p4d run, then the A4 allgather, whose header has no
+    nccl-tests run line): the second table follows the first run's closing ``Avg bus bandwidth``
+    and states its own NCCL version, so it is another run: none of the p4d command's
+    ``NCCL_ALGO=ring`` or ``NCCL_DEBUG``, its own version (2.25.1), not 2.7.8."""
+    from tests.validation.paste_logs import GCP
+
+    text = prefixed(P4D.read_text() + "\n" + GCP.read_text(), prefix)
+    a, b = parse_log(text)
+    assert (a.collective, b.collective) == ("all_reduce", "all_gather")
+    assert a.settings == {"NCCL_DEBUG": "INFO", "NCCL_ALGO": "ring"} and a.forced_algorithm == "ring"
+    assert b.settings == {} and b.forced_algorithm is None
+    assert (a.nccl_version, b.nccl_version) == ("2.7.8", "2.25.1")
+    assert [t.nranks for t in (a, b)] == [16, 16]
+
+
 def test_a_run_naming_no_binary_is_refused_when_its_op_column_contradicts():
     a, b = parse_log(P4D.read_text() + "\n" + alltoall_run(binary_named=False), "mixed.txt")
     assert a.problem is None

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from ...nccl.hooks import check_options, messages_for, report_fields_for
 from ...nccl.plans import plan_for_coll
-from ..registry import REGISTRY, register
+from ..registry import get_algorithm, register
 
 
 @register("nccl", kind="dense", collective="allgather", options=("protocol", "channels"), check=check_options,
@@ -20,7 +20,7 @@ def allgather_nccl(comm, x, *, protocol=None, channels=None, plan=None):
     """
     if plan is None:
         plan = plan_for_coll(comm, x, "allgather", "auto", protocol, channels)
-    chosen = REGISTRY[("allgather", plan.chosen)]   # the body of the algorithm NCCL chose
+    chosen = get_algorithm(plan.chosen, "allgather")   # the body of the algorithm NCCL chose
     return (yield from chosen.func(comm, x, plan=plan))
 
 

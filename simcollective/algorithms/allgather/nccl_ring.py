@@ -21,6 +21,8 @@ def ring_allgather(comm, x, plan):
     C = channel_count(plan, len(x))
     chunk = ring_chunk_bytes(plan.protocol)
     links = ring_links(comm, plan.orders, plan.positions, C)
+    vias = [plan.via(c, r) for c in range(C)]   # the NICs of this rank's sends, per channel
+    isend, irecv = comm.isend, comm.irecv
     # mine[c][loop]: my piece of channel c, loop ``loop``
     mine = [split(rng, ring_loops(int(rng.nbytes), chunk)) for rng in split(x, C)]
     got = [[[None] * P for _ in mine[c]] for c in range(C)]   # got[c][loop][rank]
@@ -34,9 +36,9 @@ def ring_allgather(comm, x, plan):
                 sends, recvs = [], []
                 for c in jobs:
                     pos, order, nxt, prv = links[c]
-                    sends.append(comm.isend(nxt, Wire(got[c][loop][order[(pos - s) % P]], f), tag=(c, loop, s),
-                                            via=plan.via(c, comm.rank)))
-                    recvs.append(comm.irecv(prv, tag=(c, loop, s)))
+                    tag = (c, loop, s)
+                    sends.append(isend(nxt, Wire(got[c][loop][order[(pos - s) % P]], f), tag, vias[c]))
+                    recvs.append(irecv(prv, tag))
                 msgs = yield comm.waitall(recvs + sends)
                 for c, g in zip(jobs, msgs):
                     pos, order, _, _ = links[c]

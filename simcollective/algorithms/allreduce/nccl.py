@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from ...nccl.hooks import check_options, messages_hook, report_fields
 from ...nccl.plans import plan_for
-from ..registry import REGISTRY, register
+from ..registry import get_algorithm, register
 
 
 @register("nccl", kind="dense", options=("protocol", "channels"), check=check_options,
@@ -22,7 +22,7 @@ def nccl(comm, x, *, protocol=None, channels=None, plan=None):
     """
     if plan is None:
         plan = plan_for(comm, x, "auto", protocol, channels)
-    chosen = REGISTRY[("allreduce", plan.chosen)]   # the body of the algorithm NCCL chose
+    chosen = get_algorithm(plan.chosen, "allreduce")   # the body of the algorithm NCCL chose
     return (yield from chosen.func(comm, x, plan=plan))
 
 

@@ -19,7 +19,10 @@ def ring_allreduce(comm, x, plan):
     chunk = ring_chunk_bytes(plan.protocol)
     item = x.dtype.itemsize
     pieces = [split(rng, ring_loops(len(rng) * item, P * chunk)) for rng in split(x, C)]
-    links = ring_links(comm, plan.orders, plan.positions, C)
+    # per channel: this rank's position, next and previous rank, and the NICs of its sends
+    chans = [(pos, nxt, prv, plan.via(c, comm.rank))
+             for c, (pos, _, nxt, prv) in enumerate(ring_links(comm, plan.orders, plan.positions, C))]
+    isend, irecv, add = comm.isend, comm.irecv, comm.add
     results = [[None] * len(p) for p in pieces]
     for loop in range(max(len(p) for p in pieces)):
         jobs = [(c, split(pieces[c][loop], P)) for c in range(C) if loop < len(pieces[c])]
@@ -27,25 +30,25 @@ def ring_allreduce(comm, x, plan):
             for s in range(P - 1):
                 sends, recvs = [], []
                 for c, blocks in jobs:
-                    pos, _, nxt, prv = links[c]
-                    sends.append(comm.isend(nxt, Wire(blocks[(pos - s) % P], f), tag=(c, loop, s),
-                                            via=plan.via(c, comm.rank)))
-                    recvs.append(comm.irecv(prv, tag=(c, loop, s)))
+                    pos, nxt, prv, via = chans[c]
+                    tag = (c, loop, s)
+                    sends.append(isend(nxt, Wire(blocks[(pos - s) % P], f), tag, via))
+                    recvs.append(irecv(prv, tag))
                 got = yield comm.waitall(recvs + sends)
                 for (c, blocks), g in zip(jobs, got):
-                    b = (links[c][0] - s - 1) % P
-                    blocks[b] = yield comm.add(blocks[b], g.data)
+                    b = (chans[c][0] - s - 1) % P
+                    blocks[b] = yield add(blocks[b], g.data)
         with comm.phase("allgather"):
             for s in range(P - 1):
                 sends, recvs = [], []
                 for c, blocks in jobs:
-                    pos, _, nxt, prv = links[c]
-                    sends.append(comm.isend(nxt, Wire(blocks[(pos + 1 - s) % P], f), tag=(c, loop, "ag", s),
-                                            via=plan.via(c, comm.rank)))
-                    recvs.append(comm.irecv(prv, tag=(c, loop, "ag", s)))
+                    pos, nxt, prv, via = chans[c]
+                    tag = (c, loop, "ag", s)
+                    sends.append(isend(nxt, Wire(blocks[(pos + 1 - s) % P], f), tag, via))
+                    recvs.append(irecv(prv, tag))
                 got = yield comm.waitall(recvs + sends)
                 for (c, blocks), g in zip(jobs, got):
-                    blocks[(links[c][0] - s) % P] = g.data
+                    blocks[(chans[c][0] - s) % P] = g.data
         for c, blocks in jobs:
             results[c][loop] = blocks
     return [b for per_channel in results for blocks in per_channel for b in blocks]

@@ -22,6 +22,8 @@ def ring_reduce_scatter(comm, x, plan):
     C = channel_count(plan, len(blocks[0]))
     chunk = ring_chunk_bytes(plan.protocol)
     links = ring_links(comm, plan.orders, plan.positions, C)
+    vias = [plan.via(c, r) for c in range(C)]   # the NICs of this rank's sends, per channel
+    isend, irecv = comm.isend, comm.irecv
     # parts[c][loop][rank]: this rank's (partial) data of rank's block, channel c, loop
     per_block = [split(b, C) for b in blocks]
     nloops = [ring_loops(int(per_block[r][c].nbytes), chunk) for c in range(C)]
@@ -37,9 +39,9 @@ def ring_reduce_scatter(comm, x, plan):
                 sends, recvs = [], []
                 for c in jobs:
                     pos, order, nxt, prv = links[c]
-                    sends.append(comm.isend(nxt, Wire(parts[c][loop][order[(pos - s - 1) % P]], f),
-                                            tag=(c, loop, s), via=plan.via(c, comm.rank)))
-                    recvs.append(comm.irecv(prv, tag=(c, loop, s)))
+                    tag = (c, loop, s)
+                    sends.append(isend(nxt, Wire(parts[c][loop][order[(pos - s - 1) % P]], f), tag, vias[c]))
+                    recvs.append(irecv(prv, tag))
                 msgs = yield comm.waitall(recvs + sends)
                 for c, g in zip(jobs, msgs):
                     pos, order, _, _ = links[c]

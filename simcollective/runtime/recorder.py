@@ -1,0 +1,167 @@
+"""The state of one recording (:mod:`.record`): the program being written, the messages
+sent and the receives posted but not yet matched, which ranks can run, and the tokens
+the recorded ranks yield.
+
+Operations (one row of four integers each; ``ev`` are event ids, ``-1`` none):
+
+* ``POST ev send recv``: one posting (``isend``, ``irecv`` or ``sendrecv``) of message
+  ``send`` and/or the receive of message ``recv``;
+* ``WAITALL ev first count``: a ``waitall`` over ``members[first:first + count]``;
+* ``TIMEOUT ev seconds compute``: a ``compute`` (``compute`` 1) or ``delay`` of
+  ``seconds[...]``;
+* ``YIELD ev``: the rank waits for event ``ev``;
+* ``MARK index``: a phase boundary (``marks[index]``: ``(name, entering)``);
+* ``NOW``: the rank reads the time (``start = comm.now``), and ``DELAY_SINCE ev f j``: a
+  ``delay(fraction * (comm.now - start))`` (the one use of the time a recording allows:
+  NCCL's pipeline fill), ``fraction = seconds[f]``, the two times those of the operations
+  ``members[j]`` and ``members[j + 1]`` rows before this one.
+
+Messages are numbered as they are sent; the k-th send on a (receiver, source, tag,
+communicator) channel is matched with the k-th receive on it, as MPI's ordered matching
+does whatever the timing.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+
+from ..errors import SimCollectiveError
+from .program import FLUSH, Program
+
+__all__ = ["NotCompilable", "Token", "Free", "Recorder", "POST", "WAITALL", "TIMEOUT", "YIELD", "MARK",
+           "DELAY_SINCE", "NOW"]
+
+POST, WAITALL, TIMEOUT, YIELD, MARK, DELAY_SINCE, NOW = range(7)
+
+
+class NotCompilable(SimCollectiveError):
+    """The run cannot take the compiled path (the message says why)."""
+
+
+class Token:
+    """A recorded event (zero-time recording): ``done`` once its value is known.
+
+    ``waited``: yielded or in a ``waitall`` already (an event is waited for once);
+    ``parent``: the not yet done ``waitall`` that holds it; ``rank``: the rank that
+    waits (a receive not yet matched, a ``waitall``), woken when the token is done. A
+    ``waitall``'s own token has ``group`` ``(requests, value_index)`` and ``left`` its
+    members not yet done."""
+
+    __slots__ = ("ev", "done", "value", "waited", "parent", "group", "left", "rank")
+
+
+class Free:
+    """A zero-time completion without an event (what ``processed_event`` is on the SimPy
+    path): done, with ``value``."""
+
+    __slots__ = ("value",)
+    ev = -1
+    done = True
+    waited = False
+    parent = group = None
+
+
+class Recorder:
+    """The shared state of one recording: matching, the runnable ranks, the program."""
+
+    def __init__(self, P: int):
+        self.prog = Program(P)
+        self.sends: dict = {}     # channel -> deque of (message, payload) not yet received
+        self.recvs: dict = {}     # channel -> deque of receive tokens not yet matched
+        self.ready: deque = deque(range(P))
+        self.blocked: list = [None] * P
+        self.nmsgs = 0            # messages sent so far (the next one's number)
+
+    def token(self, done: bool, value=None) -> Token:
+        t = Token()
+        t.ev = self.prog.events
+        self.prog.events += 1
+        t.done, t.value, t.waited, t.parent, t.group = done, value, False, None, None
+        return t
+
+    def wake(self, t: Token) -> None:
+        """``t`` (a receive) is done: count it off the ``waitall`` holding it, and let the
+        rank run again whose wait is now over."""
+        p = t.parent
+        while p is not None:
+            p.left -= 1
+            if p.left:
+                return
+            p.done = True
+            if self.blocked[p.rank] is p:
+                self.ready.append(p.rank)
+                return
+            p = p.parent
+
+    def timeout(self, rank: int, seconds: float, value, compute: bool) -> Token:
+        t = self.token(True, value)
+        prog = self.prog
+        prog.ops[rank].extend((TIMEOUT, t.ev, len(prog.seconds), int(compute)))
+        prog.seconds.append(seconds)
+        return t
+
+    def delay_since(self, rank: int, since, value) -> Token:
+        if not since.scaled:
+            raise NotCompilable("the program computes with the simulated time (comm.now)")
+        t = self.token(True, value)
+        prog = self.prog
+        row = prog.row(rank)
+        prog.ops[rank].extend((DELAY_SINCE, t.ev, len(prog.seconds), len(prog.members)))
+        prog.seconds.append(since.fraction)
+        prog.members.extend((row - since.a, row - since.b))
+        return t
+
+    def run(self, gens: list) -> None:
+        """Run every rank's generator until all have returned (or none can go on): each
+        rank taken from ``ready`` runs until it waits for an event not yet done.
+
+        (One frame for the whole recording: a rank is resumed here once per message.)"""
+        ready, blocked, prog = self.ready, self.blocked, self.prog
+        all_ops, outputs = prog.ops, prog.outputs
+        while ready:
+            r = ready.popleft()
+            ops = all_ops[r]
+            t = blocked[r]
+            value = None if t is None else (t.value if t.group is None else group_value(t))
+            blocked[r] = None
+            send = gens[r].send
+            while True:  # (once per yield)
+                try:
+                    t = send(value)
+                except StopIteration as stop:
+                    outputs[r] = stop.value
+                    gens[r] = None
+                    break
+                cls = t.__class__
+                if cls is Free:
+                    value = t.value
+                    continue
+                if cls is not Token:
+                    raise NotCompilable(f"the program yields a {type(t).__name__}")
+                ops.extend((YIELD, t.ev, 0, 0))
+                if t.waited:
+                    raise NotCompilable("an event is waited for twice")
+                t.waited = True
+                if not t.done:
+                    blocked[r] = t
+                    if len(ops) > FLUSH:
+                        prog.flush(r)
+                    break
+                value = t.value if t.group is None else group_value(t)
+        if any(t is not None for t in blocked):
+            raise NotCompilable("the recorded ranks block (deadlock or unmatched messages)")
+        if any(self.sends.values()) or any(self.recvs.values()):
+            raise NotCompilable("messages are sent but never received")
+
+
+def group_value(t: Token):
+    """The value of a done ``waitall``: its members' values (or the one of ``value_index``)."""
+    reqs, index = t.group
+    vals = [q.value if q.group is None else group_value(q) for q in reqs]
+    return vals if index is None else vals[index]
+
+
+def free(value) -> Free:
+    f = Free()
+    f.value = value
+    return f
