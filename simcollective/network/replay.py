@@ -18,6 +18,9 @@ from .stats import link_stats, res_bytes
 
 __all__ = ["ReplayResult", "Unsupported", "replay", "unsupported_model"]
 
+#: places the loop's sets of due times start with (a power of 2; they double when half full)
+SET_PLACES = 64
+
 
 class Unsupported(Exception):
     """The compiled loop cannot reproduce this run (the message says why)."""
@@ -117,7 +120,7 @@ def replay(net, placement, prog: dict, n_events: int, smpi: bool, eager: int) ->
     RF[:, 2] = [c * (1 - t.near_tol) for c in cap]
     EVS = np.zeros((n_events, 3), np.int64)
     EVS[:, 1] = -1
-    tune = np.array([t.bulk_min, t.walk_limit, t.level_tol, t.cutoff_tol, t.bulk_off, t.refresh])
+    tune = np.array([t.bulk_min, t.walk_limit, t.level_tol, t.cutoff_tol, t.bulk_off, t.refresh, SET_PLACES])
     C, finish, op_time, rcnt, now = rk.execute(prog["ops"], prog["rank_ptr"], prog["members"], prog["seconds"],
                                                smpi, tune, MI, MF, PI, PF, RF, EVS)
     if C[rk.STATUS] == rk.DEADLOCK:

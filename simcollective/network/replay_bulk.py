@@ -14,7 +14,8 @@ activation order), as ``ArrayModeMixin._leave_bulk`` does.
 The store is a tuple ``(sf, si, rf, ri, ctl, msg, tstart)``: the arrays of
 :class:`~simcollective.network.bulk.BulkStore` (see :mod:`.bulk_kernels`), the message in
 each slot (-1: free) and its activation time; the path table is ``(pres, pcoef, pwb)``.
-``tune`` is ``[bulk_min, walk_limit, level_tol, cutoff_tol, bulk_off, refresh]``.
+``tune`` is ``[bulk_min, walk_limit, level_tol, cutoff_tol, bulk_off, refresh, set_places]``
+(the last: the places the loop's sets of due times start with).
 Plain functions under ``@njit(cache=True)``; ``NUMBA_DISABLE_JIT=1`` runs the same code.
 """
 
@@ -24,16 +25,16 @@ import numpy as np
 from numba import njit
 
 from . import bulk_kernels as K
-from .replay_flows import (ACTIVE, BSINCE, BTIME, CAP, EFF, ENDK, ENTERS, LOAD, MAXLOAD, NACT, NEAR, NEND, NFREE, PATH,
-                           POOL, PTOP, RATE, RCAP, RECOMP, REM, ROFF, SAT, SEQ, SMSG, SPATH, SPOS, SSEQ, SVER,
-                           TLAST, TSTART)
-from .replay_heaps import hpop, hpush
+from .replay_flows import (ACTIVE, BSINCE, BTIME, CAP, EFF, ENDK, ENTERS, LOAD, MAXLOAD, NACT, NBKT, NEAR, NEND,
+                           NFREE, PATH, POOL, PTOP, RATE, RCAP, RECOMP, REM, ROFF, SAT, SEQ, SMSG, SPATH, SPOS, SSEQ,
+                           SVER, TLAST, TSTART)
+from .replay_heaps import hpop, hpush, sdel
 
 __all__ = ["table", "empty", "enter", "wakeup", "leave", "close"]
 
 _INF = np.inf
 # tune entries
-LEVEL_TOL, CUTOFF_TOL, BULK_OFF, REFRESH = 2, 3, 4, 5
+LEVEL_TOL, CUTOFF_TOL, BULK_OFF, REFRESH, PLACES = 2, 3, 4, 5, 6
 
 
 @njit(cache=True)
@@ -155,13 +156,13 @@ def enter(now, nfin, tune, T, MI, MF, SI, SF, PI, PF, RF, rcnt, rl, fin, free, C
 
 
 @njit(cache=True)
-def wakeup(now, tune, A, T, MI, MF, SI, SF, PI, PF, RF, rcnt, rl, fin, free, C, ah, eh, buckets):
+def wakeup(now, tune, A, T, MI, MF, SI, SF, PI, PF, RF, rcnt, rl, fin, free, C, ah, eh, bk):
     """One network wake-up in the store (``Network._on_wakeup`` in array mode, up to the
-    arrivals): the flows due start (lowest free slots first), then one
-    :func:`.bulk_kernels.step`, and the flows leave the store if a solve left fewer than
-    ``bulk_off``. Returns (the store, how many messages arrived (in ``fin``), the next
-    completion time, whether the flows are still in the store)."""
-    A = _room(A, C[ACTIVE] + (buckets[now] if now in buckets else 0))
+    arrivals): the flows due start (lowest free slots first; the store grows as they
+    come), then one :func:`.bulk_kernels.step`, and the flows leave the store if a solve
+    left fewer than ``bulk_off``. ``bk``: the set of activation times. Returns (the store,
+    how many messages arrived (in ``fin``), the next completion time, whether the flows
+    are still in the store)."""
     sf, si, rf, ri, ctl, msg, tstart = A
     nnew, nfin, j, last = 0, 0, 0, -1.0
     while C[NACT] and ah[0][0] <= now:
@@ -169,12 +170,16 @@ def wakeup(now, tune, A, T, MI, MF, SI, SF, PI, PF, RF, rcnt, rl, fin, free, C, 
         C[NACT] = hpop(ah[0], ah[1], ah[2], ah[3], C[NACT])
         if t != last:
             last = t
-            del buckets[t]
+            sdel(bk, t)
+            C[NBKT] -= 1
         p = MI[m, PATH]
         if MF[m, EFF] <= 0 or PI[p, 0] == 0:
             fin[nfin] = m
             nfin += 1
             continue
+        if C[ACTIVE] + nnew >= si.shape[1]:  # (the set holds times, not counts: room as flows come)
+            A = _room(A, C[ACTIVE] + nnew + 1)
+            sf, si, rf, ri, ctl, msg, tstart = A
         while si[K.ALIVE, j]:
             j += 1
         msg[j], tstart[j], si[K.SPID, j], sf[K.EFF, j], si[K.NEW, nnew] = m, now, p, MF[m, EFF], j

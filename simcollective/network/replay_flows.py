@@ -13,9 +13,9 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from .replay_heaps import hpop, hpush
+from .replay_heaps import hpop, hpush, sdel, sput
 
-__all__ = ["activate", "take_ends", "apply_bounds", "apply", "pool_room", "grow_slots"]
+__all__ = ["activate", "take_ends", "apply_bounds", "apply", "pool_room", "grow_slots", "reorder", "wake_at"]
 
 # message flags
 SENT, RPOSTED, STARTED, ARRIVED, EAGER = 1, 2, 4, 8, 16
@@ -32,15 +32,17 @@ RATE, REM, TLAST, TSTART = 0, 1, 2, 3
 # resources RF (capacity, saturable above, near, maxload, load, busy since, busy time)
 CAP, SAT, NEAR, MAXLOAD, LOAD, BSINCE, BTIME = 0, 1, 2, 3, 4, 5, 6
 # counters C
-# (ENTERS: moves into the array store)
-EID, FLOWS, ACTK, ENDK, ACTIVE, RECOMP, NMAIN, NACT, NEND, NFREE, STAMP, STATUS, PTOP, ENTERS = range(14)
+# (ENTERS: moves into the array store; NBKT, NWAKE: times in the sets of activation and wake-up
+# times; RESUME: a rank to resume once the sets have room, or -1; NSTART: ranks started)
+EID, FLOWS, ACTK, ENDK, ACTIVE, RECOMP, NMAIN, NACT, NEND, NFREE, STAMP, STATUS, PTOP, ENTERS, NBKT, NWAKE, RESUME, \
+    NSTART = range(18)
 # the flows on each resource: rl = (pool, offset, capacity); resource r's rcnt[r] slots are
 # pool[offset[r]:offset[r] + rcnt[r]] (one flat array: no typed list of arrays to index)
 POOL, ROFF, RCAP = 0, 1, 2
 
 
 @njit(cache=True, inline="always")
-def activate(now, MI, MF, SI, SF, PI, PF, RF, rcnt, rl, seeds, fin, free, C, ah, buckets):
+def activate(now, MI, MF, SI, SF, PI, PF, RF, rcnt, rl, seeds, fin, free, C, ah, bk):
     """Flows due by ``now`` join the active flows (empty ones finish): returns (new flows,
     finished, whether none is on a resource that can saturate, due times popped)."""
     D = PI.shape[1] - 1
@@ -51,7 +53,8 @@ def activate(now, MI, MF, SI, SF, PI, PF, RF, rcnt, rl, seeds, fin, free, C, ah,
         if t != last:
             nb += 1
             last = t
-            del buckets[t]
+            sdel(bk, t)
+            C[NBKT] -= 1
         p = MI[m, PATH]
         if MF[m, EFF] <= 0 or PI[p, 0] == 0:
             fin[nfin] = m
@@ -247,3 +250,24 @@ def grow_slots(SI, SF, free, scratch, C, need):
     e = np.empty(S2, np.int64)
     scratch2 = (e, e.copy(), scratch[2], e.copy(), e.copy(), scratch[5], sseen, scratch[7], scratch[8])
     return SI2, SF2, free2, scratch2
+
+
+@njit(cache=True, inline="always")
+def wake_at(when, wk, C, mh):
+    """One network wake-up at ``when`` (if none is pending there)."""
+    if sput(wk, when):
+        C[NWAKE] += 1
+        C[NMAIN] = hpush(mh[0], mh[1], mh[2], mh[3], C[NMAIN], when, C[EID], -1, 0)
+        C[EID] += 1
+
+
+@njit(cache=True, inline="always")
+def reorder(a, n, keys):
+    """``a[:n] = a[:n][np.argsort(keys)]``, without a slice assignment (which compiles
+    numba's error text: seconds on a fresh cache)."""
+    order = np.argsort(keys)
+    tmp = np.empty(n, np.int64)
+    for i in range(n):
+        tmp[i] = a[order[i]]
+    for i in range(n):
+        a[i] = tmp[i]

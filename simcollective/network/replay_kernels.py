@@ -20,39 +20,31 @@ It performs, in the same order, the same floating-point operations as the SimPy 
 
 Plain functions under ``@njit(cache=True)``; ``NUMBA_DISABLE_JIT=1`` runs the same code.
 State lives in arrays (the column names below); a flow in flight occupies a *slot*.
+:func:`events` runs the loop until the arrays need room; :func:`execute` grows them and
+calls it again (the arrays are fixed within a call, and a wake-up is one call).
 """
 
 from __future__ import annotations
 
 import numpy as np
-from numba import njit, types
-from numba.typed import Dict
+from numba import njit
 
 from .kernels import fill
-from .replay_flows import (POOL, PTOP, ROFF,
-                           ACTIVE, ACTK, ARRIVED, CAP, EAGER, EFF, EID, FLAGS, FLOWS, LAT, LEFT, MAXLOAD, NACT,
-                           NEND, NFREE, NMAIN, RECOMP, RECV, RPOSTED, SAT, SEND, SENT, SEQ, SMSG, SPATH, SPOS, SSEQ,
-                           STAMP,
-                           STARTED, STATE, STATUS, SVER, WAITER, activate, apply, apply_bounds, grow_slots, pool_room,
-                           take_ends)
-from .replay_bulk import close, empty, enter, table
+from .replay_bulk import PLACES, close, empty, enter, table
 from .replay_bulk import wakeup as store_wakeup
-from .replay_heaps import hgrow, hpop, hpush
+from .replay_flows import (ACTIVE, ACTK, ARRIVED, CAP, EAGER, EID, ENTERS, FLAGS, FLOWS, LAT, LEFT, MAXLOAD, NACT,
+                           NBKT, NEND, NMAIN, NSTART, NWAKE, POOL, PTOP, RECOMP, RECV, RESUME, ROFF, RPOSTED, SAT,
+                           SEND, SENT, SEQ, SMSG, SPATH, SPOS, SSEQ, STAMP, STARTED, STATE, STATUS, SVER, WAITER,
+                           activate, apply, apply_bounds, grow_slots, pool_room, reorder, take_ends, wake_at)
+from .replay_heaps import hgrow, hpop, hpush, sdel, sgrow, sput
 
 __all__ = ["OK", "DEADLOCK", "execute", "wakeup", "run_rank", "component"]
 
 OK, DEADLOCK = 0, 2
+# what :func:`events` returns: the run is over, or the next event needs room (grown by the caller)
+DONE, ROOM = 0, 1
 # operations (as in runtime/record.py)
 POST, WAITALL, TIMEOUT, YIELD, MARK, DELAY_SINCE, NOW = 0, 1, 2, 3, 4, 5, 6
-
-
-@njit(cache=True, inline="always")
-def wake_at(when, wake, C, mh):
-    """One network wake-up at ``when`` (if none is pending there)."""
-    if when not in wake:
-        wake[when] = 1
-        C[NMAIN] = hpush(mh[0], mh[1], mh[2], mh[3], C[NMAIN], when, C[EID], -1, 0)
-        C[EID] += 1
 
 
 @njit(cache=True, inline="always")
@@ -64,21 +56,20 @@ def trigger(ev, now, EVS, C, mh):
 
 
 @njit(cache=True, inline="always")
-def transfer(m, now, MI, MF, C, ah, mh, buckets, wake):
+def transfer(m, now, MI, MF, C, ah, mh, bk, wk):
     """Message ``m``'s flow starts: it activates after its latency."""
     when = now + MF[m, LAT]
     MI[m, SEQ] = C[FLOWS]
     C[FLOWS] += 1
-    if when not in buckets:
-        buckets[when] = 0
-        wake_at(when, wake, C, mh)
-    buckets[when] += 1
+    if sput(bk, when):
+        C[NBKT] += 1
+        wake_at(when, wk, C, mh)
     C[NACT] = hpush(ah[0], ah[1], ah[2], ah[3], C[NACT], when, C[ACTK], m, 0)
     C[ACTK] += 1
 
 
 @njit(cache=True, inline="always")
-def post(ev, send, recv, smpi, now, MI, MF, EVS, C, ah, mh, buckets, wake):
+def post(ev, send, recv, smpi, now, MI, MF, EVS, C, ah, mh, bk, wk):
     """``World.post``: the send of message ``send`` and/or the receive of ``recv``."""
     left = 1
     if send >= 0:
@@ -86,7 +77,7 @@ def post(ev, send, recv, smpi, now, MI, MF, EVS, C, ah, mh, buckets, wake):
         if f & RPOSTED or (f & EAGER and not smpi):
             f |= STARTED
             MI[send, FLAGS] = f
-            transfer(send, now, MI, MF, C, ah, mh, buckets, wake)
+            transfer(send, now, MI, MF, C, ah, mh, bk, wk)
         MI[send, FLAGS] = f
         if not f & EAGER:
             left += 1
@@ -99,7 +90,7 @@ def post(ev, send, recv, smpi, now, MI, MF, EVS, C, ah, mh, buckets, wake):
                 if not f & STARTED:
                     f |= STARTED
                     MI[recv, FLAGS] = f
-                    transfer(recv, now, MI, MF, C, ah, mh, buckets, wake)
+                    transfer(recv, now, MI, MF, C, ah, mh, bk, wk)
             MI[recv, FLAGS] = f
         else:
             left += 1
@@ -111,17 +102,20 @@ def post(ev, send, recv, smpi, now, MI, MF, EVS, C, ah, mh, buckets, wake):
         EVS[ev, STATE] = 2
 
 
-@njit(cache=True)
-def run_rank(r, now, pc, rank_end, ops, members, seconds, op_time, finish, smpi, MI, MF, EVS, C, ah, mh,
-             buckets, wake):
-    """Rank ``r`` goes on from its next operation until it waits or ends."""
+@njit(cache=True, inline="always")
+def run_rank(r, now, pc, rank_end, ops, members, seconds, op_time, finish, smpi, MI, MF, EVS, C, ah, mh, bk, wk):
+    """Rank ``r`` goes on from its next operation until it waits or ends (or, before a
+    posting, until the sets of times have room: ``C[RESUME] = r``)."""
     i, end = pc[r], rank_end[r]
     while i < end:
         k = ops[i, 0]
         ev = ops[i, 1]
+        if k == POST and (2 * (C[NBKT] + 2) > bk.shape[0] or 2 * (C[NWAKE] + 2) > wk.shape[0]):
+            C[RESUME] = r
+            break
         i += 1
         if k == POST:
-            post(ev, ops[i - 1, 2], ops[i - 1, 3], smpi, now, MI, MF, EVS, C, ah, mh, buckets, wake)
+            post(ev, ops[i - 1, 2], ops[i - 1, 3], smpi, now, MI, MF, EVS, C, ah, mh, bk, wk)
         elif k == YIELD:
             if EVS[ev, STATE] != 2:
                 EVS[ev, WAITER] = r
@@ -153,7 +147,8 @@ def run_rank(r, now, pc, rank_end, ops, members, seconds, op_time, finish, smpi,
         else:
             op_time[i - 1] = now
     pc[r] = i
-    finish[r] = now
+    if i == end:
+        finish[r] = now
 
 
 @njit(cache=True, inline="always")
@@ -224,8 +219,8 @@ def component(seeds, ns, touch, nt, limit, SI, PI, RF, rcnt, rl, sseen, rseen, s
             coupled += 1
             if coupled > limit:
                 return -1, 0
-    _reorder(comp, nc, SI[comp[:nc], SSEQ])
-    _reorder(satl, nsat, satl[:nsat])
+    reorder(comp, nc, SI[comp[:nc], SSEQ])
+    reorder(satl, nsat, satl[:nsat])
     return nc, nsat
 
 
@@ -259,25 +254,25 @@ def solve(comp, nc, satl, nsat, SI, PI, PF, RF, rseen, stamp, level_tol):
     return rates
 
 
-@njit(cache=True, inline="always")
-def wakeup(now, tune, MI, MF, SI, SF, PI, PF, RF, rcnt, rl, scratch, free, C, ah, eh, mh, buckets, wake, EVS, A,
-           T, bulk):
+@njit(cache=True)
+def wakeup(now, tune, MI, MF, SI, SF, PI, PF, RF, rcnt, rl, scratch, free, C, ah, eh, mh, bk, wk, EVS, A, T, bulk):
     """One network wake-up (``Network._on_wakeup``), in the array store ``A`` if ``bulk``;
     returns (the store, whether the flows are in it)."""
-    del wake[now]
+    sdel(wk, now)
+    C[NWAKE] -= 1
     seeds, fin, touch = scratch[0], scratch[1], scratch[2]
     nxt = np.inf
     if bulk:
         A, nfin, nxt, bulk = store_wakeup(now, tune, A, T, MI, MF, SI, SF, PI, PF, RF, rcnt, rl, fin, free, C, ah, eh,
-                                          buckets)
+                                          bk)
         ns, nt, lone, nb = 0, 0, True, 0
     else:
-        ns, nfin, lone, nb = activate(now, MI, MF, SI, SF, PI, PF, RF, rcnt, rl, seeds, fin, free, C, ah, buckets)
+        ns, nfin, lone, nb = activate(now, MI, MF, SI, SF, PI, PF, RF, rcnt, rl, seeds, fin, free, C, ah, bk)
         nfin, nt = take_ends(now, nfin, MI, SI, SF, PI, PF, RF, rcnt, rl, fin, touch, scratch[8], free, C, eh)
     if ns or nt:
         if nt == 0 and lone:
             if nb > 1 and ns > 1:
-                _reorder(seeds, ns, SI[seeds[:ns], SSEQ])
+                reorder(seeds, ns, SI[seeds[:ns], SSEQ])
             C[RECOMP] += 1
             apply_bounds(now, seeds, ns, SI, SF, PI, PF, RF, C, eh)
         else:
@@ -299,26 +294,60 @@ def wakeup(now, tune, MI, MF, SI, SF, PI, PF, RF, rcnt, rl, scratch, free, C, ah
     for i in range(nfin):
         arrive(fin[i], now, MI, EVS, C, mh)
     if bulk and nxt < np.inf:
-        wake_at(nxt, wake, C, mh)
+        wake_at(nxt, wk, C, mh)
     while C[NEND]:  # the earliest valid completion gets a wake-up (none in the store)
         s = eh[2][0]
         if SI[s, SMSG] >= 0 and SI[s, SVER] == eh[3][0]:
-            wake_at(eh[0][0], wake, C, mh)
+            wake_at(eh[0][0], wk, C, mh)
             break
         C[NEND] = hpop(eh[0], eh[1], eh[2], eh[3], C[NEND])
     return A, bulk
 
 
-@njit(cache=True, inline="always")
-def _reorder(a, n, keys):
-    """``a[:n] = a[:n][np.argsort(keys)]``, without a slice assignment (which compiles
-    numba's error text: seconds on a fresh cache)."""
-    order = np.argsort(keys)
-    tmp = np.empty(n, np.int64)
-    for i in range(n):
-        tmp[i] = a[order[i]]
-    for i in range(n):
-        a[i] = tmp[i]
+@njit(cache=True)
+def events(clock, tune, smpi, ops, members, seconds, pc, rend, op_time, finish, MI, MF, SI, SF, PI, PF, RF, EVS,
+           rcnt, rl, scratch, free, C, ah, eh, mh, bk, wk, A, T, bulk):
+    """Run the ranks (at time 0 in rank order, then each when its event is processed) and
+    the events in order until the queue is empty (DONE), or until the next step needs room
+    (ROOM: the caller grows the arrays and calls again). Returns (that, the array store,
+    whether the flows are in it: the caller passes both back). Now: ``clock[0]``."""
+    D, n, P = PI.shape[1] - 1, RF.shape[0], pc.shape[0]
+    while True:
+        if C[RESUME] >= 0 or C[NSTART] < P:
+            r = C[RESUME] if C[RESUME] >= 0 else C[NSTART]
+            C[NSTART] += C[RESUME] < 0
+            C[RESUME] = -1
+            run_rank(r, clock[0], pc, rend, ops, members, seconds, op_time, finish, smpi, MI, MF, EVS, C, ah, mh,
+                     bk, wk)
+            if C[RESUME] >= 0:
+                return ROOM, A, bulk
+            continue
+        if C[NMAIN] == 0:
+            return DONE, A, bulk
+        need = C[ACTIVE] + C[NACT] + 1
+        if need > SI.shape[0] or C[NEND] + need > eh[0].shape[0]:
+            return ROOM, A, bulk
+        now, v = mh[0][0], mh[2][0]
+        if v < 0:
+            # a wake-up's relocations take at most 4 x (flows after it) x D + 8 n entries
+            if rl[POOL].shape[0] - C[PTOP] < 4 * need * D + 8 * n or 2 * (C[NWAKE] + 2) > wk.shape[0]:
+                return ROOM, A, bulk
+            C[NMAIN] = hpop(mh[0], mh[1], mh[2], mh[3], C[NMAIN])
+            clock[0] = now
+            A, bulk = wakeup(now, tune, MI, MF, SI, SF, PI, PF, RF, rcnt, rl, scratch, free, C, ah, eh, mh, bk, wk,
+                             EVS, A, T, bulk)
+            continue
+        C[NMAIN] = hpop(mh[0], mh[1], mh[2], mh[3], C[NMAIN])
+        clock[0] = now
+        EVS[v, STATE] = 2
+        w = EVS[v, WAITER]
+        if w >= 0:
+            C[RESUME] = w  # (runs at the loop's top)
+        elif w <= -2:
+            g = -(w + 2)
+            EVS[g, LEFT] -= 1
+            if EVS[g, LEFT] == 0:
+                trigger(g, now, EVS, C, mh)
 
 
 @njit(cache=True)
@@ -326,7 +355,8 @@ def execute(ops, rank_ptr, members, seconds, smpi, tune, MI, MF, PI, PF, RF, EVS
     """Run the recorded operations: returns (counters, finish per rank, time of each
     operation (marks and timeouts), busy resources, the last event's time)."""
     P, M, E, n, D = rank_ptr.shape[0] - 1, MI.shape[0], EVS.shape[0], RF.shape[0], PI.shape[1] - 1
-    C = np.zeros(14, np.int64)
+    C = np.zeros(18, np.int64)
+    C[RESUME] = -1
     hm, ha = E + M + 16, M + 1
     mh = (np.empty(hm), np.empty(hm, np.int64), np.empty(hm, np.int64), np.empty(hm, np.int64))
     ah = (np.empty(ha), np.empty(ha, np.int64), np.empty(ha, np.int64), np.empty(ha, np.int64))
@@ -339,40 +369,29 @@ def execute(ops, rank_ptr, members, seconds, smpi, tune, MI, MF, PI, PF, RF, EVS
     rcnt = np.zeros(n, np.int64)
     C[PTOP] = 2 * n
     rl = (np.empty(2 * n, np.int64), np.arange(n) * 2, np.full(n, 2, np.int64))
-    buckets = Dict.empty(key_type=types.float64, value_type=types.int64)
-    wake = Dict.empty(key_type=types.float64, value_type=types.int64)
+    places = np.int64(tune[PLACES])
+    bk, wk = np.full(places, -1.0), np.full(places, -1.0)  # activation, wake-up times
     pc, rend = rank_ptr[:-1].copy(), rank_ptr[1:].copy()
-    finish, op_time = np.full(P, np.nan), np.zeros(ops.shape[0])
-    A, T, bulk = empty(n, np.int64(0)), table(PI, PF, n), False  # the array store (:mod:`.replay_bulk`)
-    for r in range(P):
-        run_rank(r, 0.0, pc, rend, ops, members, seconds, op_time, finish, smpi, MI, MF, EVS, C, ah, mh, buckets, wake)
-    now = 0.0
-    while C[NMAIN]:
+    finish, op_time, clock = np.full(P, np.nan), np.zeros(ops.shape[0]), np.zeros(1)
+    # the array store (:mod:`.replay_bulk`); ``bulk`` computed (a literal False would specialise the calls)
+    A, T, bulk = empty(n, np.int64(0)), table(PI, PF, n), C[ENTERS] > 0
+    while True:
+        what, A, bulk = events(clock, tune, smpi, ops, members, seconds, pc, rend, op_time, finish, MI, MF, SI, SF,
+                               PI, PF, RF, EVS, rcnt, rl, scratch, free, C, ah, eh, mh, bk, wk, A, T, bulk)
+        if what == DONE:
+            break
         need = C[ACTIVE] + C[NACT] + 1
         if need > SI.shape[0]:
             SI, SF, free, scratch = grow_slots(SI, SF, free, scratch, C, need)
         while C[NEND] + need > eh[0].shape[0]:
             eh = hgrow(eh[0], eh[1], eh[2], eh[3])
-        now, v = mh[0][0], mh[2][0]
-        C[NMAIN] = hpop(mh[0], mh[1], mh[2], mh[3], C[NMAIN])
-        if v < 0:
-            # a wake-up's relocations take at most 4 x (flows after it) x D + 8 n entries
-            rl = pool_room(rl, rcnt, C, 4 * need * D + 8 * n)
-            A, bulk = wakeup(now, tune, MI, MF, SI, SF, PI, PF, RF, rcnt, rl, scratch, free, C, ah, eh, mh, buckets,
-                             wake, EVS, A, T, bulk)
-            continue
-        EVS[v, STATE] = 2
-        w = EVS[v, WAITER]
-        if w >= 0:
-            run_rank(w, now, pc, rend, ops, members, seconds, op_time, finish, smpi, MI, MF, EVS, C, ah, mh,
-                     buckets, wake)
-        elif w <= -2:
-            g = -(w + 2)
-            EVS[g, LEFT] -= 1
-            if EVS[g, LEFT] == 0:
-                trigger(g, now, EVS, C, mh)
+        rl = pool_room(rl, rcnt, C, 4 * need * D + 8 * n)
+        while 2 * (C[NBKT] + 2) > bk.shape[0]:
+            bk = sgrow(bk)
+        while 2 * (C[NWAKE] + 2) > wk.shape[0]:
+            wk = sgrow(wk)
     if bulk:
         close(A, RF, rcnt)
     if np.isnan(finish).any():
         C[STATUS] = DEADLOCK
-    return C, finish, op_time, rcnt, now
+    return C, finish, op_time, rcnt, clock[0]
