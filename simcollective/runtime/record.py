@@ -154,6 +154,8 @@ class RecordingComm(Comm):
     recv = irecv
 
     def sendrecv(self, dst: int, payload, src, tag=0, recvtag=None, via=None):
+        # NOTE: the send half repeats isend's lines rather than calling it: this is one frame
+        # per message on the recording's hot path (a call per message costs measurably at 1024 ranks)
         size = self.size
         if not 0 <= dst < size:
             self._check_peer(dst, "destination")
