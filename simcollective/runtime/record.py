@@ -26,7 +26,7 @@ from .comm import Comm
 from .messages import payload_bytes
 from .program import Program
 from .recorder import (DELAY_SINCE, MARK, NOW, POST, TIMEOUT, WAITALL, YIELD, NotCompilable, Free, Recorder,
-                       Token, free)
+                       Token, free, queue, unqueue)
 
 __all__ = ["NotCompilable", "Program", "RecordingComm", "record", "POST", "WAITALL", "TIMEOUT", "YIELD", "MARK",
            "DELAY_SINCE", "NOW"]
@@ -75,14 +75,17 @@ class RecordingComm(Comm):
 
     (The postings are written out flat, each in one frame: they run once per message.
     A send is matched at once with the receive posted for it, if any, else queued on
-    its channel, and the other way round.)"""
+    its channel, and the other way round: see :class:`~.recorder.Recorder` for the
+    channels' keys and queues.)"""
 
-    __slots__ = ("_rec", "_ops")
+    __slots__ = ("_rec", "_ops", "_base", "_P")
 
     def __init__(self, world, members: tuple, rank: int, name: str, context=None):
         super().__init__(world, members, rank, name, context)
         self._rec = world.rec
         self._ops = world.rec.prog.ops[self._me]
+        self._P = P = world.size
+        self._base = self.cid * P * P   # channel (receiver d, sender s) of this communicator: base + d P + s
 
     @property
     def now(self):
@@ -93,7 +96,7 @@ class RecordingComm(Comm):
     def isend(self, dst: int, payload, tag=0, via=None):
         if not 0 <= dst < self.size:
             self._check_peer(dst, "destination")
-        rec, me = self._rec, self._me
+        rec = self._rec
         prog = rec.prog
         t = Token()
         t.ev = ev = prog.events
@@ -102,27 +105,31 @@ class RecordingComm(Comm):
         send = rec.nmsgs
         rec.nmsgs = send + 1
         try:
-            nbytes = int(payload.nbytes)
+            nbytes = payload.nbytes
         except AttributeError:
             nbytes = payload_bytes(payload)
-        v = 0 if via is None else prog.via(via)
+        if nbytes.__class__ is not int:
+            nbytes = int(nbytes)
         dst = self.members[dst]
-        prog.msgs.extend((dst, nbytes, v))
-        key = (dst, me, tag, self.cid)
-        waiting = rec.recvs.get(key)
-        if waiting:
-            rt = waiting.popleft()
+        prog.msgs.extend((dst, nbytes, 0 if via is None else prog.via(via)))
+        key = self._base + dst * self._P + self._me
+        if not tag == 0:
+            key = (tag, key)
+        rt = rec.recvs.pop(key, None)
+        if rt is None:
+            item = (send, payload)
+            q = rec.sends.setdefault(key, item)
+            if q is not item:
+                queue(rec.sends, key, q, item)
+        else:
+            if rt.__class__ is deque:
+                rt = unqueue(rec.recvs, key, rt)
             prog.late.extend((send, rt.ev))
             rt.done, rt.value = True, payload
             if rt.parent is not None:
                 rec.wake(rt)
             elif rec.blocked[rt.rank] is rt:
                 rec.ready.append(rt.rank)
-        else:
-            q = rec.sends.get(key)
-            if q is None:
-                q = rec.sends[key] = deque()
-            q.append((send, payload))
         self._ops.extend((POST, ev, send, -1))
         return t
 
@@ -130,23 +137,25 @@ class RecordingComm(Comm):
         if not 0 <= src < self.size:
             self._check_peer(src, "source")
         rec, me = self._rec, self._me
-        prog = rec.prog
         t = Token()
-        t.ev = ev = prog.events
-        prog.events = ev + 1
+        t.ev = ev = rec.prog.events
+        rec.prog.events = ev + 1
         t.waited, t.parent, t.group = False, None, None
-        key = (me, self.members[src], tag, self.cid)
-        queued = rec.sends.get(key)
-        if queued:
-            recv, t.value = queued.popleft()
-            t.done = True
-        else:
+        key = self._base + me * self._P + self.members[src]
+        if not tag == 0:
+            key = (tag, key)
+        got = rec.sends.pop(key, None)
+        if got is None:
             recv = -1
             t.done, t.value, t.rank = False, None, me
-            q = rec.recvs.get(key)
-            if q is None:
-                q = rec.recvs[key] = deque()
-            q.append(t)
+            q = rec.recvs.setdefault(key, t)
+            if q is not t:
+                queue(rec.recvs, key, q, t)
+        else:
+            if got.__class__ is deque:
+                got = unqueue(rec.sends, key, got)
+            recv, t.value = got
+            t.done = True
         self._ops.extend((POST, ev, -1, recv))
         return t
 
@@ -154,14 +163,14 @@ class RecordingComm(Comm):
     recv = irecv
 
     def sendrecv(self, dst: int, payload, src, tag=0, recvtag=None, via=None):
-        # NOTE: the send half repeats isend's lines rather than calling it: this is one frame
-        # per message on the recording's hot path (a call per message costs measurably at 1024 ranks)
+        # NOTE: the two halves repeat isend's and irecv's lines rather than calling them: this is
+        # one frame per message on the recording's hot path (a call per message costs measurably)
         size = self.size
         if not 0 <= dst < size:
             self._check_peer(dst, "destination")
         if src is not None and not 0 <= src < size:
             self._check_peer(src, "source")
-        rec, me, m = self._rec, self._me, self.members
+        rec, me, m, P, base = self._rec, self._me, self.members, self._P, self._base
         prog = rec.prog
         t = Token()
         t.ev = ev = prog.events
@@ -170,42 +179,47 @@ class RecordingComm(Comm):
         send = rec.nmsgs
         rec.nmsgs = send + 1
         try:
-            nbytes = int(payload.nbytes)
+            nbytes = payload.nbytes
         except AttributeError:
             nbytes = payload_bytes(payload)
-        v = 0 if via is None else prog.via(via)
+        if nbytes.__class__ is not int:
+            nbytes = int(nbytes)
         dst = m[dst]
-        prog.msgs.extend((dst, nbytes, v))
-        key = (dst, me, tag, self.cid)
-        waiting = rec.recvs.get(key)
-        if waiting:
-            rt = waiting.popleft()
+        prog.msgs.extend((dst, nbytes, 0 if via is None else prog.via(via)))
+        key = base + dst * P + me if tag == 0 else (tag, base + dst * P + me)
+        rt = rec.recvs.pop(key, None)
+        if rt is None:
+            item = (send, payload)
+            q = rec.sends.setdefault(key, item)
+            if q is not item:
+                queue(rec.sends, key, q, item)
+        else:
+            if rt.__class__ is deque:
+                rt = unqueue(rec.recvs, key, rt)
             prog.late.extend((send, rt.ev))
             rt.done, rt.value = True, payload
             if rt.parent is not None:
                 rec.wake(rt)
             elif rec.blocked[rt.rank] is rt:
                 rec.ready.append(rt.rank)
-        else:
-            q = rec.sends.get(key)
-            if q is None:
-                q = rec.sends[key] = deque()
-            q.append((send, payload))
         recv = -1
         if src is None:
             t.done = True
         else:
-            key = (me, m[src], tag if recvtag is None else recvtag, self.cid)
-            queued = rec.sends.get(key)
-            if queued:
-                recv, t.value = queued.popleft()
-                t.done = True
-            else:
+            if recvtag is not None:
+                tag = recvtag
+            key = base + me * P + m[src] if tag == 0 else (tag, base + me * P + m[src])
+            got = rec.sends.pop(key, None)
+            if got is None:
                 t.done, t.rank = False, me
-                q = rec.recvs.get(key)
-                if q is None:
-                    q = rec.recvs[key] = deque()
-                q.append(t)
+                q = rec.recvs.setdefault(key, t)
+                if q is not t:
+                    queue(rec.recvs, key, q, t)
+            else:
+                if got.__class__ is deque:
+                    got = unqueue(rec.sends, key, got)
+                recv, t.value = got
+                t.done = True
         self._ops.extend((POST, ev, send, recv))
         return t
 

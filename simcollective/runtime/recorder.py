@@ -18,7 +18,11 @@ Operations (one row of four integers each; ``ev`` are event ids, ``-1`` none):
 
 Messages are numbered as they are sent; the k-th send on a (receiver, source, tag,
 communicator) channel is matched with the k-th receive on it, as MPI's ordered matching
-does whatever the timing.
+does whatever the timing. A channel's key is one integer, ``cid P^2 + receiver P + sender``
+(world ranks, ``cid`` the communicator's id), for tag 0 and ``(tag, that integer)`` for
+other tags (tags equal to 0 share the channel, as equal tags do); what waits on a channel
+is one item, or a deque of them in posting order when there are several (a channel with
+nothing waiting has no entry).
 """
 
 from __future__ import annotations
@@ -28,7 +32,7 @@ from collections import deque
 from ..errors import SimCollectiveError
 from .program import FLUSH, Program
 
-__all__ = ["NotCompilable", "Token", "Free", "Recorder", "POST", "WAITALL", "TIMEOUT", "YIELD", "MARK",
+__all__ = ["NotCompilable", "Token", "Free", "Recorder", "queue", "unqueue", "POST", "WAITALL", "TIMEOUT", "YIELD", "MARK",
            "DELAY_SINCE", "NOW"]
 
 POST, WAITALL, TIMEOUT, YIELD, MARK, DELAY_SINCE, NOW = range(7)
@@ -66,8 +70,8 @@ class Recorder:
 
     def __init__(self, P: int):
         self.prog = Program(P)
-        self.sends: dict = {}     # channel -> deque of (message, payload) not yet received
-        self.recvs: dict = {}     # channel -> deque of receive tokens not yet matched
+        self.sends: dict = {}     # channel -> (message, payload) not yet received, or a deque of them
+        self.recvs: dict = {}     # channel -> receive token not yet matched, or a deque of them
         self.ready: deque = deque(range(P))
         self.blocked: list = [None] * P
         self.nmsgs = 0            # messages sent so far (the next one's number)
@@ -150,7 +154,7 @@ class Recorder:
                 value = t.value if t.group is None else group_value(t)
         if any(t is not None for t in blocked):
             raise NotCompilable("the recorded ranks block (deadlock or unmatched messages)")
-        if any(self.sends.values()) or any(self.recvs.values()):
+        if self.sends or self.recvs:
             raise NotCompilable("messages are sent but never received")
 
 
@@ -159,6 +163,24 @@ def group_value(t: Token):
     reqs, index = t.group
     vals = [q.value if q.group is None else group_value(q) for q in reqs]
     return vals if index is None else vals[index]
+
+
+def queue(waiting: dict, key, first, item) -> None:
+    """Queue ``item`` on channel ``key`` behind ``first``, what waits there already (one
+    item, or a deque of them)."""
+    if first.__class__ is deque:
+        first.append(item)
+    else:
+        waiting[key] = deque((first, item))
+
+
+def unqueue(waiting: dict, key, q: deque):
+    """The first of the items ``q`` queued on channel ``key`` (popped off ``waiting``):
+    the others stay queued."""
+    item = q.popleft()
+    if q:
+        waiting[key] = q
+    return item
 
 
 def free(value) -> Free:
