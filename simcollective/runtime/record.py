@@ -26,7 +26,7 @@ from .comm import Comm
 from .messages import payload_bytes
 from .program import Program
 from .recorder import (DELAY_SINCE, MARK, NOW, POST, TIMEOUT, WAITALL, YIELD, NotCompilable, Free, Recorder,
-                       Token, free, queue, unqueue)
+                       Token, free, queue)
 
 __all__ = ["NotCompilable", "Program", "RecordingComm", "record", "POST", "WAITALL", "TIMEOUT", "YIELD", "MARK",
            "DELAY_SINCE", "NOW"]
@@ -78,11 +78,12 @@ class RecordingComm(Comm):
     its channel, and the other way round: see :class:`~.recorder.Recorder` for the
     channels' keys and queues.)"""
 
-    __slots__ = ("_rec", "_ops", "_base", "_P")
+    __slots__ = ("_rec", "_prog", "_ops", "_base", "_P")
 
     def __init__(self, world, members: tuple, rank: int, name: str, context=None):
         super().__init__(world, members, rank, name, context)
         self._rec = world.rec
+        self._prog = world.rec.prog
         self._ops = world.rec.prog.ops[self._me]
         self._P = P = world.size
         self._base = self.cid * P * P   # channel (receiver d, sender s) of this communicator: base + d P + s
@@ -105,25 +106,27 @@ class RecordingComm(Comm):
         send = rec.nmsgs
         rec.nmsgs = send + 1
         try:
-            nbytes = payload.nbytes
+            nbytes = int(payload.nbytes)
         except AttributeError:
             nbytes = payload_bytes(payload)
-        if nbytes.__class__ is not int:
-            nbytes = int(nbytes)
         dst = self.members[dst]
         prog.msgs.extend((dst, nbytes, 0 if via is None else prog.via(via)))
         key = self._base + dst * self._P + self._me
         if not tag == 0:
             key = (tag, key)
         rt = rec.recvs.pop(key, None)
+        if rt.__class__ is deque:  # (several waited here: the channel keeps its deque)
+            rec.recvs[key] = rt
+            rt = rt.popleft() if rt else None
         if rt is None:
             item = (send, payload)
             q = rec.sends.setdefault(key, item)
-            if q is not item:
-                queue(rec.sends, key, q, item)
+            if q is not item:  # (several wait: in a deque, the channel's from now on)
+                if q.__class__ is deque:
+                    q.append(item)
+                else:
+                    rec.sends[key] = deque((q, item))
         else:
-            if rt.__class__ is deque:
-                rt = unqueue(rec.recvs, key, rt)
             prog.late.extend((send, rt.ev))
             rt.done, rt.value = True, payload
             if rt.parent is not None:
@@ -145,6 +148,9 @@ class RecordingComm(Comm):
         if not tag == 0:
             key = (tag, key)
         got = rec.sends.pop(key, None)
+        if got.__class__ is deque:  # (several waited here: the channel keeps its deque)
+            rec.sends[key] = got
+            got = got.popleft() if got else None
         if got is None:
             recv = -1
             t.done, t.value, t.rank = False, None, me
@@ -152,8 +158,6 @@ class RecordingComm(Comm):
             if q is not t:
                 queue(rec.recvs, key, q, t)
         else:
-            if got.__class__ is deque:
-                got = unqueue(rec.sends, key, got)
             recv, t.value = got
             t.done = True
         self._ops.extend((POST, ev, -1, recv))
@@ -163,15 +167,12 @@ class RecordingComm(Comm):
     recv = irecv
 
     def sendrecv(self, dst: int, payload, src, tag=0, recvtag=None, via=None):
-        # NOTE: the two halves repeat isend's and irecv's lines rather than calling them: this is
-        # one frame per message on the recording's hot path (a call per message costs measurably)
-        size = self.size
-        if not 0 <= dst < size:
+        # NOTE: the two halves repeat isend's and irecv's lines rather than calling them (hence the
+        # length): one frame per message on the recording's hot path (a call per message costs measurably)
+        if not 0 <= dst < self.size or src is not None and not 0 <= src < self.size:
             self._check_peer(dst, "destination")
-        if src is not None and not 0 <= src < size:
-            self._check_peer(src, "source")
-        rec, me, m, P, base = self._rec, self._me, self.members, self._P, self._base
-        prog = rec.prog
+            self._check_peer(src, "source")   # (raises: one of the two is out of range)
+        rec, prog, me, m, P, base = self._rec, self._prog, self._me, self.members, self._P, self._base
         t = Token()
         t.ev = ev = prog.events
         prog.events = ev + 1
@@ -179,23 +180,25 @@ class RecordingComm(Comm):
         send = rec.nmsgs
         rec.nmsgs = send + 1
         try:
-            nbytes = payload.nbytes
+            nbytes = int(payload.nbytes)
         except AttributeError:
             nbytes = payload_bytes(payload)
-        if nbytes.__class__ is not int:
-            nbytes = int(nbytes)
         dst = m[dst]
         prog.msgs.extend((dst, nbytes, 0 if via is None else prog.via(via)))
         key = base + dst * P + me if tag == 0 else (tag, base + dst * P + me)
         rt = rec.recvs.pop(key, None)
+        if rt.__class__ is deque:  # (several waited here: the channel keeps its deque)
+            rec.recvs[key] = rt
+            rt = rt.popleft() if rt else None
         if rt is None:
             item = (send, payload)
             q = rec.sends.setdefault(key, item)
-            if q is not item:
-                queue(rec.sends, key, q, item)
+            if q is not item:  # (several wait: in a deque, the channel's from now on)
+                if q.__class__ is deque:
+                    q.append(item)
+                else:
+                    rec.sends[key] = deque((q, item))
         else:
-            if rt.__class__ is deque:
-                rt = unqueue(rec.recvs, key, rt)
             prog.late.extend((send, rt.ev))
             rt.done, rt.value = True, payload
             if rt.parent is not None:
@@ -206,18 +209,18 @@ class RecordingComm(Comm):
         if src is None:
             t.done = True
         else:
-            if recvtag is not None:
-                tag = recvtag
+            tag = tag if recvtag is None else recvtag
             key = base + me * P + m[src] if tag == 0 else (tag, base + me * P + m[src])
             got = rec.sends.pop(key, None)
+            if got.__class__ is deque:  # (several waited here: the channel keeps its deque)
+                rec.sends[key] = got
+                got = got.popleft() if got else None
             if got is None:
                 t.done, t.rank = False, me
                 q = rec.recvs.setdefault(key, t)
                 if q is not t:
                     queue(rec.recvs, key, q, t)
             else:
-                if got.__class__ is deque:
-                    got = unqueue(rec.sends, key, got)
                 recv, t.value = got
                 t.done = True
         self._ops.extend((POST, ev, send, recv))

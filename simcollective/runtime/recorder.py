@@ -21,8 +21,8 @@ communicator) channel is matched with the k-th receive on it, as MPI's ordered m
 does whatever the timing. A channel's key is one integer, ``cid P^2 + receiver P + sender``
 (world ranks, ``cid`` the communicator's id), for tag 0 and ``(tag, that integer)`` for
 other tags (tags equal to 0 share the channel, as equal tags do); what waits on a channel
-is one item, or a deque of them in posting order when there are several (a channel with
-nothing waiting has no entry).
+is one item, or a deque of them in posting order once there were several (a channel
+whose one item is taken has no entry; one with a deque keeps it, maybe empty).
 """
 
 from __future__ import annotations
@@ -32,7 +32,7 @@ from collections import deque
 from ..errors import SimCollectiveError
 from .program import FLUSH, Program
 
-__all__ = ["NotCompilable", "Token", "Free", "Recorder", "queue", "unqueue", "POST", "WAITALL", "TIMEOUT", "YIELD", "MARK",
+__all__ = ["NotCompilable", "Token", "Free", "Recorder", "queue", "POST", "WAITALL", "TIMEOUT", "YIELD", "MARK",
            "DELAY_SINCE", "NOW"]
 
 POST, WAITALL, TIMEOUT, YIELD, MARK, DELAY_SINCE, NOW = range(7)
@@ -154,7 +154,7 @@ class Recorder:
                 value = t.value if t.group is None else group_value(t)
         if any(t is not None for t in blocked):
             raise NotCompilable("the recorded ranks block (deadlock or unmatched messages)")
-        if self.sends or self.recvs:
+        if any(q.__class__ is not deque or q for waiting in (self.sends, self.recvs) for q in waiting.values()):
             raise NotCompilable("messages are sent but never received")
 
 
@@ -172,15 +172,6 @@ def queue(waiting: dict, key, first, item) -> None:
         first.append(item)
     else:
         waiting[key] = deque((first, item))
-
-
-def unqueue(waiting: dict, key, q: deque):
-    """The first of the items ``q`` queued on channel ``key`` (popped off ``waiting``):
-    the others stay queued."""
-    item = q.popleft()
-    if q:
-        waiting[key] = q
-    return item
 
 
 def free(value) -> Free:

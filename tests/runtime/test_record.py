@@ -156,3 +156,15 @@ def test_channels_queue_in_order_by_tag_and_communicator():
     assert prog.arrays()["bytes"].tolist() == [1, 4, 2, 5, 3, 6, 7, 8, 9]
     g = topologies.build("fat-tree", 2, {})
     assert run_ranks(g, _gpus(g)[:2], main, lambda r: (), load_profile("ideal")).outputs == prog.outputs
+
+
+@pytest.mark.parametrize("dst, src, what", [(0, 5, "source rank 5"), (5, 0, "destination rank 5"),
+                                            (1, -1, "source rank -1")])
+def test_sendrecv_refuses_peers_out_of_range(dst, src, what):
+    from simcollective.errors import SimCollectiveError
+
+    def main(comm):
+        yield comm.sendrecv(dst, np.zeros(3), src)
+
+    with pytest.raises(SimCollectiveError, match=f"{what} is out of range"):
+        _record(main, P=2)
