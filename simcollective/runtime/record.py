@@ -26,7 +26,7 @@ from .comm import Comm
 from .messages import payload_bytes
 from .program import Program
 from .recorder import (DELAY_SINCE, MARK, NOW, POST, TIMEOUT, WAITALL, YIELD, NotCompilable, Free, Recorder,
-                       Token, free, queue)
+                       Token, channel, free)
 
 __all__ = ["NotCompilable", "Program", "RecordingComm", "record", "POST", "WAITALL", "TIMEOUT", "YIELD", "MARK",
            "DELAY_SINCE", "NOW"]
@@ -95,46 +95,7 @@ class RecordingComm(Comm):
         return _Clock(self._me, row)
 
     def isend(self, dst: int, payload, tag=0, via=None):
-        if not 0 <= dst < self.size:
-            self._check_peer(dst, "destination")
-        rec = self._rec
-        prog = rec.prog
-        t = Token()
-        t.ev = ev = prog.events
-        prog.events = ev + 1
-        t.done, t.waited, t.parent, t.group, t.value = True, False, None, None, None
-        send = rec.nmsgs
-        rec.nmsgs = send + 1
-        try:
-            nbytes = int(payload.nbytes)
-        except AttributeError:
-            nbytes = payload_bytes(payload)
-        dst = self.members[dst]
-        prog.msgs.extend((dst, nbytes, 0 if via is None else prog.via(via)))
-        key = self._base + dst * self._P + self._me
-        if not tag == 0:
-            key = (tag, key)
-        rt = rec.recvs.pop(key, None)
-        if rt.__class__ is deque:  # (several waited here: the channel keeps its deque)
-            rec.recvs[key] = rt
-            rt = rt.popleft() if rt else None
-        if rt is None:
-            item = (send, payload)
-            q = rec.sends.setdefault(key, item)
-            if q is not item:  # (several wait: in a deque, the channel's from now on)
-                if q.__class__ is deque:
-                    q.append(item)
-                else:
-                    rec.sends[key] = deque((q, item))
-        else:
-            prog.late.extend((send, rt.ev))
-            rt.done, rt.value = True, payload
-            if rt.parent is not None:
-                rec.wake(rt)
-            elif rec.blocked[rt.rank] is rt:
-                rec.ready.append(rt.rank)
-        self._ops.extend((POST, ev, send, -1))
-        return t
+        return self.sendrecv(dst, payload, None, tag, None, via)   # (its send half: the same rows and token)
 
     def irecv(self, src: int, tag=0):
         if not 0 <= src < self.size:
@@ -147,16 +108,19 @@ class RecordingComm(Comm):
         key = self._base + me * self._P + self.members[src]
         if not tag == 0:
             key = (tag, key)
-        got = rec.sends.pop(key, None)
-        if got.__class__ is deque:  # (several waited here: the channel keeps its deque)
-            rec.sends[key] = got
+        got = rec.sends.get(key)
+        if got.__class__ is deque:
             got = got.popleft() if got else None
+        elif got is not None:
+            del rec.sends[key]
         if got is None:
             recv = -1
             t.done, t.value, t.rank = False, None, me
-            q = rec.recvs.setdefault(key, t)
-            if q is not t:
-                queue(rec.recvs, key, q, t)
+            q = rec.recvs.get(key)
+            if q.__class__ is deque:
+                q.append(t)
+            else:
+                rec.recvs[key] = channel(q, t, tag)
         else:
             recv, t.value = got
             t.done = True
@@ -167,12 +131,11 @@ class RecordingComm(Comm):
     recv = irecv
 
     def sendrecv(self, dst: int, payload, src, tag=0, recvtag=None, via=None):
-        # NOTE: the two halves repeat isend's and irecv's lines rather than calling them (hence the
-        # length): one frame per message on the recording's hot path (a call per message costs measurably)
+        # NOTE: repeats irecv's lines (one frame a message on the hot path: a call a message costs measurably)
         if not 0 <= dst < self.size or src is not None and not 0 <= src < self.size:
             self._check_peer(dst, "destination")
             self._check_peer(src, "source")   # (raises: one of the two is out of range)
-        rec, prog, me, m, P, base = self._rec, self._prog, self._me, self.members, self._P, self._base
+        rec, prog, me, m = self._rec, self._prog, self._me, self.members
         t = Token()
         t.ev = ev = prog.events
         prog.events = ev + 1
@@ -185,44 +148,46 @@ class RecordingComm(Comm):
             nbytes = payload_bytes(payload)
         dst = m[dst]
         prog.msgs.extend((dst, nbytes, 0 if via is None else prog.via(via)))
-        key = base + dst * P + me if tag == 0 else (tag, base + dst * P + me)
-        rt = rec.recvs.pop(key, None)
-        if rt.__class__ is deque:  # (several waited here: the channel keeps its deque)
-            rec.recvs[key] = rt
+        key = self._base + dst * self._P + me if tag == 0 else (tag, self._base + dst * self._P + me)
+        rt = rec.recvs.get(key)
+        if rt.__class__ is deque:
             rt = rt.popleft() if rt else None
-        if rt is None:
-            item = (send, payload)
-            q = rec.sends.setdefault(key, item)
-            if q is not item:  # (several wait: in a deque, the channel's from now on)
-                if q.__class__ is deque:
-                    q.append(item)
-                else:
-                    rec.sends[key] = deque((q, item))
-        else:
+        elif rt is not None:
+            del rec.recvs[key]
+        if rt is not None:
             prog.late.extend((send, rt.ev))
             rt.done, rt.value = True, payload
             if rt.parent is not None:
                 rec.wake(rt)
             elif rec.blocked[rt.rank] is rt:
                 rec.ready.append(rt.rank)
+        else:
+            q = rec.sends.get(key)
+            if q.__class__ is deque:
+                q.append((send, payload))
+            else:
+                rec.sends[key] = channel(q, (send, payload), tag)
         recv = -1
         if src is None:
             t.done = True
         else:
             tag = tag if recvtag is None else recvtag
-            key = base + me * P + m[src] if tag == 0 else (tag, base + me * P + m[src])
-            got = rec.sends.pop(key, None)
-            if got.__class__ is deque:  # (several waited here: the channel keeps its deque)
-                rec.sends[key] = got
+            key = self._base + me * self._P + m[src] if tag == 0 else (tag, self._base + me * self._P + m[src])
+            got = rec.sends.get(key)
+            if got.__class__ is deque:
                 got = got.popleft() if got else None
-            if got is None:
-                t.done, t.rank = False, me
-                q = rec.recvs.setdefault(key, t)
-                if q is not t:
-                    queue(rec.recvs, key, q, t)
-            else:
+            elif got is not None:
+                del rec.sends[key]
+            if got is not None:
                 recv, t.value = got
                 t.done = True
+            else:
+                t.done, t.rank = False, me
+                q = rec.recvs.get(key)
+                if q.__class__ is deque:
+                    q.append(t)
+                else:
+                    rec.recvs[key] = channel(q, t, tag)
         self._ops.extend((POST, ev, send, recv))
         return t
 

@@ -32,7 +32,7 @@ from collections import deque
 from ..errors import SimCollectiveError
 from .program import FLUSH, Program
 
-__all__ = ["NotCompilable", "Token", "Free", "Recorder", "queue", "POST", "WAITALL", "TIMEOUT", "YIELD", "MARK",
+__all__ = ["NotCompilable", "Token", "Free", "Recorder", "channel", "POST", "WAITALL", "TIMEOUT", "YIELD", "MARK",
            "DELAY_SINCE", "NOW"]
 
 POST, WAITALL, TIMEOUT, YIELD, MARK, DELAY_SINCE, NOW = range(7)
@@ -165,13 +165,15 @@ def group_value(t: Token):
     return vals if index is None else vals[index]
 
 
-def queue(waiting: dict, key, first, item) -> None:
-    """Queue ``item`` on channel ``key`` behind ``first``, what waits there already (one
-    item, or a deque of them)."""
-    if first.__class__ is deque:
-        first.append(item)
-    else:
-        waiting[key] = deque((first, item))
+def channel(first, item, tag):
+    """What a channel holds once ``item`` is queued on it behind ``first`` (None: nothing
+    waited there): a deque of the two; a deque of ``item`` alone on a channel of tag 0,
+    whose entry stays (the ring's channels: one a rank and neighbour, used at every step);
+    ``item`` itself on another tag's, whose entry goes when the item is taken (tags new
+    at every step, NCCL's: no deque a message)."""
+    if first is not None:
+        return deque((first, item))
+    return deque((item,)) if tag == 0 else item
 
 
 def free(value) -> Free:
