@@ -20,9 +20,10 @@ Messages are numbered as they are sent; the k-th send on a (receiver, source, ta
 communicator) channel is matched with the k-th receive on it, as MPI's ordered matching
 does whatever the timing. A channel's key is one integer, ``cid P^2 + receiver P + sender``
 (world ranks, ``cid`` the communicator's id), for tag 0 and ``(tag, that integer)`` for
-other tags (tags equal to 0 share the channel, as equal tags do); what waits on a channel
-is one item, or a deque of them in posting order once there were several (a channel
-whose one item is taken has no entry; one with a deque keeps it, maybe empty).
+other tags (tags equal to 0 share the channel, as equal tags do). What waits on a channel
+is a deque of items in posting order, kept once made (maybe empty), on channels of tag 0
+and on any channel where two have waited at once; on the others one item, whose entry
+goes when it is taken (:func:`channel`).
 """
 
 from __future__ import annotations
