@@ -86,15 +86,16 @@ class Program:
         lens = [n // 4 for n in self.flushed]
         ptr = np.zeros(self.P + 1, np.int64)
         np.cumsum(lens, out=ptr[1:])
-        blocks, self.blocks = [b for blocks in self.blocks for b in blocks], []
-        ops = _joined(blocks).reshape(-1, 4)
+        ops = _joined([b for blocks in self.blocks for b in blocks]).reshape(-1, 4)
+        self.blocks = []
         post = np.flatnonzero(ops[:, 0] == 0)  # (POST)
-        late, self.late_blocks = _joined(self.late_blocks).reshape(-1, 2), []
+        late = _joined(self.late_blocks).reshape(-1, 2)
         if len(late):
             ev_row = np.zeros(self.events, np.int64)
             ev_row[ops[post, 1]] = post
             ops[ev_row[late[:, 1]], 3] = late[:, 0]
-        part, self.msg_blocks = _joined(self.msg_blocks).reshape(-1, 3), []
+        part = _joined(self.msg_blocks).reshape(-1, 3)
+        self.msg_blocks = self.late_blocks = []
         m = np.empty((len(part), MSG_FIELDS), np.int64)
         m[:, 1], m[:, 2], m[:, 5] = part[:, 0], part[:, 1], part[:, 2]
         send, recv = ops[post, 2], ops[post, 3]
@@ -110,13 +111,7 @@ class Program:
 
 
 def _joined(blocks: list) -> np.ndarray:
-    """The integers of ``blocks`` (arrays), one after the other, in one int64 array; each
-    block is let go (its entry set to None) once copied, so that the recording is held
-    about once, not twice, at the peak."""
-    out = np.empty(sum(len(b) for b in blocks), np.int64)
-    pos = 0
-    for i, b in enumerate(blocks):
-        out[pos:pos + len(b)] = np.frombuffer(b, np.int64)
-        pos += len(b)
-        blocks[i] = None
-    return out
+    """The integers of ``blocks`` (arrays), one after the other, in one int64 array."""
+    if not blocks:
+        return np.zeros(0, np.int64)
+    return np.concatenate([np.frombuffer(b, np.int64) for b in blocks])
