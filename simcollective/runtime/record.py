@@ -131,7 +131,7 @@ class RecordingComm(Comm):
     recv = irecv
 
     def sendrecv(self, dst: int, payload, src, tag=0, recvtag=None, via=None):
-        # NOTE: repeats irecv's lines (one frame a message on the hot path: a call a message costs measurably)
+        # NOTE: repeats irecv's lines, and its take from a channel (one frame a message on the hot path: calls cost)
         if not 0 <= dst < self.size or src is not None and not 0 <= src < self.size:
             self._check_peer(dst, "destination")
             self._check_peer(src, "source")   # (raises: one of the two is out of range)

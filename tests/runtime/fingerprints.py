@@ -103,5 +103,6 @@ def compute() -> dict:
 
 if __name__ == "__main__":
     data = compute()
-    STORE.write_text(json.dumps(data, indent=0, sort_keys=True) + "\n")
+    lines = [f"{json.dumps(name)}: {json.dumps(data[name], sort_keys=True)}" for name in sorted(data)]
+    STORE.write_text("{\n" + ",\n".join(lines) + "\n}\n")   # (one configuration a line)
     print(f"{len(data)} configurations written to {STORE}", file=sys.stderr)
