@@ -26,7 +26,7 @@ from .comm import Comm
 from .messages import payload_bytes
 from .program import Program
 from .recorder import (DELAY_SINCE, MARK, NOW, POST, TIMEOUT, WAITALL, YIELD, NotCompilable, Free, Recorder,
-                       Token, free)
+                       Token, channel, free)
 
 __all__ = ["NotCompilable", "Program", "RecordingComm", "record", "POST", "WAITALL", "TIMEOUT", "YIELD", "MARK",
            "DELAY_SINCE", "NOW"]
@@ -75,14 +75,18 @@ class RecordingComm(Comm):
 
     (The postings are written out flat, each in one frame: they run once per message.
     A send is matched at once with the receive posted for it, if any, else queued on
-    its channel, and the other way round.)"""
+    its channel, and the other way round: see :class:`~.recorder.Recorder` for the
+    channels' keys and queues.)"""
 
-    __slots__ = ("_rec", "_ops")
+    __slots__ = ("_rec", "_prog", "_ops", "_base", "_P")
 
     def __init__(self, world, members: tuple, rank: int, name: str, context=None):
         super().__init__(world, members, rank, name, context)
         self._rec = world.rec
+        self._prog = world.rec.prog
         self._ops = world.rec.prog.ops[self._me]
+        self._P = P = world.size
+        self._base = self.cid * P * P   # channel (receiver d, sender s) of this communicator: base + d P + s
 
     @property
     def now(self):
@@ -91,62 +95,35 @@ class RecordingComm(Comm):
         return _Clock(self._me, row)
 
     def isend(self, dst: int, payload, tag=0, via=None):
-        if not 0 <= dst < self.size:
-            self._check_peer(dst, "destination")
-        rec, me = self._rec, self._me
-        prog = rec.prog
-        t = Token()
-        t.ev = ev = prog.events
-        prog.events = ev + 1
-        t.done, t.waited, t.parent, t.group, t.value = True, False, None, None, None
-        send = rec.nmsgs
-        rec.nmsgs = send + 1
-        try:
-            nbytes = int(payload.nbytes)
-        except AttributeError:
-            nbytes = payload_bytes(payload)
-        v = 0 if via is None else prog.via(via)
-        dst = self.members[dst]
-        prog.msgs.extend((dst, nbytes, v))
-        key = (dst, me, tag, self.cid)
-        waiting = rec.recvs.get(key)
-        if waiting:
-            rt = waiting.popleft()
-            prog.late.extend((send, rt.ev))
-            rt.done, rt.value = True, payload
-            if rt.parent is not None:
-                rec.wake(rt)
-            elif rec.blocked[rt.rank] is rt:
-                rec.ready.append(rt.rank)
-        else:
-            q = rec.sends.get(key)
-            if q is None:
-                q = rec.sends[key] = deque()
-            q.append((send, payload))
-        self._ops.extend((POST, ev, send, -1))
-        return t
+        return self.sendrecv(dst, payload, None, tag, None, via)   # (its send half: the same rows and token)
 
     def irecv(self, src: int, tag=0):
         if not 0 <= src < self.size:
             self._check_peer(src, "source")
         rec, me = self._rec, self._me
-        prog = rec.prog
         t = Token()
-        t.ev = ev = prog.events
-        prog.events = ev + 1
+        t.ev = ev = rec.prog.events
+        rec.prog.events = ev + 1
         t.waited, t.parent, t.group = False, None, None
-        key = (me, self.members[src], tag, self.cid)
-        queued = rec.sends.get(key)
-        if queued:
-            recv, t.value = queued.popleft()
-            t.done = True
-        else:
+        key = self._base + me * self._P + self.members[src]
+        if not tag == 0:
+            key = (tag, key)
+        got = rec.sends.get(key)
+        if got.__class__ is deque:
+            got = got.popleft() if got else None
+        elif got is not None:
+            del rec.sends[key]
+        if got is None:
             recv = -1
             t.done, t.value, t.rank = False, None, me
             q = rec.recvs.get(key)
-            if q is None:
-                q = rec.recvs[key] = deque()
-            q.append(t)
+            if q.__class__ is deque:
+                q.append(t)
+            else:
+                rec.recvs[key] = channel(q, t, tag)
+        else:
+            recv, t.value = got
+            t.done = True
         self._ops.extend((POST, ev, -1, recv))
         return t
 
@@ -154,15 +131,11 @@ class RecordingComm(Comm):
     recv = irecv
 
     def sendrecv(self, dst: int, payload, src, tag=0, recvtag=None, via=None):
-        # NOTE: the send half repeats isend's lines rather than calling it: this is one frame
-        # per message on the recording's hot path (a call per message costs measurably at 1024 ranks)
-        size = self.size
-        if not 0 <= dst < size:
+        # NOTE: repeats irecv's lines, and its take from a channel (one frame a message on the hot path: calls cost)
+        if not 0 <= dst < self.size or src is not None and not 0 <= src < self.size:
             self._check_peer(dst, "destination")
-        if src is not None and not 0 <= src < size:
-            self._check_peer(src, "source")
-        rec, me, m = self._rec, self._me, self.members
-        prog = rec.prog
+            self._check_peer(src, "source")   # (raises: one of the two is out of range)
+        rec, prog, me, m = self._rec, self._prog, self._me, self.members
         t = Token()
         t.ev = ev = prog.events
         prog.events = ev + 1
@@ -173,13 +146,15 @@ class RecordingComm(Comm):
             nbytes = int(payload.nbytes)
         except AttributeError:
             nbytes = payload_bytes(payload)
-        v = 0 if via is None else prog.via(via)
         dst = m[dst]
-        prog.msgs.extend((dst, nbytes, v))
-        key = (dst, me, tag, self.cid)
-        waiting = rec.recvs.get(key)
-        if waiting:
-            rt = waiting.popleft()
+        prog.msgs.extend((dst, nbytes, 0 if via is None else prog.via(via)))
+        key = self._base + dst * self._P + me if tag == 0 else (tag, self._base + dst * self._P + me)
+        rt = rec.recvs.get(key)
+        if rt.__class__ is deque:
+            rt = rt.popleft() if rt else None
+        elif rt is not None:
+            del rec.recvs[key]
+        if rt is not None:
             prog.late.extend((send, rt.ev))
             rt.done, rt.value = True, payload
             if rt.parent is not None:
@@ -188,24 +163,31 @@ class RecordingComm(Comm):
                 rec.ready.append(rt.rank)
         else:
             q = rec.sends.get(key)
-            if q is None:
-                q = rec.sends[key] = deque()
-            q.append((send, payload))
+            if q.__class__ is deque:
+                q.append((send, payload))
+            else:
+                rec.sends[key] = channel(q, (send, payload), tag)
         recv = -1
         if src is None:
             t.done = True
         else:
-            key = (me, m[src], tag if recvtag is None else recvtag, self.cid)
-            queued = rec.sends.get(key)
-            if queued:
-                recv, t.value = queued.popleft()
+            tag = tag if recvtag is None else recvtag
+            key = self._base + me * self._P + m[src] if tag == 0 else (tag, self._base + me * self._P + m[src])
+            got = rec.sends.get(key)
+            if got.__class__ is deque:
+                got = got.popleft() if got else None
+            elif got is not None:
+                del rec.sends[key]
+            if got is not None:
+                recv, t.value = got
                 t.done = True
             else:
                 t.done, t.rank = False, me
                 q = rec.recvs.get(key)
-                if q is None:
-                    q = rec.recvs[key] = deque()
-                q.append(t)
+                if q.__class__ is deque:
+                    q.append(t)
+                else:
+                    rec.recvs[key] = channel(q, t, tag)
         self._ops.extend((POST, ev, send, recv))
         return t
 

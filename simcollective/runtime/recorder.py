@@ -18,7 +18,12 @@ Operations (one row of four integers each; ``ev`` are event ids, ``-1`` none):
 
 Messages are numbered as they are sent; the k-th send on a (receiver, source, tag,
 communicator) channel is matched with the k-th receive on it, as MPI's ordered matching
-does whatever the timing.
+does whatever the timing. A channel's key is one integer, ``cid P^2 + receiver P + sender``
+(world ranks, ``cid`` the communicator's id), for tag 0 and ``(tag, that integer)`` for
+other tags (tags equal to 0 share the channel, as equal tags do). What waits on a channel
+is a deque of items in posting order, kept once made (maybe empty), on channels of tag 0
+and on any channel where two have waited at once; on the others one item, whose entry
+goes when it is taken (:func:`channel`).
 """
 
 from __future__ import annotations
@@ -28,7 +33,7 @@ from collections import deque
 from ..errors import SimCollectiveError
 from .program import FLUSH, Program
 
-__all__ = ["NotCompilable", "Token", "Free", "Recorder", "POST", "WAITALL", "TIMEOUT", "YIELD", "MARK",
+__all__ = ["NotCompilable", "Token", "Free", "Recorder", "channel", "POST", "WAITALL", "TIMEOUT", "YIELD", "MARK",
            "DELAY_SINCE", "NOW"]
 
 POST, WAITALL, TIMEOUT, YIELD, MARK, DELAY_SINCE, NOW = range(7)
@@ -66,8 +71,8 @@ class Recorder:
 
     def __init__(self, P: int):
         self.prog = Program(P)
-        self.sends: dict = {}     # channel -> deque of (message, payload) not yet received
-        self.recvs: dict = {}     # channel -> deque of receive tokens not yet matched
+        self.sends: dict = {}     # channel -> (message, payload) not yet received, or a deque of them
+        self.recvs: dict = {}     # channel -> receive token not yet matched, or a deque of them
         self.ready: deque = deque(range(P))
         self.blocked: list = [None] * P
         self.nmsgs = 0            # messages sent so far (the next one's number)
@@ -150,7 +155,7 @@ class Recorder:
                 value = t.value if t.group is None else group_value(t)
         if any(t is not None for t in blocked):
             raise NotCompilable("the recorded ranks block (deadlock or unmatched messages)")
-        if any(self.sends.values()) or any(self.recvs.values()):
+        if any(q.__class__ is not deque or q for waiting in (self.sends, self.recvs) for q in waiting.values()):
             raise NotCompilable("messages are sent but never received")
 
 
@@ -159,6 +164,17 @@ def group_value(t: Token):
     reqs, index = t.group
     vals = [q.value if q.group is None else group_value(q) for q in reqs]
     return vals if index is None else vals[index]
+
+
+def channel(first, item, tag):
+    """What a channel holds once ``item`` is queued on it behind ``first`` (None: nothing
+    waited there): a deque of the two; a deque of ``item`` alone on a channel of tag 0,
+    whose entry stays (the ring's channels: one a rank and neighbour, used at every step);
+    ``item`` itself on another tag's, whose entry goes when the item is taken (tags new
+    at every step, NCCL's: no deque a message)."""
+    if first is not None:
+        return deque((first, item))
+    return deque((item,)) if tag == 0 else item
 
 
 def free(value) -> Free:

@@ -11,6 +11,7 @@ import topologies
 from simcollective.algorithms import get_algorithm
 from simcollective.data import symbolic_input
 from simcollective.profiles import load_profile
+from simcollective.runtime import run_ranks
 from simcollective.runtime.record import MARK, POST, YIELD, NotCompilable, record
 
 
@@ -128,3 +129,42 @@ def test_receives_posted_before_and_after_their_message_are_paired():
     assert a["src"].tolist() == [1, 0, 0] and a["dst"].tolist() == [0, 1, 1] and a["bytes"].tolist() == [1, 3, 5]
     assert a["send_ev"].tolist() == [posts[1][1][1], posts[0][1][1], posts[0][2][1]]
     assert a["recv_ev"].tolist() == [posts[0][0][1], posts[1][0][1], posts[1][2][1]]
+
+
+def test_channels_queue_in_order_by_tag_and_communicator():
+    """Several messages wait on one channel, in both directions (sends before their
+    receives, receives before their sends); tags equal to 0 (0, 0.0, False) share a
+    channel, a tuple tag has its own, and a sub-communicator over other ranks (its own
+    channel numbers) never takes the world's messages: the k-th send of a channel goes
+    to its k-th receive, as on the SimPy path."""
+    def main(comm):
+        sub = comm.sub([1, 0], "swapped")   # rank r of the world is rank 1 - r here
+        if comm.rank == 0:
+            yield comm.waitall([comm.isend(1, np.zeros(k, np.int8), tag=t)
+                                for k, t in ((1, 0), (4, (1, 2)), (2, 0.0), (5, (1, 2)), (3, False))])
+            yield sub.isend(0, np.zeros(6, np.int8))
+            late = [comm.irecv(1, tag=(3,)), comm.irecv(1), comm.irecv(1, tag=(3,))]
+            return [len(x) for x in (yield comm.waitall(late))]
+        early = [comm.irecv(0, tag=0.0), comm.irecv(0, tag=(1, 2)), sub.irecv(1)]
+        rest = [comm.irecv(0, tag=(1, 2)), comm.irecv(0, tag=False), comm.irecv(0)]
+        got = yield comm.waitall(early + rest)
+        yield comm.waitall([comm.isend(0, np.zeros(k, np.int8), tag=t) for k, t in ((7, (3,)), (8, 0), (9, (3,)))])
+        return [len(x) for x in got]
+
+    prog = _record(main, P=2)
+    assert prog.outputs == [[7, 8, 9], [1, 4, 6, 5, 2, 3]]
+    assert prog.arrays()["bytes"].tolist() == [1, 4, 2, 5, 3, 6, 7, 8, 9]
+    g = topologies.build("fat-tree", 2, {})
+    assert run_ranks(g, _gpus(g)[:2], main, lambda r: (), load_profile("ideal")).outputs == prog.outputs
+
+
+@pytest.mark.parametrize("dst, src, what", [(0, 5, "source rank 5"), (5, 0, "destination rank 5"),
+                                            (1, -1, "source rank -1")])
+def test_sendrecv_refuses_peers_out_of_range(dst, src, what):
+    from simcollective.errors import SimCollectiveError
+
+    def main(comm):
+        yield comm.sendrecv(dst, np.zeros(3), src)
+
+    with pytest.raises(SimCollectiveError, match=f"{what} is out of range"):
+        _record(main, P=2)
