@@ -315,9 +315,11 @@ def switch_node(G, sid, *, chips, links_per_gpu, nvls) -> str:
 
 
 def hardware_graph(name, description, gpus_per_node, *, nvls, rank_order=None) -> nx.DiGraph:
-    """An empty graph with the graph attributes of a hardware preset."""
+    """An empty graph with the graph attributes of a hardware preset; its routing (what
+    ``--routing auto`` takes) is ``dest``: InfiniBand fabrics are routed by destination
+    (OpenSM's fat-tree engine, D-mod-k; :mod:`simcollective.network.dmodk`)."""
     G = nx.DiGraph(name=name, description=description, gpus_per_node=gpus_per_node,
-                   default_group_size=gpus_per_node, platform="hardware", nvls=bool(nvls))
+                   default_group_size=gpus_per_node, platform="hardware", nvls=bool(nvls), routing="dest")
     if rank_order:
         G.graph["rank_order"] = rank_order
     return G
