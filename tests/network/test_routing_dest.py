@@ -1,5 +1,5 @@
 """``--routing dest`` (D-mod-k: equal-cost next hops chosen by the destination's number) and
-``--routing auto`` (the machine's own policy: ``dest`` on the hardware presets)."""
+``--routing auto`` (the machine's own policy: ``dest`` on hardware fabrics of several scalable units)."""
 
 import networkx as nx
 import pytest
@@ -89,24 +89,33 @@ def test_dest_gives_every_host_of_a_leaf_its_own_spine_on_three_nvl72_racks():
     assert dest.path("n0/gpu0", "n40/gpu0")[3] == dest.path("n0/nic0", "n40/nic0")[2]
 
 
-def test_auto_is_dest_on_the_hardware_presets_and_first_elsewhere():
+def test_auto_is_dest_on_multi_unit_hardware_fabrics_and_first_elsewhere():
+    # the hardware presets spread by destination once their servers span two scalable units
+    # (32 servers by default); on one unit, and on the study's and parametric machines, first
     for name in topologies.PRESETS:
-        G = topologies.build(name, 1)
-        own = "dest" if G.graph.get("platform") == "hardware" else "first"
-        assert routing_of("auto", G) == own, name
-        assert routing_of("hash", G) == "hash"
-    assert {routing_of("auto", topologies.build(n, 1)) for n in ("abci", "dgx1", "dgx2", "fat-tree")} == {"first"}
+        one = topologies.build(name, 1)
+        assert routing_of("auto", one) == "first", name
+        if one.graph.get("platform") == "hardware":
+            two = topologies.build(name, 2, {"nodes_per_su": 1})
+            assert routing_of("auto", two) == "dest" and routing_of("hash", two) == "hash", name
+    assert routing_of("auto", topologies.build("dgx-h100", 32)) == "first"
+    assert routing_of("auto", topologies.build("dgx-h100", 33)) == "dest"
     assert set(ROUTINGS) == {"auto", *ROUTING_POLICIES} and RunConfig().routing == "auto"
 
 
-def test_one_server_routes_are_unchanged_by_dest():
-    # inside one HGX server and across two servers on one rail every shortest path is unique
+def test_one_scalable_unit_keeps_first():
+    # one unit: auto is first, bit for bit (a route may have several shortest paths there:
+    # GPU 7 of one server to GPU 0 of the next goes by NVLink to GPU 0's rail, or up its own
+    # rail and over a spine; dest would take the other one)
     from simcollective.simulate import run_allreduce
 
     base = dict(topology="dgx-h100", nodes=2, algorithm="nccl", profile="nccl", bytes=1 << 20)
     first = run_allreduce(RunConfig(routing="first", **base)).fields
     auto = run_allreduce(RunConfig(**base)).fields
-    assert auto["routing"] == "dest" and auto["time_s"] == first["time_s"]
+    assert auto["routing"] == "first" and auto["time_s"] == first["time_s"]
+    G = topologies.build("dgx-h100", 2)
+    assert Router(G, "first").path("n0/gpu7", "n1/gpu0")[1] == "n0/nvswitch"
+    assert Router(G, "dest").path("n0/gpu7", "n1/gpu0")[1] == "n0/plx7"
 
 
 def test_unknown_routing_is_one_line_listing_the_policies(capsys):
