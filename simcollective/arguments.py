@@ -174,8 +174,9 @@ def add_topology_arguments(p: argparse.ArgumentParser, network: bool = True, pro
     g.add_argument("--routing", default=D["routing"], choices=ROUTINGS, metavar="POLICY",
                    help="equal-cost path choice: first (static), hash (ECMP), dest (by destination, D-mod-k: "
                         "InfiniBand's fat-tree routing), study (SimGrid's Floyd routes over the study's platform "
-                        "files: abci, dgx1, dgx2), or auto: the machine's own, dest on a hardware preset over several "
-                        f"scalable units, first elsewhere; one of {', '.join(ROUTINGS)} (default: {D['routing']})")
+                        "files: abci, dgx1, dgx2), or auto: the machine's own, on a hardware preset over several "
+                        "scalable units dest (InfiniBand) or hash (Ethernet), first elsewhere; "
+                        f"one of {', '.join(ROUTINGS)} (default: {D['routing']})")
 
 
 def add_nccl_version_argument(p, default_text: str | None = None) -> None:

@@ -1,5 +1,5 @@
 """``--routing dest`` (D-mod-k: equal-cost next hops chosen by the destination's number) and
-``--routing auto`` (the machine's own policy: ``dest`` on hardware fabrics of several scalable units)."""
+``--routing auto`` (the machine's own policy: ``dest`` or ``hash`` on hardware fabrics of several scalable units)."""
 
 import networkx as nx
 import pytest
@@ -89,15 +89,18 @@ def test_dest_gives_every_host_of_a_leaf_its_own_spine_on_three_nvl72_racks():
     assert dest.path("n0/gpu0", "n40/gpu0")[3] == dest.path("n0/nic0", "n40/nic0")[2]
 
 
-def test_auto_is_dest_on_multi_unit_hardware_fabrics_and_first_elsewhere():
-    # the hardware presets spread by destination once their servers span two scalable units
-    # (32 servers by default); on one unit, and on the study's and parametric machines, first
+def test_auto_spreads_on_multi_unit_hardware_fabrics_and_is_first_elsewhere():
+    # the hardware presets spread once their servers span two scalable units (32 servers by
+    # default): by destination on InfiniBand, by ECMP hash on Ethernet (RoCE, EFA, TCPX); on
+    # one unit, and on the study's and parametric machines, first
     for name in topologies.PRESETS:
         one = topologies.build(name, 1)
         assert routing_of("auto", one) == "first", name
         if one.graph.get("platform") == "hardware":
             two = topologies.build(name, 2, {"nodes_per_su": 1})
-            assert routing_of("auto", two) == "dest" and routing_of("hash", two) == "hash", name
+            links = {d["link_type"] for u, v, d in two.edges(data=True) if two.nodes[u]["kind"] == "switch"}
+            assert routing_of("auto", two) == {"infiniband": "dest", "ethernet": "hash"}[links.pop()], name
+            assert routing_of("first", two) == "first" and not links, name
     assert routing_of("auto", topologies.build("dgx-h100", 32)) == "first"
     assert routing_of("auto", topologies.build("dgx-h100", 33)) == "dest"
     assert set(ROUTINGS) == {"auto", *ROUTING_POLICIES} and RunConfig().routing == "auto"

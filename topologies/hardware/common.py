@@ -352,7 +352,8 @@ def rails(G, ports, *, nodes_per_su, spines, oversubscription, nic_bandwidth, ni
     The graph's ``routing`` (what ``--routing auto`` takes): ``dest`` when the servers span
     more than one scalable unit, where InfiniBand's fat-tree routing gives each destination
     its own spine (D-mod-k, :mod:`simcollective.network.dmodk`) and a static first choice
-    would send every flow between the units through spine 0; ``first`` on one unit, where
+    would send every flow between the units through spine 0 (an Ethernet transport makes it
+    ``hash``, ECMP: :func:`topologies.transports.apply_transport`); ``first`` on one unit, where
     every validated comparison was made with it (a rail's flows have one shortest path there;
     cross-rail and GPU-forwarded flows have several, which ``dest`` would spread)."""
     G.graph["routing"] = "dest" if len(ports) > nodes_per_su else "first"
