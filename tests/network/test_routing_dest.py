@@ -133,3 +133,15 @@ def test_unknown_routing_is_one_line_listing_the_policies(capsys):
     g.graph["routing"] = "spray"
     with pytest.raises(UserInputError, match="graph attribute routing 'spray'"):
         routing_of("auto", g)
+
+
+@pytest.mark.parametrize("algorithm", ["ring", "nccl-ring"])
+def test_dest_is_bit_identical_on_the_compiled_path(algorithm):
+    # two servers in two scalable units (auto: dest); the compiled path replays the same routes
+    from tests.network.test_replay import assert_identical, both
+
+    kw = dict(topology="dgx-h100", nodes=2, topology_opts={"nodes_per_su": 1}, algorithm=algorithm,
+              elements=1 << 16, profile="nccl" if algorithm.startswith("nccl") else "cm02")
+    a, b = both(**kw)
+    assert a.fields["routing"] == b.fields["routing"] == "dest"
+    assert_identical(a, b)
