@@ -43,6 +43,7 @@ def ring_messages(P: int, elements: int = 256 * 2**20, dtype: str = "float32", w
     from simcollective.data.symbolic import symbolic_input
     from simcollective.placement import resolve_placement
     from simcollective.profiles import load_profile
+    from simcollective.run_config import routing_of
     from simcollective.runtime import run_ranks
     from simcollective.simulate import RunConfig, build_graph
 
@@ -59,7 +60,7 @@ def ring_messages(P: int, elements: int = 256 * 2**20, dtype: str = "float32", w
 
     def simulate():
         return run_ranks(graph, placement, forward, lambda r: (symbolic_input(r, block, dtype),),
-                         load_profile(cfg.profile), cfg.routing)
+                         load_profile(cfg.profile), routing_of(cfg.routing, graph))
 
     if lap is not None:
         lap("setup")

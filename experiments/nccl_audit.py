@@ -1,6 +1,7 @@
 """Every rented-machine preset against what its documented figures imply NCCL reaches.
 
     python experiments/nccl_audit.py [OUT.md]    # default: print the table only
+    python experiments/nccl_audit.py --routing [RACKS ...]   # NVL72 racks per routing policy (default 2 3)
 
 For each preset of ``topologies/hardware/shapes.toml`` (and GB200/GB300 NVL72 racks), on one
 and two nodes (two and four hosts of 4 GPUs; two racks of 72 GPUs for the NVL72 presets), the
@@ -19,6 +20,12 @@ at 8 B and 8 GiB. Beside it, from the preset's own figures (the graph it builds)
 * ``floor``: NCCL's latency model for its pick at 8 B, the transport's advertised latency in.
 
 The simulated busbw and time are the ``nccl`` algorithm's (flows on the preset's graph).
+
+``--routing``: a 1 GiB allreduce on 2, 3 (or the given counts of) GB300 NVL72 racks, each
+routing policy (``first``, ``hash``, ``dest``; ``auto`` is ``dest`` on the presets) against
+NCCL's own model of the call (``nccl_predicted_us``). From 2 racks (36 hosts) on, the hosts
+span two 32-host scalable units and the flows between them cross the spines, where the
+policies differ.
 """
 
 from __future__ import annotations
@@ -107,7 +114,27 @@ HEADER = ("| preset | nodes | ranks | NVLink/GPU GB/s | net/GPU GB/s | NCCL's pi
           "simulated 8 B us | gap |\n|---|---|---:|---:|---:|---|---:|---:|---:|---:|---|---:|---:|---:|")
 
 
+RACK_POLICIES = ("first", "hash", "dest")
+
+
+def routing_rows(racks) -> list[str]:
+    """The ``--routing`` table: one row per rack count and policy (1 GiB allreduce, GB300 NVL72)."""
+    lines = ["| racks | hosts | routing | simulated ms | NCCL's model ms | simulated / model |",
+             "|---:|---:|---|---:|---:|---:|"]
+    for k in racks:
+        for policy in RACK_POLICIES:
+            r = sc.run(topology="gb300-nvl72", nodes=18 * k, algorithm="nccl", profile="nccl", bytes=1 << 30,
+                       routing=policy).to_dict()
+            sim, model = r["time_s"] * 1e3, r["nccl_predicted_us"] / 1e3
+            lines.append(f"| {k} | {18 * k} | {policy} | {sim:.2f} | {model:.2f} | {sim / model:.2f} |")
+    return lines
+
+
 def main(argv) -> int:
+    if argv[:1] == ["--routing"]:
+        for line in routing_rows([int(k) for k in argv[1:]] or [2, 3]):
+            print(line, flush=True)
+        return 0
     lines = [HEADER]
     print(HEADER, flush=True)
     for preset, counts in PRESETS:

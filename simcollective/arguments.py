@@ -154,6 +154,7 @@ def add_topology_arguments(p: argparse.ArgumentParser, network: bool = True, pro
     """
     import topologies
 
+    from .run_config import ROUTINGS
     from .simulate import run_defaults
 
     D = run_defaults()
@@ -170,9 +171,12 @@ def add_topology_arguments(p: argparse.ArgumentParser, network: bool = True, pro
     profile = profile or D["profile"]
     g.add_argument("--profile", default=profile, metavar="NAME|PATH",
                    help=f"network profile: ideal, cm02, smpi, nccl or a TOML file (default: {profile})")
-    g.add_argument("--routing", default=D["routing"], choices=("first", "hash", "study"),
-                   help="equal-cost path choice: first (static) or hash (ECMP), or study: SimGrid's "
-                        f"Floyd routes over the study's platform files (abci, dgx1, dgx2) (default: {D['routing']})")
+    g.add_argument("--routing", default=D["routing"], choices=ROUTINGS, metavar="POLICY",
+                   help="equal-cost path choice: first (static), hash (ECMP), dest (by destination, D-mod-k: "
+                        "InfiniBand's fat-tree routing), study (SimGrid's Floyd routes over the study's platform "
+                        "files: abci, dgx1, dgx2), or auto: the machine's own, on a hardware preset over several "
+                        "scalable units dest (InfiniBand) or hash (Ethernet), first elsewhere; "
+                        f"one of {', '.join(ROUTINGS)} (default: {D['routing']})")
 
 
 def add_nccl_version_argument(p, default_text: str | None = None) -> None:

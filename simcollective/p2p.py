@@ -25,7 +25,7 @@ from .arguments import topology_config
 from .errors import UserInputError
 from .parsing import (check_output_path, format_bytes, format_rate, format_time, parse_int, parse_size, write_json,
                       writing)
-from .run_config import SCHEMA_VERSION
+from .run_config import SCHEMA_VERSION, routing_of
 
 __all__ = ["add_parser", "cmd_p2p", "osu_sizes", "OSU_WINDOW"]
 
@@ -105,7 +105,7 @@ def cmd_p2p(args) -> int:
             raise UserInputError(f"{name} {r} is out of range: the machine has ranks 0..{len(order) - 1}")
     if src == dst:
         raise UserInputError(f"--src and --dst are both {src}; give two different ranks")
-    pair = (graph, profile, [order[src], order[dst]], args.routing)
+    pair = (graph, profile, [order[src], order[dst]], routing_of(args.routing, graph))
     if table:
         return _cmd_table(args, pair, src, dst, sizes, window)
     time_s, net = _simulate(pair, size)

@@ -16,7 +16,7 @@ from .errors import UserInputError
 from .memory import check_run_memory
 from .placement import resolve_placement
 from .profiles import load_profile
-from .run_config import VERIFY_MODES, RunConfig, build_graph
+from .run_config import VERIFY_MODES, RunConfig, build_graph, routing_of
 
 __all__ = ["Plan", "resolve", "resolve_study", "default_group_size", "count_for_bytes", "spends_nccl_latency"]
 
@@ -41,7 +41,7 @@ def resolve_study(config: RunConfig, algo) -> tuple:
         return routing, timing, options
     from .algorithms import STUDY_SIZING
 
-    if routing not in ("first", "study"):
+    if routing not in ("auto", "first", "study"):
         raise UserInputError(f"--study sets --routing study; --routing {routing} contradicts it")
     densify = options.get("densify")
     if algo.name in STUDY_SIZING and algo.collective == "allreduce":
@@ -72,7 +72,7 @@ class Plan:
     k: int | None = None
     workload: object = None
     kwargs: dict = field(default_factory=dict)
-    routing: str = "first"
+    routing: str = "first"  # the policy itself (``auto`` resolved: run_config.routing_of)
     timing: str = "simultaneous"
     sizes_info: dict | None = None   # alltoallv: totals of its sizes matrix (and its MoE gate)
 
@@ -165,6 +165,7 @@ def resolve(config: RunConfig, graph=None) -> Plan:
     coll, count, sizes_info = _alltoallv(config, coll, P, dtype)
     n = coll.input_elements(count, P)
     routing, timing, study_options = resolve_study(config, algo)
+    routing = routing_of(routing, graph)
     if not spends_nccl_latency(algo):   # the nccl profile's zero link latency is NCCL's own
         profile = profile.with_graph_latencies()
     if config.study:  # the study's profile settings (compute table, bandwidth factor mode)

@@ -7,6 +7,7 @@ import math
 from dataclasses import dataclass, field
 
 __all__ = ["SCHEMA_VERSION", "RunConfig", "Report", "build_graph", "run_defaults", "JSON_KEYS", "VERIFY_MODES", "ENGINES",
+           "ROUTINGS", "routing_of",
            "DEFAULT_MEMORY_BUDGET"]
 
 #: the version of the JSON and table schema (docs/schema.md): every ``--json`` output and
@@ -23,6 +24,9 @@ DEFAULT_MEMORY_BUDGET = 2**30
 VERIFY_MODES = ("auto", "full", "symbolic")
 #: values of ``engine`` (``--engine``): the compiled path where it applies, or one of the two
 ENGINES = ("auto", "compiled", "simpy")
+#: values of ``routing`` (``--routing``): the machine's own policy, or one of the router's
+#: (``network.routing.ROUTING_POLICIES``, spelled out here to keep the network out of startup)
+ROUTINGS = ("auto", "first", "hash", "dest", "study")
 
 
 @dataclass
@@ -48,7 +52,7 @@ class RunConfig:
     dtype: str = "float32"
     profile: str = "ideal"
     placement: str | list = "auto"                 # the graph's rank_order if any, else linear
-    routing: str = "first"
+    routing: str = "auto"                          # auto: the machine's (routing_of)
     seed: int = 1
     options: dict = field(default_factory=dict)     # user-set algorithm options
     density: float | None = None
@@ -143,6 +147,23 @@ def load_topology_file(path):
         return topologies.load(path, data)
     except topologies.TopologyError as exc:          # its message starts with the path
         raise topologies.TopologyError(f"--topology-file {exc}") from None
+
+
+def routing_of(routing: str, graph) -> str:
+    """The routing policy a run uses: ``routing``, or for ``auto`` the machine's own (the
+    graph attribute ``routing``: on a hardware preset whose servers span several scalable
+    units ``dest`` over InfiniBand and ``hash`` over Ethernet, see
+    ``topologies.hardware.common.rails``; ``first`` on every other machine). An unknown value is a one-line error that lists the allowed ones."""
+    from .errors import UserInputError
+
+    if routing not in ROUTINGS:
+        raise UserInputError(f"routing policy {routing!r} is not one of: {', '.join(ROUTINGS)}")
+    if routing != "auto":
+        return routing
+    own = graph.graph.get("routing", "first")
+    if own not in ROUTINGS[1:]:
+        raise UserInputError(f"the machine's graph attribute routing {own!r} is not one of: {', '.join(ROUTINGS[1:])}")
+    return own
 
 
 def build_graph(config: RunConfig):

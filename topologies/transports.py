@@ -106,8 +106,13 @@ def apply_transport(G, t: Transport, *, hop_latency: float | None = None) -> Non
     """Name transport `t` on every NIC of `G` and on its NIC - fabric cables (their
     ``transport`` attribute and, when `hop_latency` is given, their latency); every network
     cable takes the transport's ``link_type``; the graph records ``transport`` and
-    ``net_protocols`` (comma-separated, e.g. ``"ll128,simple"``)."""
+    ``net_protocols`` (comma-separated, e.g. ``"ll128,simple"``). An Ethernet fabric that
+    spreads its routes (graph ``routing`` ``dest``: several scalable units) spreads them by
+    ECMP hash (``hash``), as Ethernet switches do, not by the InfiniBand subnet manager's
+    destination tables."""
     G.graph["transport"] = t.name
+    if t.link_type == "ethernet" and G.graph.get("routing") == "dest":
+        G.graph["routing"] = "hash"
     G.graph["net_protocols"] = ",".join(t.net_protocols)   # a string: graphs save scalars only
     nics = {n for n, d in G.nodes(data=True) if d.get("kind") == "nic"}
     for n in nics:

@@ -255,7 +255,7 @@ def check_disturbances(dist: dict, graph, placement: list, routing: str) -> dict
         if not 0 <= b.root < k:
             raise UserInputError(f"background {b.name!r}: root {b.root} is out of range 0..{k - 1} (an index into ranks)")
     if dist["faults"] and routing == "study":
-        raise UserInputError("faults need routing 'first' or 'hash' (the study's declared routes do not re-route)")
+        raise UserInputError("faults need routing 'first', 'hash' or 'dest' (the study's declared routes do not re-route)")
     edges = [fault_edges_of(graph, f) for f in dist["faults"]]
     failed = {e for f, es in zip(dist["faults"], edges) if f.capacity == 0 for e in es}
     if failed:

@@ -23,7 +23,7 @@ from ..network.routing import Router
 from ..placement import resolve_placement
 from ..profiles import load_profile
 from ..resolve import resolve
-from ..run_config import RunConfig, build_graph
+from ..run_config import RunConfig, build_graph, routing_of
 from ..runtime.communicators import rule_groups, split
 from ..runtime.tasks import Disturbances, Task, run_tasks
 from ..simulate import make_inputs, run, sources, verify
@@ -83,6 +83,7 @@ def prepare(spec: JobSpec) -> PreparedJob:
     """Check and resolve everything a job will simulate (one-line errors, before any simulation)."""
     base = RunConfig(**spec.machine)
     graph = build_graph(base)
+    base.routing = routing_of(base.routing, graph)
     placement = resolve_placement(graph, base.placement, base.gpus)
     profile = load_profile(base.profile)
     groups = _groups(spec, len(placement))

@@ -31,7 +31,7 @@ from ..errors import UserInputError
 
 __all__ = ["Route", "Router", "ROUTING_POLICIES", "nics_of"]
 
-ROUTING_POLICIES = ("first", "hash", "study")
+ROUTING_POLICIES = ("first", "hash", "dest", "study")
 
 
 def nics_of(graph, gpu) -> list:
@@ -180,11 +180,25 @@ class Router:
         return r
 
     def _shortest(self, src, dst) -> list:
-        """The nodes of the shortest path chosen by the routing policy."""
+        """The nodes of the shortest path chosen by the routing policy. At every hop the next
+        hops on a shortest path are listed in node order (``k`` of them): ``first`` takes the
+        first (a static table), ``hash`` the one at ``crc32("src|dst") mod k`` (ECMP),
+        ``dest`` the one at ``d mod k``, ``d`` the destination's D-mod-k number
+        (:func:`.dmodk.destination_numbers`; OpenSM's fat-tree routing). With one next hop
+        all three agree."""
         dist = self._distances_to(dst, src)
         if src not in dist:
             raise UserInputError(f"no route from {src!r} to {dst!r}")
-        spread = zlib.crc32(f"{src}|{dst}".encode()) if self.policy == "hash" else 0
+        if self.policy == "dest":
+            # NOTE: numbered on first use (here, not in __init__): only dest routing needs them
+            numbers = self.__dict__.get("_dest_numbers")
+            if numbers is None:
+                from .dmodk import destination_numbers
+
+                numbers = self._dest_numbers = destination_numbers(self.graph)
+            spread = numbers[dst]
+        else:
+            spread = zlib.crc32(f"{src}|{dst}".encode()) if self.policy == "hash" else 0
         nodes = [src]
         node = src
         while node != dst:

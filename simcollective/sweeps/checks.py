@@ -69,6 +69,10 @@ def _check_values(cfg: dict, grid: dict, i: int) -> None:
     for pl in _values(cfg, grid, "placement"):
         if isinstance(pl, str) and pl not in PLACEMENTS:
             check_size(resolve_path(pl, cfg["base"]), _where(cfg, grid, i, "placement"), "placement file")
+    if {"auto", "first"} <= set(_values(cfg, grid, "routing")):
+        raise UserInputError(f"{_where(cfg, grid, i, 'routing')}: lists both 'auto' and 'first', which share a "
+                             "point key (auto is first but on hardware presets over several scalable units); "
+                             "list 'dest' beside 'first' to compare them")
     for d in _values(cfg, grid, "inputs"):
         if d and not os.path.isdir(resolve_path(d, cfg["base"])):
             raise UserInputError(f"{_where(cfg, grid, i, 'inputs')}: {d!r} is not a directory")

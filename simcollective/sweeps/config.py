@@ -127,11 +127,13 @@ def _parse_value(key: str, value, where: str):
 
         parse_version(value, where)
         return value
-    if key == "engine":
-        from ..run_config import ENGINES
+    if key in ("engine", "routing"):
+        from ..run_config import ENGINES, ROUTINGS
 
-        if value not in ENGINES:
-            raise UserInputError(f"{where}: {value!r} is not an engine; allowed: {', '.join(ENGINES)}")
+        allowed = ENGINES if key == "engine" else ROUTINGS
+        if value not in allowed:
+            raise UserInputError(f"{where}: {value!r} is not {'an engine' if key == 'engine' else 'a routing policy'}; "
+                                 f"allowed: {', '.join(allowed)}")
         return value
     if key == "nodes":
         if isinstance(value, str) and value.strip().lower() == "auto":

@@ -16,6 +16,11 @@ __all__ = ["point_key", "expand_grid", "iter_points", "grid_size", "resolve_auto
 def point_key(point: dict) -> str:
     """Stable 16-hex-digit key of a point: hash of its canonical inputs (``None`` omitted)."""
     canon = {k: point.get(k) for k in INPUT_KEYS if point.get(k) is not None}
+    if canon.get("routing") == "auto":
+        # NOTE: auto, the default, keys as first, the default it replaced, so that existing
+        # tables resume; the two differ only on hardware presets over several scalable units,
+        # and a grid that lists both is refused (checks.validate_grid)
+        canon["routing"] = "first"
     text = json.dumps(canon, sort_keys=True, separators=(",", ":"), default=str)
     return hashlib.sha256(text.encode()).hexdigest()[:16]
 

@@ -83,7 +83,7 @@ def _pick_table(tables, section, where):
 
 def compare(log, topology="dgx-h100", nodes=1, topology_opts=None, algorithm="auto", profile="nccl",
             protocol=None, channels=None, section=None, in_place=False, min_size=None, max_size=None,
-            routing="first", topology_file=None, sizes=None, ranks=None, nccl_version=None) -> dict:
+            routing="auto", topology_file=None, sizes=None, ranks=None, nccl_version=None) -> dict:
     """Simulate every size of ``log`` (path) and return the comparison (JSON-ready dict).
 
     ``sizes``: simulate only these sizes of the log (a calibration's search, see

@@ -347,7 +347,16 @@ def rails(G, ports, *, nodes_per_su, spines, oversubscription, nic_bandwidth, ni
           net_conn_bandwidth, **_fabric) -> None:
     """The rail-optimized fabric over the servers' NIC lists `ports`, and the network
     transport's figures NCCL sees on it (``net_latency`` as a graph attribute when not 0,
-    ``net_conn_bandwidth`` on the NIC cables); both checked by :func:`common_checks`."""
+    ``net_conn_bandwidth`` on the NIC cables); both checked by :func:`common_checks`.
+
+    The graph's ``routing`` (what ``--routing auto`` takes): ``dest`` when the servers span
+    more than one scalable unit, where InfiniBand's fat-tree routing gives each destination
+    its own spine (D-mod-k, :mod:`simcollective.network.dmodk`) and a static first choice
+    would send every flow between the units through spine 0 (an Ethernet transport makes it
+    ``hash``, ECMP: :func:`topologies.transports.apply_transport`); ``first`` on one unit, where
+    every validated comparison was made with it (a rail's flows have one shortest path there;
+    cross-rail and GPU-forwarded flows have several, which ``dest`` would spread)."""
+    G.graph["routing"] = "dest" if len(ports) > nodes_per_su else "first"
     fabrics.rail_optimized(
         G, ports, nodes_per_su=nodes_per_su, spines=spines, oversubscription=oversubscription,
         link_bandwidth=nic_bandwidth, link_latency=nic_latency, uplink_latency=uplink_latency,
