@@ -66,7 +66,7 @@ class Network(PathsMixin, LinkStatsMixin, ArrayModeMixin, FaultsMixin):
         A validated hardware graph (see :mod:`topologies.schema`).
     model : simcollective.network.model.NetworkModel
         The ``[network]`` figures of the run's profile.
-    routing : {"first", "hash"}
+    routing : {"first", "hash", "dest", "study"}
     tuning : Tuning, optional
         Engine thresholds (:class:`~simcollective.network.tuning.Tuning`).
     """

@@ -6,10 +6,12 @@ crossing capacity of a switch node that carries ``bandwidth`` (only when that ca
 smaller than the sum of the switch's incoming links: otherwise it can never bind and is
 left out, its latency still counted). Routes are computed lazily
 per (source, destination) and cached. Equal-cost paths are chosen deterministically:
-``first`` (default) takes the lowest-ordered next hop at every step, as a static routing
-table would; ``hash`` spreads (source, destination) pairs over the equal-cost next hops
-with a stable hash (ECMP / D-mod-k style); ``study`` replays SimGrid's Floyd routing over
-the study's declared routes (:mod:`.study_routing`; the study's machines only). A route
+``first`` takes the lowest-ordered next hop at every step (a static table); ``hash``
+spreads (source, destination) pairs over the equal-cost next hops by a stable hash (ECMP);
+``dest`` takes next hop d mod k, d the destination's D-mod-k number (:mod:`.dmodk`, as
+InfiniBand's subnet manager routes a fat-tree); ``study`` replays SimGrid's Floyd routing
+over the study's declared routes (:mod:`.study_routing`; the study's machines only). The
+default is chosen per machine (``run_config.routing_of``). A route
 may be asked to cross given nodes (``via``: the NICs a channel of an ``nccl-*`` algorithm
 leaves and enters its nodes by; :func:`nics_of` lists a GPU's NICs).
 
