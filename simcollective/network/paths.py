@@ -56,6 +56,9 @@ class Flow:
 def _coefficients(route, reverse, cross: float):
     """Distinct resources in first-traversal order with coefficient = traversals (+ the
     cross-traffic share per traversal of the reverse route)."""
+    resources = route.resources
+    if (cross <= 0 or not resources) and len(set(resources)) == len(resources):
+        return resources, (1.0,) * len(resources)  # (the common case: each resource once)
     pos: dict = {}
     res: list = []
     coef: list = []
@@ -79,6 +82,37 @@ def _coefficients(route, reverse, cross: float):
     return res, coef
 
 
+class _Loads(dict):
+    """Resource -> its load entry ``(r, 1.0, rate)`` at one rate bound, made once."""
+
+    __slots__ = ("rate",)
+
+    def __missing__(self, r):
+        v = self[r] = (r, 1.0, self.rate)
+        return v
+
+
+_LOADS: dict = {}    # rate bound -> its _Loads (the rate bounds of a run are a few)
+_ONES: dict = {}     # n -> (1.0,) * n
+
+
+def _loads(rate) -> _Loads:
+    d = _LOADS.get(rate)
+    if d is None:
+        if len(_LOADS) > 4096:
+            _LOADS.clear()
+        d = _LOADS[rate] = _Loads()
+        d.rate = rate
+    return d
+
+
+def _ones(n) -> tuple:
+    t = _ONES.get(n)
+    if t is None:
+        t = _ONES[n] = (1.0,) * n
+    return t
+
+
 def path_parameters(router, model, cap, src, dst, via=None) -> Path:
     """Everything about flows src -> dst (through the nodes ``via``, see
     :meth:`~simcollective.network.routing.Router.route`) that does not depend on the message
@@ -95,7 +129,11 @@ def path_parameters(router, model, cap, src, dst, via=None) -> Path:
         weight = 1.0 / penalty if penalty > 0 else 1.0
     else:
         weight = 1.0
-    maxrate = min((cap[r] / a for r, a in zip(res, coef)), default=_INF)
+    ones = len(res) == len(route.resources) and not (model.cross_traffic > 0 and res)  # every coefficient is 1
+    if ones:
+        maxrate = min(map(cap.__getitem__, res), default=_INF)  # (= cap[r] / 1.0)
+    else:
+        maxrate = min((cap[r] / a for r, a in zip(res, coef)), default=_INF)
     if model.bound_by_route_capacity:
         maxrate = min(maxrate, route.capacity)
     if router.flow_cap:   # per-flow caps of the route's links (edge attribute flow_bandwidth)
@@ -103,10 +141,15 @@ def path_parameters(router, model, cap, src, dst, via=None) -> Path:
     if model.tcp_gamma > 0 and route.latency > 0:
         maxrate = min(maxrate, model.tcp_gamma / (2.0 * route.latency))
     p = Path()
-    p.route, p.res, p.coef, p.weight, p.maxrate, p.bytes = route, tuple(res), tuple(coef), weight, maxrate, 0
-    p.load = tuple((r, a, a * maxrate) for r, a in zip(res, coef))
-    p.coef_of = dict(zip(res, coef))
-    p.nres = len(res)
+    p.route, p.res, p.weight, p.maxrate, p.bytes, p.nres = route, tuple(res), weight, maxrate, 0, len(res)
+    if ones:  # (the same figures, from tuples shared between paths: 1.0 x maxrate = maxrate)
+        p.coef = _ones(len(res))
+        p.load = tuple(map(_loads(maxrate).__getitem__, res))
+        p.coef_of = dict.fromkeys(res, 1.0)
+    else:
+        p.coef = tuple(coef)
+        p.load = tuple((r, a, a * maxrate) for r, a in zip(res, coef))
+        p.coef_of = dict(zip(res, coef))
     p.pid = -1
     p.lat = path_latency(route, model)
     return p

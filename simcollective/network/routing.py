@@ -24,6 +24,8 @@ from __future__ import annotations
 import zlib
 from collections import deque
 from dataclasses import dataclass
+from functools import reduce
+from operator import add
 
 import networkx as nx
 
@@ -44,6 +46,9 @@ def nics_of(graph, gpu) -> list:
         if name not in graph or graph.nodes[name].get("kind") != "nic":
             raise UserInputError(f"GPU {gpu!r} lists {name!r} among its NICs, which is not a node of kind 'nic'")
     return names
+
+
+_INF = float("inf")
 
 
 @dataclass(frozen=True, slots=True)
@@ -114,6 +119,9 @@ class Router:
         self._pred = {n: list(graph.predecessors(n)) for n in self.nodes}
         self._dist: dict[object, tuple] = {}  # per destination: (distances so far, search queue)
         self._routes: dict[tuple, Route] = {}
+        # latency terms (link and crossing latencies in path order) of the routes the
+        # ``first`` policy built, for the routes built on them (:meth:`_first`)
+        self._terms: dict[tuple, tuple] = {}
         self._study = None
         if policy == "study":
             from .study_routing import StudyRoutes
@@ -174,6 +182,8 @@ class Router:
             # a resource crossed k times gives the route at most capacity / k
             cap = min(self.capacity[x] / resources.count(x) for x in set(resources))
             r = Route(nodes, resources, latency, cap)
+        elif self.policy == "first":
+            return self._first(src, dst)
         else:
             r = self._assemble(self._shortest(src, dst))
         self._routes[key] = r
@@ -193,6 +203,79 @@ class Router:
             node = cands[spread % len(cands)] if len(cands) > 1 else cands[0]
             nodes.append(node)
         return nodes
+
+    def _first(self, src, dst) -> Route:
+        """The ``first`` policy's route (the lowest-ordered next hop at every step, as
+        :meth:`_shortest` chooses it), built on the cached route of its next hop: that
+        choice depends on the node and the destination only, so the route from every node
+        of a route is that route's tail. The walk stops at the first node whose route is
+        known, and the routes from the nodes walked are built back from it and cached:
+        per pair, one next-hop choice and a few tuple joins (a pair of GPUs in different
+        DGX nodes shares its tail from the first NIC with every GPU of its rail). The
+        resources are the tail's after the first link (and the next hop's crossing), and
+        the latency is summed in path order from the kept terms, as :meth:`_assemble`
+        sums it, so the routes are the same to the last bit."""
+        # NOTE: this repeats _shortest's choice of the first candidate (for the "first"
+        # policy only) because building on the cached tails needs the walk to stop early.
+        state = self._dist.get(dst)
+        dist = state[0] if state is not None and src in state[0] else self._distances_to(dst, src)
+        if src not in dist:
+            raise UserInputError(f"no route from {src!r} to {dst!r}")
+        routes, terms, succ = self._routes, self._terms, self._succ
+        walk = []
+        node = src
+        while True:
+            d = dist[node] - 1
+            for nxt in succ[node]:
+                if dist.get(nxt) == d:
+                    break
+            walk.append(node)
+            if nxt == dst:
+                tail, tail_terms = Route((dst,), (), 0.0, _INF), ()
+                break
+            key = (nxt, dst)
+            tail_terms = terms.get(key)
+            if tail_terms is not None:
+                tail = routes[key]
+                break
+            node = nxt
+        return self._build_back(walk, nxt, dst, tail, tail_terms)
+
+    def _build_back(self, walk, v, dst, tail, tail_terms) -> Route:
+        """The route from ``walk[0]`` to ``dst``: the nodes ``walk`` in path order (the
+        last one's next hop ``v``) joined to ``tail``, the route from ``v``. The routes
+        from the walked nodes with more than two links out (switches: where the walks
+        from many sources meet) are cached on the way; a chain of two-link nodes (a GPU's
+        PCIe switch and NIC) is walked again by the next source it serves."""
+        cap, edge_res, edge_lat, succ = self.capacity, self.edge_resource, self.edge_latency, self._succ
+        cross_res, cross_lat = self.crossing_resource, self.crossing_latency
+        routes, terms = self._routes, self._terms
+        rn, rr, rt = [], [], []  # nodes, resources, latency terms of the hops since the tail, last first
+        c = _INF
+        first = walk[0]
+        for u in reversed(walk):
+            if v != dst:
+                rt.append(cross_lat.get(v, 0.0))
+                x = cross_res.get(v)
+                if x is not None:
+                    rr.append(x)
+                    c = min(c, cap[x])
+            hop = (u, v)
+            e = edge_res[hop]
+            rr.append(e)
+            rt.append(edge_lat[hop])
+            rn.append(u)
+            c = min(c, cap[e])
+            if u is first or len(succ[u]) > 2:
+                tail_terms = tuple(rt[::-1]) + tail_terms
+                tail = Route(tuple(rn[::-1]) + tail.nodes, tuple(rr[::-1]) + tail.resources,
+                             reduce(add, tail_terms, 0.0), min(c, tail.capacity))
+                key = (u, dst)
+                routes[key] = tail
+                terms[key] = tail_terms
+                rn, rr, rt, c = [], [], [], _INF
+            v = u
+        return tail
 
     def _assemble(self, nodes) -> Route:
         """The route along ``nodes``: its resources (links and the switch crossings between
@@ -219,6 +302,7 @@ class Router:
             self._pred[v] = [w for w in self._pred[v] if w != u]
         self._dist.clear()
         self._routes.clear()
+        self._terms.clear()
 
     def describe(self, route: Route) -> list[dict]:
         """Per-hop description: node pairs, link type, bandwidth, latency."""
