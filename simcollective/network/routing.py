@@ -122,6 +122,7 @@ class Router:
         # latency terms (link and crossing latencies in path order) of the routes the
         # ``first`` policy built, for the routes built on them (:meth:`_first`)
         self._terms: dict[tuple, tuple] = {}
+        self._heads: dict[tuple, tuple] = {}  # (source, next hop) -> the head of its routes (:meth:`_first`)
         self._study = None
         if policy == "study":
             from .study_routing import StudyRoutes
@@ -206,21 +207,72 @@ class Router:
 
     def _first(self, src, dst) -> Route:
         """The ``first`` policy's route (the lowest-ordered next hop at every step, as
-        :meth:`_shortest` chooses it), built on the cached route of its next hop: that
-        choice depends on the node and the destination only, so the route from every node
-        of a route is that route's tail. The walk stops at the first node whose route is
-        known, and the routes from the nodes walked are built back from it and cached:
-        per pair, one next-hop choice and a few tuple joins (a pair of GPUs in different
-        DGX nodes shares its tail from the first NIC with every GPU of its rail). The
-        resources are the tail's after the first link (and the next hop's crossing), and
-        the latency is summed in path order from the kept terms, as :meth:`_assemble`
-        sums it, so the routes are the same to the last bit."""
-        # NOTE: this repeats _shortest's choice of the first candidate (for the "first"
-        # policy only) because building on the cached tails needs the walk to stop early.
+        :meth:`_shortest` chooses it), built on cached parts: that choice depends on the
+        node and the destination only, so the route from every node of a route is that
+        route's tail. From ``src``'s next hop the route follows the chain of two-link
+        nodes it enters (a GPU's PCIe switch and NIC: the link it came in by is the only
+        other) to the first other node: that head is cached per (source, next hop), and
+        the route is the head joined to the cached route from where it ends (computed by
+        :meth:`_walk` when missing). The resources are joined in path order and the
+        latency is summed in path order from the kept terms, as :meth:`_assemble` sums
+        it, so the routes are the same to the last bit."""
         state = self._dist.get(dst)
         dist = state[0] if state is not None and src in state[0] else self._distances_to(dst, src)
         if src not in dist:
             raise UserInputError(f"no route from {src!r} to {dst!r}")
+        # NOTE: this repeats _shortest's choice of the first candidate (for the "first"
+        # policy only) because building on the cached tails needs the walk to stop early.
+        d = dist[src] - 1
+        for nxt in self._succ[src]:
+            if dist.get(nxt) == d:
+                break
+        head = self._heads.get((src, nxt))
+        if head is None:
+            head = self._heads[src, nxt] = self._head(src, nxt)
+        nodes, resources, lead, c, end = head
+        if end == dst or dst in nodes:
+            return self._walk(src, dst, dist)
+        key = (end, dst)
+        tail_terms = self._terms.get(key)
+        tail = self._routes[key] if tail_terms is not None else self._walk(end, dst, dist)
+        tail_terms = lead + self._terms[key]
+        r = Route(nodes + tail.nodes, resources + tail.resources, reduce(add, tail_terms, 0.0), min(c, tail.capacity))
+        key = (src, dst)
+        self._routes[key] = r
+        self._terms[key] = tail_terms
+        return r
+
+    def _head(self, src, nxt) -> tuple:
+        """From ``src`` through ``nxt`` along the chain of two-link nodes (at most 8) to
+        the first other node ``end``: the nodes before ``end``, the resources and
+        latency terms up to ``end``'s crossing included, their smallest capacity, ``end``."""
+        cap, succ = self.capacity, self._succ
+        nodes, resources, lead, c = [src], [], [], _INF
+        u, v = src, nxt
+        while True:
+            hop = (u, v)
+            e = self.edge_resource[hop]
+            resources.append(e)
+            lead.append(self.edge_latency[hop])
+            c = min(c, cap[e])
+            x = self.crossing_resource.get(v)
+            if x is not None:
+                resources.append(x)
+                c = min(c, cap[x])
+            lead.append(self.crossing_latency.get(v, 0.0))
+            s = succ[v]
+            if len(s) != 2 or u not in s or len(nodes) == 8:
+                break
+            w = s[1] if s[0] == u else s[0]
+            if w in nodes:
+                break
+            nodes.append(v)
+            u, v = v, w
+        return tuple(nodes), tuple(resources), tuple(lead), c, v
+
+    def _walk(self, src, dst, dist) -> Route:
+        """The ``first`` policy's route from ``src`` (whose distance ``dist`` knows),
+        walked to the first node whose route is cached (see :meth:`_build_back`)."""
         routes, terms, succ = self._routes, self._terms, self._succ
         walk = []
         node = src
@@ -303,6 +355,7 @@ class Router:
         self._dist.clear()
         self._routes.clear()
         self._terms.clear()
+        self._heads.clear()
 
     def describe(self, route: Route) -> list[dict]:
         """Per-hop description: node pairs, link type, bandwidth, latency."""
