@@ -56,9 +56,6 @@ class Flow:
 def _coefficients(route, reverse, cross: float):
     """Distinct resources in first-traversal order with coefficient = traversals (+ the
     cross-traffic share per traversal of the reverse route)."""
-    resources = route.resources
-    if (cross <= 0 or not resources) and len(set(resources)) == len(resources):
-        return resources, (1.0,) * len(resources)  # (the common case: each resource once)
     pos: dict = {}
     res: list = []
     coef: list = []
@@ -117,40 +114,41 @@ def path_parameters(router, model, cap, src, dst, via=None) -> Path:
     """Everything about flows src -> dst (through the nodes ``via``, see
     :meth:`~simcollective.network.routing.Router.route`) that does not depend on the message
     size (``model``: the :class:`~simcollective.network.model.NetworkModel`)."""
-    if via is None:
-        route = router.route(src, dst)
-        reverse = router.route(dst, src) if model.cross_traffic > 0 and route.resources else None
+    route = router.route(src, dst) if via is None else router.route(src, dst, via)
+    resources = route.resources
+    if model.cross_traffic > 0 and resources:
+        reverse = router.route(dst, src) if via is None else router.route(dst, src, via[::-1])
+        res, coef = _coefficients(route, reverse, model.cross_traffic)
+        ones = False
     else:
-        route = router.route(src, dst, via)
-        reverse = router.route(dst, src, via[::-1]) if model.cross_traffic > 0 and route.resources else None
-    res, coef = _coefficients(route, reverse, model.cross_traffic)
+        ones = len(set(resources)) == len(resources)  # (the common case: each resource once)
+        res, coef = (resources, _ones(len(resources))) if ones else _coefficients(route, None, 0.0)
     if model.sharing == "penalty":
-        penalty = route.latency + sum(model.weight_s / cap[r] for r in route.resources)
+        penalty = route.latency + sum(model.weight_s / cap[r] for r in resources)
         weight = 1.0 / penalty if penalty > 0 else 1.0
     else:
         weight = 1.0
-    ones = len(res) == len(route.resources) and not (model.cross_traffic > 0 and res)  # every coefficient is 1
-    if ones:
-        maxrate = min(map(cap.__getitem__, res), default=_INF)  # (= cap[r] / 1.0)
+    if not res:
+        maxrate = _INF
+    elif ones:
+        maxrate = min(map(cap.__getitem__, res))  # (= cap[r] / 1.0)
     else:
-        maxrate = min((cap[r] / a for r, a in zip(res, coef)), default=_INF)
-    if model.bound_by_route_capacity:
-        maxrate = min(maxrate, route.capacity)
+        maxrate = min([cap[r] / a for r, a in zip(res, coef)])
+    if model.bound_by_route_capacity and route.capacity < maxrate:
+        maxrate = route.capacity
     if router.flow_cap:   # per-flow caps of the route's links (edge attribute flow_bandwidth)
         maxrate = min([maxrate] + [router.flow_cap[r] for r in res if r in router.flow_cap])
     if model.tcp_gamma > 0 and route.latency > 0:
         maxrate = min(maxrate, model.tcp_gamma / (2.0 * route.latency))
     p = Path()
-    p.route, p.res, p.weight, p.maxrate, p.bytes, p.nres = route, tuple(res), weight, maxrate, 0, len(res)
+    p.route, p.res, p.coef, p.weight, p.maxrate = route, tuple(res), tuple(coef), weight, maxrate
+    p.bytes, p.nres, p.pid = 0, len(res), -1
     if ones:  # (the same figures, from tuples shared between paths: 1.0 x maxrate = maxrate)
-        p.coef = _ones(len(res))
         p.load = tuple(map(_loads(maxrate).__getitem__, res))
         p.coef_of = dict.fromkeys(res, 1.0)
     else:
-        p.coef = tuple(coef)
         p.load = tuple((r, a, a * maxrate) for r, a in zip(res, coef))
         p.coef_of = dict(zip(res, coef))
-    p.pid = -1
     p.lat = path_latency(route, model)
     return p
 
