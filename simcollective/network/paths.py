@@ -21,7 +21,20 @@ _INF = float("inf")
 
 
 class Path:
-    __slots__ = ("route", "res", "nres", "coef", "coef_of", "weight", "maxrate", "load", "bytes", "pid", "lat")
+    __slots__ = ("route", "res", "nres", "coef", "_coef_of", "weight", "maxrate", "load", "bytes", "pid", "lat")
+
+    @property
+    def coef_of(self) -> dict:
+        """Resource -> its coefficient (made when first read: the compiled path never reads it)."""
+        try:
+            return self._coef_of
+        except AttributeError:
+            d = self._coef_of = dict(zip(self.res, self.coef))
+            return d
+
+    @coef_of.setter
+    def coef_of(self, d: dict) -> None:
+        self._coef_of = d
 
 
 class Flow:
@@ -145,10 +158,8 @@ def path_parameters(router, model, cap, src, dst, via=None) -> Path:
     p.bytes, p.nres, p.pid = 0, len(res), -1
     if ones:  # (the same figures, from tuples shared between paths: 1.0 x maxrate = maxrate)
         p.load = tuple(map(_loads(maxrate).__getitem__, res))
-        p.coef_of = dict.fromkeys(res, 1.0)
     else:
         p.load = tuple((r, a, a * maxrate) for r, a in zip(res, coef))
-        p.coef_of = dict(zip(res, coef))
     p.lat = path_latency(route, model)
     return p
 

@@ -213,9 +213,10 @@ class Router:
         nodes it enters (a GPU's PCIe switch and NIC: the link it came in by is the only
         other) to the first other node: that head is cached per (source, next hop), and
         the route is the head joined to the cached route from where it ends (computed by
-        :meth:`_walk` when missing). The resources are joined in path order and the
-        latency is summed in path order from the kept terms, as :meth:`_assemble` sums
-        it, so the routes are the same to the last bit."""
+        :meth:`_walk` when missing). The resources are joined in path order, and the
+        latency is the head's sum summed on over the tail's terms (link and crossing
+        latencies, kept per cached tail): the additions of :meth:`_assemble`, in its
+        order, so the routes are the same to the last bit."""
         state = self._dist.get(dst)
         dist = state[0] if state is not None and src in state[0] else self._distances_to(dst, src)
         if src not in dist:
@@ -232,20 +233,34 @@ class Router:
         nodes, resources, lead, c, end = head
         if end == dst or dst in nodes:
             return self._walk(src, dst, dist)
-        key = (end, dst)
-        tail_terms = self._terms.get(key)
-        tail = self._routes[key] if tail_terms is not None else self._walk(end, dst, dist)
-        tail_terms = lead + self._terms[key]
-        r = Route(nodes + tail.nodes, resources + tail.resources, reduce(add, tail_terms, 0.0), min(c, tail.capacity))
-        key = (src, dst)
-        self._routes[key] = r
-        self._terms[key] = tail_terms
+        tail, tail_terms = self._tail(end, dst, dist)
+        # the latency summed on from the head's sum (its terms are summed first)
+        r = self._routes[src, dst] = Route(nodes + tail.nodes, resources + tail.resources,
+                                           reduce(add, tail_terms, lead), min(c, tail.capacity))
         return r
+
+    def _tail(self, node, dst, dist) -> tuple:
+        """The route from ``node`` to ``dst`` and its latency terms (cached)."""
+        key = (node, dst)
+        r = self._routes.get(key)
+        if r is None:
+            r = self._walk(node, dst, dist)
+        t = self._terms.get(key)
+        if t is None:  # a route built from a head keeps no terms: they are read off its hops
+            nodes = r.nodes
+            t = []
+            for i in range(len(nodes) - 1):
+                if i:
+                    t.append(self.crossing_latency.get(nodes[i], 0.0))
+                t.append(self.edge_latency[nodes[i], nodes[i + 1]])
+            t = self._terms[key] = tuple(t)
+        return r, t
 
     def _head(self, src, nxt) -> tuple:
         """From ``src`` through ``nxt`` along the chain of two-link nodes (at most 8) to
-        the first other node ``end``: the nodes before ``end``, the resources and
-        latency terms up to ``end``'s crossing included, their smallest capacity, ``end``."""
+        the first other node ``end``: the nodes before ``end``, the resources up to
+        ``end``'s crossing included, the sum of their latencies (in path order), their
+        smallest capacity, ``end``."""
         cap, succ = self.capacity, self._succ
         nodes, resources, lead, c = [src], [], [], _INF
         u, v = src, nxt
@@ -268,12 +283,12 @@ class Router:
                 break
             nodes.append(v)
             u, v = v, w
-        return tuple(nodes), tuple(resources), tuple(lead), c, v
+        return tuple(nodes), tuple(resources), reduce(add, lead, 0.0), c, v
 
     def _walk(self, src, dst, dist) -> Route:
         """The ``first`` policy's route from ``src`` (whose distance ``dist`` knows),
         walked to the first node whose route is cached (see :meth:`_build_back`)."""
-        routes, terms, succ = self._routes, self._terms, self._succ
+        routes, succ = self._routes, self._succ
         walk = []
         node = src
         while True:
@@ -285,10 +300,8 @@ class Router:
             if nxt == dst:
                 tail, tail_terms = Route((dst,), (), 0.0, _INF), ()
                 break
-            key = (nxt, dst)
-            tail_terms = terms.get(key)
-            if tail_terms is not None:
-                tail = routes[key]
+            if (nxt, dst) in routes:
+                tail, tail_terms = self._tail(nxt, dst, dist)
                 break
             node = nxt
         return self._build_back(walk, nxt, dst, tail, tail_terms)
