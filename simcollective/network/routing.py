@@ -233,7 +233,12 @@ class Router:
         nodes, resources, lead, c, end = head
         if end == dst or dst in nodes:
             return self._walk(src, dst, dist)
-        tail, tail_terms = self._tail(end, dst, dist)
+        key = (end, dst)
+        tail_terms = self._terms.get(key)
+        if tail_terms is None:
+            tail, tail_terms = self._tail(end, dst, dist)
+        else:
+            tail = self._routes[key]
         # the latency summed on from the head's sum (its terms are summed first)
         r = self._routes[src, dst] = Route(nodes + tail.nodes, resources + tail.resources,
                                            reduce(add, tail_terms, lead), min(c, tail.capacity))
