@@ -24,8 +24,6 @@ from __future__ import annotations
 import zlib
 from collections import deque
 from dataclasses import dataclass
-from functools import reduce
-from operator import add
 
 import networkx as nx
 
@@ -49,6 +47,15 @@ def nics_of(graph, gpu) -> list:
 
 
 _INF = float("inf")
+
+
+def _summed(terms) -> float:
+    """``0.0 + terms[0] + terms[1] + ...``, left to right (as a route's latency is summed
+    hop by hop; ``sum`` may compensate the rounding)."""
+    total = 0.0
+    for t in terms:
+        total += t
+    return total
 
 
 @dataclass(frozen=True, slots=True)
@@ -206,17 +213,13 @@ class Router:
         return nodes
 
     def _first(self, src, dst) -> Route:
-        """The ``first`` policy's route (the lowest-ordered next hop at every step, as
-        :meth:`_shortest` chooses it), built on cached parts: that choice depends on the
-        node and the destination only, so the route from every node of a route is that
-        route's tail. From ``src``'s next hop the route follows the chain of two-link
-        nodes it enters (a GPU's PCIe switch and NIC: the link it came in by is the only
-        other) to the first other node: that head is cached per (source, next hop), and
-        the route is the head joined to the cached route from where it ends (computed by
-        :meth:`_walk` when missing). The resources are joined in path order, and the
-        latency is the head's sum summed on over the tail's terms (link and crossing
-        latencies, kept per cached tail): the additions of :meth:`_assemble`, in its
-        order, so the routes are the same to the last bit."""
+        """The ``first`` policy's route (the lowest-ordered next hop at every step), built
+        on cached parts: that choice depends on the node and the destination only, so the
+        route from every node of a route is its tail. The head (from ``src`` through its
+        next hop along the chain of two-link nodes it enters, a GPU's PCIe switch and NIC)
+        is cached per (source, next hop), joined to the cached route from where it ends;
+        the latency is the head's sum summed on over the tail's terms: the additions of
+        :meth:`_assemble` in its order, so the routes are the same to the last bit."""
         state = self._dist.get(dst)
         dist = state[0] if state is not None and src in state[0] else self._distances_to(dst, src)
         if src not in dist:
@@ -239,9 +242,10 @@ class Router:
             tail, tail_terms = self._tail(end, dst, dist)
         else:
             tail = self._routes[key]
-        # the latency summed on from the head's sum (its terms are summed first)
-        r = self._routes[src, dst] = Route(nodes + tail.nodes, resources + tail.resources,
-                                           reduce(add, tail_terms, lead), min(c, tail.capacity))
+        latency = lead  # the latency summed on from the head's sum (its terms are summed first)
+        for t in tail_terms:
+            latency += t
+        r = self._routes[src, dst] = Route(nodes + tail.nodes, resources + tail.resources, latency, min(c, tail.capacity))
         return r
 
     def _tail(self, node, dst, dist) -> tuple:
@@ -288,7 +292,7 @@ class Router:
                 break
             nodes.append(v)
             u, v = v, w
-        return tuple(nodes), tuple(resources), reduce(add, lead, 0.0), c, v
+        return tuple(nodes), tuple(resources), _summed(lead), c, v
 
     def _walk(self, src, dst, dist) -> Route:
         """The ``first`` policy's route from ``src`` (whose distance ``dist`` knows),
@@ -339,7 +343,7 @@ class Router:
             if u is first or len(succ[u]) > 2:
                 tail_terms = tuple(rt[::-1]) + tail_terms
                 tail = Route(tuple(rn[::-1]) + tail.nodes, tuple(rr[::-1]) + tail.resources,
-                             reduce(add, tail_terms, 0.0), min(c, tail.capacity))
+                             _summed(tail_terms), min(c, tail.capacity))
                 key = (u, dst)
                 routes[key] = tail
                 terms[key] = tail_terms
