@@ -21,7 +21,20 @@ _INF = float("inf")
 
 
 class Path:
-    __slots__ = ("route", "res", "nres", "coef", "coef_of", "weight", "maxrate", "load", "bytes", "pid", "lat")
+    __slots__ = ("route", "res", "nres", "coef", "_coef_of", "weight", "maxrate", "load", "bytes", "pid", "lat")
+
+    @property
+    def coef_of(self) -> dict:
+        """Resource -> its coefficient (made when first read: the compiled path never reads it)."""
+        try:
+            return self._coef_of
+        except AttributeError:
+            d = self._coef_of = dict(zip(self.res, self.coef))
+            return d
+
+    @coef_of.setter
+    def coef_of(self, d: dict) -> None:
+        self._coef_of = d
 
 
 class Flow:
@@ -79,35 +92,74 @@ def _coefficients(route, reverse, cross: float):
     return res, coef
 
 
+class _Loads(dict):
+    """Resource -> its load entry ``(r, 1.0, rate)`` at one rate bound, made once."""
+
+    __slots__ = ("rate",)
+
+    def __missing__(self, r):
+        v = self[r] = (r, 1.0, self.rate)
+        return v
+
+
+_LOADS: dict = {}    # rate bound -> its _Loads (the rate bounds of a run are a few)
+_ONES: dict = {}     # n -> (1.0,) * n
+
+
+def _loads(rate) -> _Loads:
+    d = _LOADS.get(rate)
+    if d is None:
+        if len(_LOADS) > 4096:
+            _LOADS.clear()
+        d = _LOADS[rate] = _Loads()
+        d.rate = rate
+    return d
+
+
+def _ones(n) -> tuple:
+    t = _ONES.get(n)
+    if t is None:
+        t = _ONES[n] = (1.0,) * n
+    return t
+
+
 def path_parameters(router, model, cap, src, dst, via=None) -> Path:
     """Everything about flows src -> dst (through the nodes ``via``, see
     :meth:`~simcollective.network.routing.Router.route`) that does not depend on the message
     size (``model``: the :class:`~simcollective.network.model.NetworkModel`)."""
-    if via is None:
-        route = router.route(src, dst)
-        reverse = router.route(dst, src) if model.cross_traffic > 0 and route.resources else None
+    route = router.route(src, dst) if via is None else router.route(src, dst, via)
+    resources = route.resources
+    if model.cross_traffic > 0 and resources:
+        reverse = router.route(dst, src) if via is None else router.route(dst, src, via[::-1])
+        res, coef = _coefficients(route, reverse, model.cross_traffic)
+        ones = False
     else:
-        route = router.route(src, dst, via)
-        reverse = router.route(dst, src, via[::-1]) if model.cross_traffic > 0 and route.resources else None
-    res, coef = _coefficients(route, reverse, model.cross_traffic)
+        ones = len(set(resources)) == len(resources)  # (the common case: each resource once)
+        res, coef = (resources, _ones(len(resources))) if ones else _coefficients(route, None, 0.0)
     if model.sharing == "penalty":
-        penalty = route.latency + sum(model.weight_s / cap[r] for r in route.resources)
+        penalty = route.latency + sum(model.weight_s / cap[r] for r in resources)
         weight = 1.0 / penalty if penalty > 0 else 1.0
     else:
         weight = 1.0
-    maxrate = min((cap[r] / a for r, a in zip(res, coef)), default=_INF)
-    if model.bound_by_route_capacity:
-        maxrate = min(maxrate, route.capacity)
+    if not res:
+        maxrate = _INF
+    elif ones:
+        maxrate = min(map(cap.__getitem__, res))  # (= cap[r] / 1.0)
+    else:
+        maxrate = min([cap[r] / a for r, a in zip(res, coef)])
+    if model.bound_by_route_capacity and route.capacity < maxrate:
+        maxrate = route.capacity
     if router.flow_cap:   # per-flow caps of the route's links (edge attribute flow_bandwidth)
         maxrate = min([maxrate] + [router.flow_cap[r] for r in res if r in router.flow_cap])
     if model.tcp_gamma > 0 and route.latency > 0:
         maxrate = min(maxrate, model.tcp_gamma / (2.0 * route.latency))
     p = Path()
-    p.route, p.res, p.coef, p.weight, p.maxrate, p.bytes = route, tuple(res), tuple(coef), weight, maxrate, 0
-    p.load = tuple((r, a, a * maxrate) for r, a in zip(res, coef))
-    p.coef_of = dict(zip(res, coef))
-    p.nres = len(res)
-    p.pid = -1
+    p.route, p.res, p.coef, p.weight, p.maxrate = route, tuple(res), tuple(coef), weight, maxrate
+    p.bytes, p.nres, p.pid = 0, len(res), -1
+    if ones:  # (the same figures, from tuples shared between paths: 1.0 x maxrate = maxrate)
+        p.load = tuple(map(_loads(maxrate).__getitem__, res))
+    else:
+        p.load = tuple((r, a, a * maxrate) for r, a in zip(res, coef))
     p.lat = path_latency(route, model)
     return p
 
