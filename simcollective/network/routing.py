@@ -25,11 +25,11 @@ from __future__ import annotations
 
 import zlib
 from collections import deque
-from dataclasses import dataclass
 
 import networkx as nx
 
 from ..errors import UserInputError
+from .route_tails import CachedRoutes, Route
 
 __all__ = ["Route", "Router", "ROUTING_POLICIES", "nics_of"]
 
@@ -48,35 +48,7 @@ def nics_of(graph, gpu) -> list:
     return names
 
 
-_INF = float("inf")
-
-
-def _summed(terms) -> float:
-    """``0.0 + terms[0] + terms[1] + ...``, left to right (as a route's latency is summed
-    hop by hop; ``sum`` may compensate the rounding)."""
-    total = 0.0
-    for t in terms:
-        total += t
-    return total
-
-
-@dataclass(frozen=True, slots=True)
-class Route:
-    """A path between two nodes with its resources.
-
-    ``resources`` are resource indices in path order (links and switch crossings; a
-    resource crossed twice is listed twice), ``latency`` is the sum of link and crossing
-    latencies in seconds (per traversal), ``capacity`` the smallest capacity on the
-    route in bytes/s, divided by the number of traversals (inf for a route to oneself).
-    """
-
-    nodes: tuple
-    resources: tuple
-    latency: float
-    capacity: float
-
-
-class Router:
+class Router(CachedRoutes):
     """Resource table and route cache for one hardware graph."""
 
     def __init__(self, graph: nx.DiGraph, policy: str = "first"):
@@ -129,9 +101,10 @@ class Router:
         self._dist: dict[object, tuple] = {}  # per destination: (distances so far, search queue)
         self._routes: dict[tuple, Route] = {}
         # latency terms (link and crossing latencies in path order) of the routes the
-        # ``first`` policy built, for the routes built on them (:meth:`_first`)
+        # ``first`` and ``dest`` policies built, for the routes built on them (:mod:`.route_tails`)
         self._terms: dict[tuple, tuple] = {}
-        self._heads: dict[tuple, tuple] = {}  # (source, next hop) -> the head of its routes (:meth:`_first`)
+        self._heads: dict[tuple, tuple] = {}  # (source, next hop) -> the head of its routes
+        self._dest_numbers = None  # the destinations' D-mod-k numbers (``dest``), made on first use
         self._study = None
         if policy == "study":
             from .study_routing import StudyRoutes
@@ -192,12 +165,22 @@ class Router:
             # a resource crossed k times gives the route at most capacity / k
             cap = min(self.capacity[x] / resources.count(x) for x in set(resources))
             r = Route(nodes, resources, latency, cap)
-        elif self.policy == "first":
-            return self._first(src, dst)
+        elif self.policy != "hash":
+            return self._cached_route(src, dst)
         else:
             r = self._assemble(self._shortest(src, dst))
         self._routes[key] = r
         return r
+
+    def _spread(self, src, dst) -> int:
+        """Which of ``k`` equal next hops a route takes: the one at ``spread mod k``."""
+        if self.policy == "dest":
+            if self._dest_numbers is None:  # numbered on first use: only dest routing needs them
+                from .dmodk import destination_numbers
+
+                self._dest_numbers = destination_numbers(self.graph)
+            return self._dest_numbers[dst]
+        return zlib.crc32(f"{src}|{dst}".encode()) if self.policy == "hash" else 0
 
     def _shortest(self, src, dst) -> list:
         """The nodes of the shortest path chosen by the routing policy. At every hop the next
@@ -209,16 +192,7 @@ class Router:
         dist = self._distances_to(dst, src)
         if src not in dist:
             raise UserInputError(f"no route from {src!r} to {dst!r}")
-        if self.policy == "dest":
-            # NOTE: numbered on first use (here, not in __init__): only dest routing needs them
-            numbers = self.__dict__.get("_dest_numbers")
-            if numbers is None:
-                from .dmodk import destination_numbers
-
-                numbers = self._dest_numbers = destination_numbers(self.graph)
-            spread = numbers[dst]
-        else:
-            spread = zlib.crc32(f"{src}|{dst}".encode()) if self.policy == "hash" else 0
+        spread = self._spread(src, dst)
         nodes = [src]
         node = src
         while node != dst:
@@ -227,145 +201,6 @@ class Router:
             node = cands[spread % len(cands)] if len(cands) > 1 else cands[0]
             nodes.append(node)
         return nodes
-
-    def _first(self, src, dst) -> Route:
-        """The ``first`` policy's route (the lowest-ordered next hop at every step), built
-        on cached parts: that choice depends on the node and the destination only, so the
-        route from every node of a route is its tail. The head (from ``src`` through its
-        next hop along the chain of two-link nodes it enters, a GPU's PCIe switch and NIC)
-        is cached per (source, next hop), joined to the cached route from where it ends;
-        the latency is the head's sum summed on over the tail's terms: the additions of
-        :meth:`_assemble` in its order, so the routes are the same to the last bit."""
-        state = self._dist.get(dst)
-        dist = state[0] if state is not None and src in state[0] else self._distances_to(dst, src)
-        if src not in dist:
-            raise UserInputError(f"no route from {src!r} to {dst!r}")
-        # NOTE: this repeats _shortest's choice of the first candidate (for the "first"
-        # policy only) because building on the cached tails needs the walk to stop early.
-        d = dist[src] - 1
-        for nxt in self._succ[src]:
-            if dist.get(nxt) == d:
-                break
-        head = self._heads.get((src, nxt))
-        if head is None:
-            head = self._heads[src, nxt] = self._head(src, nxt)
-        nodes, resources, lead, c, end = head
-        if end == dst or dst in nodes:
-            return self._walk(src, dst, dist)
-        key = (end, dst)
-        tail_terms = self._terms.get(key)
-        if tail_terms is None:
-            tail, tail_terms = self._tail(end, dst, dist)
-        else:
-            tail = self._routes[key]
-        latency = lead  # the latency summed on from the head's sum (its terms are summed first)
-        for t in tail_terms:
-            latency += t
-        r = self._routes[src, dst] = Route(nodes + tail.nodes, resources + tail.resources, latency, min(c, tail.capacity))
-        return r
-
-    def _tail(self, node, dst, dist) -> tuple:
-        """The route from ``node`` to ``dst`` and its latency terms (cached)."""
-        key = (node, dst)
-        r = self._routes.get(key)
-        if r is None:
-            r = self._walk(node, dst, dist)
-        t = self._terms.get(key)
-        if t is None:  # a route built from a head keeps no terms: they are read off its hops
-            nodes = r.nodes
-            t = []
-            for i in range(len(nodes) - 1):
-                if i:
-                    t.append(self.crossing_latency.get(nodes[i], 0.0))
-                t.append(self.edge_latency[nodes[i], nodes[i + 1]])
-            t = self._terms[key] = tuple(t)
-        return r, t
-
-    def _head(self, src, nxt) -> tuple:
-        """From ``src`` through ``nxt`` along the chain of two-link nodes (at most 8) to
-        the first other node ``end``: the nodes before ``end``, the resources up to
-        ``end``'s crossing included, the sum of their latencies (in path order), their
-        smallest capacity, ``end``."""
-        cap, succ = self.capacity, self._succ
-        nodes, resources, lead, c = [src], [], [], _INF
-        u, v = src, nxt
-        while True:
-            hop = (u, v)
-            e = self.edge_resource[hop]
-            resources.append(e)
-            lead.append(self.edge_latency[hop])
-            c = min(c, cap[e])
-            x = self.crossing_resource.get(v)
-            if x is not None:
-                resources.append(x)
-                c = min(c, cap[x])
-            lead.append(self.crossing_latency.get(v, 0.0))
-            s = succ[v]
-            if len(s) != 2 or u not in s or len(nodes) == 8:
-                break
-            w = s[1] if s[0] == u else s[0]
-            if w in nodes:
-                break
-            nodes.append(v)
-            u, v = v, w
-        return tuple(nodes), tuple(resources), _summed(lead), c, v
-
-    def _walk(self, src, dst, dist) -> Route:
-        """The ``first`` policy's route from ``src`` (whose distance ``dist`` knows),
-        walked to the first node whose route is cached (see :meth:`_build_back`)."""
-        routes, succ = self._routes, self._succ
-        walk = []
-        node = src
-        while True:
-            d = dist[node] - 1
-            for nxt in succ[node]:
-                if dist.get(nxt) == d:
-                    break
-            walk.append(node)
-            if nxt == dst:
-                tail, tail_terms = Route((dst,), (), 0.0, _INF), ()
-                break
-            if (nxt, dst) in routes:
-                tail, tail_terms = self._tail(nxt, dst, dist)
-                break
-            node = nxt
-        return self._build_back(walk, nxt, dst, tail, tail_terms)
-
-    def _build_back(self, walk, v, dst, tail, tail_terms) -> Route:
-        """The route from ``walk[0]`` to ``dst``: the nodes ``walk`` in path order (the
-        last one's next hop ``v``) joined to ``tail``, the route from ``v``. The routes
-        from the walked nodes with more than two links out (switches: where the walks
-        from many sources meet) are cached on the way; a chain of two-link nodes (a GPU's
-        PCIe switch and NIC) is walked again by the next source it serves."""
-        cap, edge_res, edge_lat, succ = self.capacity, self.edge_resource, self.edge_latency, self._succ
-        cross_res, cross_lat = self.crossing_resource, self.crossing_latency
-        routes, terms = self._routes, self._terms
-        rn, rr, rt = [], [], []  # nodes, resources, latency terms of the hops since the tail, last first
-        c = _INF
-        first = walk[0]
-        for u in reversed(walk):
-            if v != dst:
-                rt.append(cross_lat.get(v, 0.0))
-                x = cross_res.get(v)
-                if x is not None:
-                    rr.append(x)
-                    c = min(c, cap[x])
-            hop = (u, v)
-            e = edge_res[hop]
-            rr.append(e)
-            rt.append(edge_lat[hop])
-            rn.append(u)
-            c = min(c, cap[e])
-            if u is first or len(succ[u]) > 2:
-                tail_terms = tuple(rt[::-1]) + tail_terms
-                tail = Route(tuple(rn[::-1]) + tail.nodes, tuple(rr[::-1]) + tail.resources,
-                             _summed(tail_terms), min(c, tail.capacity))
-                key = (u, dst)
-                routes[key] = tail
-                terms[key] = tail_terms
-                rn, rr, rt, c = [], [], [], _INF
-            v = u
-        return tail
 
     def _assemble(self, nodes) -> Route:
         """The route along ``nodes``: its resources (links and the switch crossings between

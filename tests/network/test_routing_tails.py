@@ -1,4 +1,4 @@
-"""The ``first`` policy's routes built on their next hop's cached route, and the path
+"""The ``first`` and ``dest`` policies' routes built on their next hop's cached route, and the path
 parameters of routes that cross every resource once: the same figures, to the last bit, as
 the route walked and summed hop by hop and the parameters computed term by term."""
 
@@ -40,12 +40,13 @@ def _walked(router, s, d):
 
 
 @settings(max_examples=80, deadline=None)
-@given(n=st.integers(2, 14), density=st.floats(0.1, 0.7), seed=st.integers(0, 2**16), data=st.data())
-def test_routes_built_on_cached_tails_are_the_walked_routes(n, density, seed, data):
+@given(n=st.integers(2, 14), density=st.floats(0.1, 0.7), seed=st.integers(0, 2**16), data=st.data(),
+       policy=st.sampled_from(["first", "dest"]))
+def test_routes_built_on_cached_tails_are_the_walked_routes(n, density, seed, data, policy):
     rng = random.Random(seed)
     g = _random_graph(rng, n, density)
     pairs = data.draw(st.permutations([(s, d) for s in range(n) for d in range(n) if s != d]))
-    shared, ref = Router(g, "first"), Router(g, "first")
+    shared, ref = Router(g, policy), Router(g, policy)
     for s, d in pairs:
         if not nx.has_path(g, s, d):
             with pytest.raises(UserInputError):
