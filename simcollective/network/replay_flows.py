@@ -1,6 +1,6 @@
 """The per-flow engine's steps over arrays, for the compiled event loop
-(:mod:`.replay_kernels`): activations, completions, and the two rate updates (bounds and
-solved component), each the same operations in the same order as
+(:mod:`.replay_kernels`): activations, completions, the two rate updates (bounds and
+solved component) and the component's solve (the very filling of :mod:`.filling`), each the same operations in the same order as
 :class:`~simcollective.network.engine.Network`'s ``_activate``, ``_per_flow_step``,
 ``_apply_bounds`` and ``_apply``.
 
@@ -13,9 +13,10 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from .kernels import fill
 from .replay_heaps import hpop, hpush, sdel, sput
 
-__all__ = ["activate", "take_ends", "apply_bounds", "apply", "pool_room", "grow_slots", "reorder", "wake_at"]
+__all__ = ["activate", "take_ends", "apply_bounds", "apply", "solve", "pool_room", "grow_slots", "reorder", "wake_at"]
 
 # message flags
 SENT, RPOSTED, STARTED, ARRIVED, EAGER = 1, 2, 4, 8, 16
@@ -271,3 +272,33 @@ def reorder(a, n, keys):
         tmp[i] = a[order[i]]
     for i in range(n):
         a[i] = tmp[i]
+
+
+@njit(cache=True, inline="always")
+def solve(comp, nc, satl, nsat, SI, PI, PF, RF, rseen, stamp, level_tol):
+    """Max-min rates of ``comp[:nc]`` over ``satl[:nsat]``: ``solve_component``'s
+    problem, given to the same filling."""
+    D = PI.shape[1] - 1
+    idx = np.empty(RF.shape[0], np.int64)
+    for j in range(nsat):
+        idx[satl[j]] = j
+    ne = 0
+    for i in range(nc):
+        ne += PI[SI[comp[i], SPATH], 0]
+    fi, rj, av = np.empty(ne, np.intp), np.empty(ne, np.intp), np.empty(ne)
+    w, b = np.empty(nc), np.empty(nc)
+    e = 0
+    for i in range(nc):
+        p = SI[comp[i], SPATH]
+        w[i], b[i] = PF[p, 0], PF[p, 1]
+        for k in range(PI[p, 0]):
+            r = PI[p, 1 + k]
+            if rseen[r] == stamp:
+                fi[e], rj[e], av[e] = i, idx[r], PF[p, 2 + k]
+                e += 1
+    c = np.empty(nsat)
+    for j in range(nsat):
+        c[j] = RF[satl[j], CAP]
+    rates = np.zeros(nc)
+    fill(w, b, fi[:e], rj[:e], av[:e], c, rates, level_tol)
+    return rates

@@ -29,13 +29,13 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from .kernels import fill
+from .replay_borrow import borrow
 from .replay_bulk import PLACES, close, empty, enter, table
 from .replay_bulk import wakeup as store_wakeup
-from .replay_flows import (ACTIVE, ACTK, ARRIVED, CAP, EAGER, EID, ENTERS, FLAGS, FLOWS, LAT, LEFT, MAXLOAD, NACT,
+from .replay_flows import (ACTIVE, ACTK, ARRIVED, EAGER, EID, ENTERS, FLAGS, FLOWS, LAT, LEFT, MAXLOAD, NACT,
                            NBKT, NEND, NMAIN, NSTART, NWAKE, POOL, PTOP, RECOMP, RECV, RESUME, ROFF, RPOSTED, SAT,
                            SEND, SENT, SEQ, SMSG, SPATH, SPOS, SSEQ, STAMP, STARTED, STATE, STATUS, SVER, WAITER,
-                           activate, apply, apply_bounds, grow_slots, pool_room, reorder, take_ends, wake_at)
+                           activate, apply, apply_bounds, grow_slots, pool_room, reorder, solve, take_ends, wake_at)
 from .replay_heaps import hgrow, hpop, hpush, sdel, sgrow, sput
 
 __all__ = ["OK", "DEADLOCK", "execute", "wakeup", "run_rank", "component"]
@@ -224,40 +224,17 @@ def component(seeds, ns, touch, nt, limit, SI, PI, RF, rcnt, rl, sseen, rseen, s
     return nc, nsat
 
 
-@njit(cache=True, inline="always")
-def solve(comp, nc, satl, nsat, SI, PI, PF, RF, rseen, stamp, level_tol):
-    """Max-min rates of ``comp[:nc]`` over ``satl[:nsat]``: ``solve_component``'s
-    problem, given to the same filling."""
-    D = PI.shape[1] - 1
-    idx = np.empty(RF.shape[0], np.int64)
-    for j in range(nsat):
-        idx[satl[j]] = j
-    ne = 0
-    for i in range(nc):
-        ne += PI[SI[comp[i], SPATH], 0]
-    fi, rj, av = np.empty(ne, np.intp), np.empty(ne, np.intp), np.empty(ne)
-    w, b = np.empty(nc), np.empty(nc)
-    e = 0
-    for i in range(nc):
-        p = SI[comp[i], SPATH]
-        w[i], b[i] = PF[p, 0], PF[p, 1]
-        for k in range(PI[p, 0]):
-            r = PI[p, 1 + k]
-            if rseen[r] == stamp:
-                fi[e], rj[e], av[e] = i, idx[r], PF[p, 2 + k]
-                e += 1
-    c = np.empty(nsat)
-    for j in range(nsat):
-        c[j] = RF[satl[j], CAP]
-    rates = np.zeros(nc)
-    fill(w, b, fi[:e], rj[:e], av[:e], c, rates, level_tol)
-    return rates
-
-
 @njit(cache=True)
 def wakeup(now, tune, MI, MF, SI, SF, PI, PF, RF, rcnt, rl, scratch, free, C, ah, eh, mh, bk, wk, EVS, A, T, bulk):
     """One network wake-up (``Network._on_wakeup``), in the array store ``A`` if ``bulk``;
     returns (the store, whether the flows are in it)."""
+    MI, MF, SI = borrow(MI), borrow(MF), borrow(SI)  # (no reference counting: see .replay_borrow)
+    SF, PI, PF = borrow(SF), borrow(PI), borrow(PF)
+    RF, rcnt, rl = borrow(RF), borrow(rcnt), borrow(rl)
+    scratch, free, C = borrow(scratch), borrow(free), borrow(C)
+    ah, eh, mh = borrow(ah), borrow(eh), borrow(mh)
+    bk, wk, EVS = borrow(bk), borrow(wk), borrow(EVS)
+    T = borrow(T)
     sdel(wk, now)
     C[NWAKE] -= 1
     seeds, fin, touch = scratch[0], scratch[1], scratch[2]
@@ -311,6 +288,12 @@ def events(clock, tune, smpi, ops, members, seconds, pc, rend, op_time, finish, 
     the events in order until the queue is empty (DONE), or until the next step needs room
     (ROOM: the caller grows the arrays and calls again). Returns (that, the array store,
     whether the flows are in it: the caller passes both back). Now: ``clock[0]``."""
+    ops, members, seconds = borrow(ops), borrow(members), borrow(seconds)  # (see .replay_borrow)
+    pc, rend, op_time = borrow(pc), borrow(rend), borrow(op_time)
+    finish, clock, C = borrow(finish), borrow(clock), borrow(C)
+    MI, MF, EVS = borrow(MI), borrow(MF), borrow(EVS)
+    ah, eh, mh = borrow(ah), borrow(eh), borrow(mh)
+    bk, wk = borrow(bk), borrow(wk)
     D, n, P = PI.shape[1] - 1, RF.shape[0], pc.shape[0]
     while True:
         if C[RESUME] >= 0 or C[NSTART] < P:
