@@ -74,8 +74,9 @@ def estimated(key: str, limit_s: float, rss_limit: float | None = None):
 _NCCL_RING = ("33.5 M messages: --engine compiled runs them, array store included, but the recording's Python "
               "per message dominates (16 DGX H100, 256M float32: recording 4.2 s of 6.4 s CPU, the loop 1.0 s)")
 _ALLTOALL = ("the estimate extrapolates the SimPy path's cost per message (16 nodes: under auto's 50,000 messages); the "
-             "1024-GPU run takes the compiled path, about 28 s of simulation CPU: the route parameters of its 1 M "
-             "distinct pairs (a Route and a Path object each, about 14 us a pair) half of it, the recording 6 s")
+             "1024-GPU run takes the compiled path, 60-69 s of CPU under the default routing (dest, four scalable "
+             "units): the loop's max-min solves of its million concurrent flows about 29 s, the route parameters of "
+             "its 1 M distinct pairs (a Route and a Path object each, about 15 us a pair) 16 s, the recording 5 s")
 COMPILED_TARGETS = (
     Target("C/ring", "cost per message <= 1 us (ring, 1024 ranks)", ("C",),
            cost_per_message("C/ring P=1024 compiled", 1.0, "C/ring P=1024 simpy"),

@@ -1,4 +1,4 @@
-"""``python -m benchmarks.smpi [--ranks 16,64,256] [--elements N] [--repeats R] [--verify MODE] [--keep DIR]``
+"""``python -m benchmarks.smpi [--ranks 16,64,256] [--elements N] [--repeats R] [--verify MODE] [--best-case] [--keep DIR]``
 
 The SMPI side by side: the same ring allreduce on the same machine, simulated by SimGrid's
 SMPI (an MPI program compiled with ``smpicc``, run with ``smpirun``) and by simcollective
@@ -56,7 +56,9 @@ NOT_INSTALLED = ("SimGrid's SMPI is not installed (smpicc and smpirun are not on
                  "On Debian: apt-get install simgrid libsimgrid-dev")
 
 #: the MPI program: a ring allreduce (reduce-scatter then allgather, P-1 steps each, block
-#: r of n/P elements), as simcollective's ``ring``; prints the largest finish time
+#: r of n/P elements), as simcollective's ``ring``; prints the largest finish time. Built
+#: with ``-DNO_REDUCTION`` (``--best-case``) it skips the additions: SMPI's best case, with
+#: its buffers in shared memory (``SMPI_SHARED_MALLOC``) and no reduction computed
 RING_C = MPI_HEAD + r"""    long n = atol(argv[1]);
     long block = n / size;
     float *data = (float *)SMPI_SHARED_MALLOC(n * sizeof(float));
@@ -67,7 +69,9 @@ RING_C = MPI_HEAD + r"""    long n = atol(argv[1]);
         int send = (rank - s + size) % size, recv = (rank - s - 1 + size) % size;
         MPI_Sendrecv(data + send * block, block, MPI_FLOAT, right, 0, tmp, block, MPI_FLOAT, left, 0,
                      MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+#ifndef NO_REDUCTION
         for (long i = 0; i < block; i++) data[recv * block + i] += tmp[i];
+#endif
     }
     for (int s = 0; s < size - 1; s++) {          /* allgather */
         int send = (rank + 1 - s + size) % size, recv = (rank - s + size) % size;
@@ -162,12 +166,13 @@ def write_platform(workdir: str, ranks: int, xml: str, hosts: list) -> None:
         f.write("\n".join(hosts) + "\n")
 
 
-def compile_program(cc: str, workdir: str, name: str, source: str) -> str | None:
-    """The executable of ``source`` built with ``smpicc`` (None, said, if it fails)."""
+def compile_program(cc: str, workdir: str, name: str, source: str, defines=()) -> str | None:
+    """The executable of ``source`` built with ``smpicc`` and ``-D`` each of ``defines``
+    (None, said, if it fails)."""
     src, exe = os.path.join(workdir, f"{name}.c"), os.path.join(workdir, name)
     with open(src, "w") as f:
         f.write(source)
-    proc = subprocess.run([cc, "-O2", "-o", exe, src], capture_output=True, text=True)
+    proc = subprocess.run([cc, "-O2", *(f"-D{d}" for d in defines), "-o", exe, src], capture_output=True, text=True)
     if proc.returncode != 0:
         print(f"smpicc failed (status {proc.returncode}): {proc.stderr.strip()[-500:]}")
         return None
@@ -211,6 +216,8 @@ def main(argv=None) -> int:
     ap.add_argument("--repeats", type=int, default=3, help="runs of each simulator per rank count (default: 3)")
     ap.add_argument("--verify", choices=("auto", "full", "symbolic"), default="auto",
                     help="simcollective's data: full (real data, verified), symbolic (size-only) or auto (default)")
+    ap.add_argument("--best-case", action="store_true",
+                    help="SMPI's best case: the MPI program computes no reduction (buffers in shared memory either way)")
     ap.add_argument("--keep", metavar="DIR", help="write the platforms, host files and program here and keep them")
     args = ap.parse_args(argv)
     try:
@@ -228,17 +235,18 @@ def main(argv=None) -> int:
     workdir = args.keep or tempfile.mkdtemp(prefix="simcollective-smpi-")
     os.makedirs(workdir, exist_ok=True)
     try:
-        return _compare(cc, run, workdir, ranks, args.elements, args.repeats, args.verify)
+        return _compare(cc, run, workdir, ranks, args.elements, args.repeats, args.verify, args.best_case)
     finally:
         if not args.keep:
             shutil.rmtree(workdir, ignore_errors=True)
 
 
-def _compare(cc, run, workdir, ranks, elements, repeats, verify) -> int:
-    exe = compile_program(cc, workdir, "ring", RING_C)
+def _compare(cc, run, workdir, ranks, elements, repeats, verify, best_case=False) -> int:
+    exe = compile_program(cc, workdir, "ring", RING_C, ("NO_REDUCTION",) if best_case else ())
     if exe is None:
         return 1
-    print(f"ring allreduce of {elements} float32 on fat-tree (cm02 / SimGrid CM02), {repeats} runs each, alternated")
+    print(f"ring allreduce of {elements} float32 on fat-tree (cm02 / SimGrid CM02), {repeats} runs each, alternated"
+          + (" (SMPI's best case: no reduction computed)" if best_case else ""))
     print(f"{'ranks':>5}  {'SMPI sim [s]':>14}  {'ours sim [s]':>14}  {'rel diff':>9}  "
           f"{'SMPI cpu':>9}  {'ours cpu':>9}  {'SMPI/ours':>9}  ours' mode")
     for p in ranks:
