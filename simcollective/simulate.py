@@ -111,10 +111,10 @@ def compiled_refusal(plan: Plan) -> str | None:
                     "loading the compiled loop")
         servers = {plan.graph.nodes[g].get("server") for g in plan.placement}
         if plan.algo.name.startswith("nccl") and len(servers) > 1:
-            # measured: 64 x DGX H100, nccl-ring 256M float32 (8.3 M messages): 140 s CPU and 10.4 GB
+            # measured: 64 x DGX H100, nccl-ring 256M float32 (8.4 M messages): 111 s CPU and 3.9 GB
             # compiled (the recording's peak), 128 s and 1.4 GB on SimPy
-            return ("auto: NCCL's algorithms across servers: the compiled path costs as much CPU as the SimPy "
-                    "path and several times its memory (the recording); --engine compiled runs it")
+            return ("auto: NCCL's algorithms across servers: the compiled path costs most of the SimPy path's "
+                    "CPU and about 3 times its memory (the recording); --engine compiled runs it")
     if plan.algo.kind == "sparse":
         return "a sparse algorithm's messages depend on the data"
     if plan.config.stragglers:

@@ -28,6 +28,11 @@ def _sizes_lines(f: dict) -> list[str]:
     return lines
 
 
+#: how the routing policies other than ``first`` choose among equal-cost paths
+_SPREAD = {"dest": "each destination its own path up the fabric (D-mod-k)",
+           "hash": "(source, destination) pairs spread over equal-cost paths (ECMP hash)"}
+
+
 def format_report(report) -> str:
     """The human summary of a run."""
     f = report.fields
@@ -40,6 +45,8 @@ def format_report(report) -> str:
     ]
     if f.get("placement_order"):
         lines.append(f"  placement    {f['placement_order']}")
+    if f.get("routing") in _SPREAD:   # equal-cost paths not the first: say how they were chosen
+        lines.append(f"  routing      {f['routing']}: {_SPREAD[f['routing']]}")
     study = [f"{k} study" for k in ("routing", "timing") if f.get(k) == "study"]
     if f.get("options", {}).get("densify") == "study":
         study.append("densify study")

@@ -145,3 +145,18 @@ def test_dest_is_bit_identical_on_the_compiled_path(algorithm):
     a, b = both(**kw)
     assert a.fields["routing"] == b.fields["routing"] == "dest"
     assert_identical(a, b)
+
+
+@pytest.mark.parametrize("routing, line", [
+    ("dest", "  routing      dest: each destination its own path up the fabric (D-mod-k)"),
+    ("hash", "  routing      hash: (source, destination) pairs spread over equal-cost paths (ECMP hash)"),
+    ("first", None),
+])
+def test_the_summary_says_how_equal_cost_paths_were_chosen(capsys, routing, line):
+    from tests.conftest import run_cli
+
+    code, out, _ = run_cli(capsys, "run", "--topology", "abci", "--nodes", "2", "--algorithm", "ring",
+                           "--elements", "64K", "--routing", routing)
+    assert code == 0
+    got = [x for x in out.splitlines() if x.startswith("  routing")]
+    assert got == ([line] if line else [])
