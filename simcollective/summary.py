@@ -33,6 +33,16 @@ _SPREAD = {"dest": "each destination its own path up the fabric (D-mod-k)",
            "hash": "(source, destination) pairs spread over equal-cost paths (ECMP hash)"}
 
 
+def _setting_lines(f) -> list:
+    """The placement and, where equal-cost paths are not the first, how they were chosen."""
+    lines = []
+    if f.get("placement_order"):
+        lines.append(f"  placement    {f['placement_order']}")
+    if f.get("routing") in _SPREAD:
+        lines.append(f"  routing      {f['routing']}: {_SPREAD[f['routing']]}")
+    return lines
+
+
 def format_report(report) -> str:
     """The human summary of a run."""
     f = report.fields
@@ -43,10 +53,7 @@ def format_report(report) -> str:
         f"({format_bytes(f['bytes'])}){'' if f.get('root', -1) < 0 else ', root ' + str(f['root'])}, "
         f"profile {f['profile']}",
     ]
-    if f.get("placement_order"):
-        lines.append(f"  placement    {f['placement_order']}")
-    if f.get("routing") in _SPREAD:   # equal-cost paths not the first: say how they were chosen
-        lines.append(f"  routing      {f['routing']}: {_SPREAD[f['routing']]}")
+    lines += _setting_lines(f)
     study = [f"{k} study" for k in ("routing", "timing") if f.get(k) == "study"]
     if f.get("options", {}).get("densify") == "study":
         study.append("densify study")
