@@ -153,7 +153,8 @@ def routing_of(routing: str, graph) -> str:
     """The routing policy a run uses: ``routing``, or for ``auto`` the machine's own (the
     graph attribute ``routing``: on a hardware preset whose servers span several scalable
     units ``dest`` over InfiniBand and ``hash`` over Ethernet, see
-    ``topologies.hardware.common.rails``; ``first`` on every other machine). An unknown value is a one-line error that lists the allowed ones."""
+    ``topologies.hardware.common.rails``; ``first`` on every other machine). An unknown
+    value is a one-line error that lists the allowed ones."""
     from .errors import UserInputError
 
     if routing not in ROUTINGS:

@@ -1,6 +1,7 @@
 """The per-flow engine's steps over arrays, for the compiled event loop
 (:mod:`.replay_kernels`): activations, completions, the two rate updates (bounds and
-solved component) and the component's solve (the very filling of :mod:`.filling`), each the same operations in the same order as
+solved component) and the component's solve (the very filling of :mod:`.filling`), each
+the same operations in the same order as
 :class:`~simcollective.network.engine.Network`'s ``_activate``, ``_per_flow_step``,
 ``_apply_bounds`` and ``_apply``.
 
@@ -278,7 +279,6 @@ def reorder(a, n, keys):
 def solve(comp, nc, satl, nsat, SI, PI, PF, RF, rseen, stamp, level_tol):
     """Max-min rates of ``comp[:nc]`` over ``satl[:nsat]``: ``solve_component``'s
     problem, given to the same filling."""
-    D = PI.shape[1] - 1
     idx = np.empty(RF.shape[0], np.int64)
     for j in range(nsat):
         idx[satl[j]] = j

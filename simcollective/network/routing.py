@@ -165,7 +165,7 @@ class Router(CachedRoutes):
             # a resource crossed k times gives the route at most capacity / k
             cap = min(self.capacity[x] / resources.count(x) for x in set(resources))
             r = Route(nodes, resources, latency, cap)
-        elif self.policy != "hash":
+        elif self.policy in ("first", "dest"):   # the next hop depends on the node and destination only
             return self._cached_route(src, dst)
         else:
             r = self._assemble(self._shortest(src, dst))
@@ -196,9 +196,7 @@ class Router(CachedRoutes):
         nodes = [src]
         node = src
         while node != dst:
-            d = dist[node] - 1
-            cands = [w for w in self._succ[node] if dist.get(w) == d]
-            node = cands[spread % len(cands)] if len(cands) > 1 else cands[0]
+            node = self._next_hop(node, dist, spread)
             nodes.append(node)
         return nodes
 

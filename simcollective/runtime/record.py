@@ -106,7 +106,7 @@ class RecordingComm(Comm):
         rec.prog.events = ev + 1
         t.waited, t.parent, t.group = False, None, None
         key = self._base + me * self._P + self.members[src]
-        if not tag == 0:
+        if tag != 0:
             key = (tag, key)
         got = rec.sends.get(key)
         if got.__class__ is deque:
