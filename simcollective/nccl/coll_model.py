@@ -13,7 +13,8 @@ The cost model for these collectives: ``nsteps`` = P - 1 (allgather, reduce-scat
 buffer, ``count x itemsize`` otherwise; ring ``BW = busBw x P / nsteps``; NVLS ``BW = busBw``
 with per channel ``min(bwIntra x nvlsEfficiency x (nCh - 1)/nCh x (ppn - 1)/ppn, bwInter)``;
 ring latency ``base + (nsteps - nInter) x intra hop + nInter x net hop`` with nInter =
-nodes - 1 for allgather/reduce-scatter, ``nsteps x hop`` (Tree's hop for Simple) for
+nodes - 1 for allgather/reduce-scatter (the net hop carries the latency the transport
+advertises, twice for Simple, as for allreduce), ``nsteps x hop`` (Tree's hop for Simple) for
 broadcast/reduce; NVLS 25 us. The allreduce-only corrections (tree correction factors, the
 ring plateau factor) do not apply.
 """
@@ -89,6 +90,9 @@ def coll_latency(m, coll: str, algo: str, proto: str, table: dict | None = None)
     if coll in ("allgather", "reduce-scatter"):
         intra = hop_t[link]["ring"][p]
         inter = hop_t["net"]["tree" if ppn == 1 else "ring"][p]
+        # graph.latencyInter (the latency the network plugin advertises), added to every
+        # network hop of a ring and again for Simple's flush, as for allreduce (tuning.cc)
+        inter += m.net_latency_us * (2 if proto == "simple" else 1)
         if nn > 1:
             intra = max(intra, model.NET_OVERHEAD_US * (3 if proto == "simple" else 1))
     else:   # broadcast/reduce: nsteps hops, Tree's hop latency for Simple

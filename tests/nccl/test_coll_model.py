@@ -37,3 +37,34 @@ def test_model_two_nodes_allgather_latency_counts_one_network_hop():
     m = machine("dgx-h100", 2)
     # nsteps = 15, one inter-node hop (nNodes - 1), intra hop max(3.4, 3 x 1.0 net overhead)
     assert coll_latency(m, "allgather", "ring", "simple") == pytest.approx(8.4 + 14 * 3.4 + 14.0)
+
+
+def test_transport_latency_is_added_to_the_network_hop_of_allgather_and_reduce_scatter():
+    """NCCL adds the latency the network plugin advertises (graph.latencyInter) to every
+    network hop of a ring, again for Simple (the flush), whatever the collective: 2 x p4d over
+    EFA (aws-ofi-nccl advertises 75 us), one network hop (nNodes - 1), 14 NVLink hops at
+    max(NCCL's hop, the net overhead 1 us, x3 for Simple)."""
+    m = machine("aws-p4d", 2)
+    assert m.net_latency_us == pytest.approx(75.0)
+    assert coll_latency(m, "allgather", "ring", "ll") == pytest.approx(6.6 + 14 * 1.0 + (2.7 + 75.0))
+    assert coll_latency(m, "allgather", "ring", "ll128") == pytest.approx(14.0 + 14 * 1.9 + (4.0 + 75.0))
+    assert coll_latency(m, "reduce-scatter", "ring", "simple") == pytest.approx(8.4 + 14 * 3.4 + (14.0 + 2 * 75.0))
+    # the same machine with no advertised latency (as NCCL's IB transport): NCCL's hop alone
+    ib = machine("aws-p4d", 2, {"net_latency": 0.0})
+    assert ib.net_latency_us == 0.0
+    assert coll_latency(ib, "allgather", "ring", "ll") == pytest.approx(6.6 + 14 * 1.0 + 2.7)
+
+
+def test_simulated_allgather_spends_the_transport_latency():
+    """The simulated nccl-ring allgather spends it once per call (phase 'latency'): 75 us
+    more than with no advertised latency for LL on 2 x p4d, results still verified."""
+    from simcollective.simulate import RunConfig, run_collective
+
+    def lat(opts):
+        rep = run_collective(RunConfig(topology="aws-p4d", nodes=2, collective="allgather", algorithm="nccl-ring",
+                                       elements=1024, dtype="int32", profile="nccl", topology_opts=opts,
+                                       options={"protocol": "ll", "channels": 2}))
+        assert rep["verified"]
+        return rep["phases"]["latency"]
+
+    assert lat({}) - lat({"net_latency": 0.0}) == pytest.approx(75e-6)
