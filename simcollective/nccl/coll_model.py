@@ -26,7 +26,7 @@ import math
 from ..errors import UserInputError
 from . import model
 from .protocols import TUNER_ORDER
-from .versions import has_algorithm, latency_tables, ll_max_bw, ring_ll_factor
+from .versions import has_algorithm, latency_tables, ll_max_bw, ring_ll_factor, tuner_arch
 from .transport import protocol_allowed
 
 __all__ = ["NCCL_ALGOS", "coll_enabled", "coll_bandwidth", "coll_latency", "coll_predict", "coll_choose"]
@@ -58,7 +58,7 @@ def coll_bandwidth(m, graphs: dict, coll: str, algo: str, proto: str) -> float:
     g = graphs[algo]
     n, nn = m.nranks, m.nnodes
     ni = 0 if nn == 1 else 1 if nn == 2 else 2
-    arch = m.arch
+    arch = tuner_arch(m)    # the tables' row: Hopper's for Blackwell before NCCL 2.27
     nch = g.nchannels
     bw = g.bw_intra if nn <= 2 else g.bw_inter
     if algo == "nvls":

@@ -18,7 +18,7 @@ from ..errors import UserInputError
 from . import nics
 from .protocols import ALGOS, TUNER_ORDER
 from .search import GraphInfo, graphs_of
-from .versions import has_algorithm, latency_tables, ll_max_bw, ring_ll_factor
+from .versions import has_algorithm, latency_tables, ll_max_bw, ring_ll_factor, tuner_arch
 from .transport import ALL_PROTOCOLS, net_protocols, protocol_allowed
 
 __all__ = [
@@ -284,7 +284,7 @@ def bandwidth(m: Machine, graphs: dict, algo: str, proto: str) -> float:
     g = graphs[algo]
     n, nn = m.nranks, m.nnodes
     ni = _node_index(nn)
-    arch = m.arch
+    arch = tuner_arch(m)    # the tables' row: Hopper's for Blackwell before NCCL 2.27
     nsteps = 2 * (n - 1)
     bw = g.bw_intra if nn <= 2 else g.bw_inter
     nch = g.nchannels

@@ -14,9 +14,14 @@ v2.23.4-1, v2.27.7-1 and 2.30.7 at HEAD) or **assumed**, as its comment says:
   2.18's NVLS latency.
 * NVLS allgather / reduce-scatter from 2.19: recalled from NCCL's 2.19 release notes, not
   re-read.
+* Blackwell (compute capability 10.x) rows of the per-architecture tables (llMaxBws, the
+  per-channel caps, nvlsEfficiency) exist from 2.27 (added as twice Hopper's, set to 2.30's
+  values by 2.30); before, the tuner indexes its tables by ``compCap >= 90 -> Hopper``, so a
+  Blackwell GPU reads Hopper's row (:func:`tuner_arch`). 2.27-2.28's interim Blackwell figures
+  are not modelled (2.30's).
 
 What is **not** versioned (2.30's figures for every version, no older source read): the
-per-channel bandwidth caps (``perChMax*``), NVLS bandwidth (``nvlsEfficiency``, added in
+per-channel bandwidth caps (``perChMax*``, but which architecture's row Blackwell reads), NVLS bandwidth (``nvlsEfficiency``, added in
 2.28; older releases' NVLS ratio 5/6 is not modelled), the tree correction factors, the
 ring plateau factor, the topology search's speed tables and so the channel counts.
 """
@@ -29,7 +34,7 @@ from ..errors import UserInputError
 
 __all__ = ["NcclVersion", "FAMILIES", "NEWEST", "parse_version", "version_of", "with_version",
            "modelled_range", "tuner_of", "tuner_named",
-           "has_algorithm", "ring_ll_factor", "ll_max_bw", "latency_tables", "check_available"]
+           "has_algorithm", "ring_ll_factor", "ll_max_bw", "latency_tables", "check_available", "tuner_arch"]
 
 _ALL = ("tree", "ring", "nvls", "nvlstree")
 
@@ -59,7 +64,7 @@ class NcclVersion:
     reduce-scatter exist; ``base`` / ``hop``: baseLatencies / hwLatencies (us, (LL, LL128,
     Simple)); ``ring_ll``: ring LL busbw factor, ``(allreduce/reduce or multi-node, other)``;
     ``ll_max_hopper``: the Hopper row of llMaxBws on one node (GB/s); ``source``: where the
-    figures come from."""
+    figures come from; ``blackwell_row``: the per-architecture tables have a Blackwell row."""
 
     name: str
     first: tuple
@@ -71,6 +76,9 @@ class NcclVersion:
     ring_ll: tuple
     ll_max_hopper: float
     source: str
+    #: the tuner's tables have a Blackwell row (NCCL 2.27 on); without it a Blackwell GPU reads
+    #: the Hopper row
+    blackwell_row: bool = False
 
     def contains(self, major: int, minor: int) -> bool:
         return self.first <= (major, minor) <= self.last
@@ -109,8 +117,12 @@ FAMILIES = (
     NcclVersion("2.18", (2, 18), (2, 18), _ALL, False, _BASE_218, _HOP_218, _OLD_LL, _AMPERE_LL, "v2.18.3-1"),
     NcclVersion("2.19", (2, 19), (2, 20), _ALL, True, _BASE_218, _HOP_219, _OLD_LL, _AMPERE_LL, "v2.19.3-1"),
     NcclVersion("2.21", (2, 21), (2, 22), _ALL, True, _BASE_218, _HOP_219, _NEW_LL, 141.0, "v2.21.5-1"),
-    NcclVersion("2.23", (2, 23), (2, 30), _ALL, True, _BASE_230, _HOP_230, _NEW_LL, 141.0,
-                "v2.23.4-1 to 2.30.7 (the figures this model reads did not change in between)"),
+    NcclVersion("2.23", (2, 23), (2, 26), _ALL, True, _BASE_230, _HOP_230, _NEW_LL, 141.0,
+                "v2.23.4-1 to v2.26 (the latency tables of 2.30.7); no Blackwell row in the per-architecture "
+                "tables, so a Blackwell GPU reads Hopper's"),
+    NcclVersion("2.27", (2, 27), (2, 30), _ALL, True, _BASE_230, _HOP_230, _NEW_LL, 141.0,
+                "v2.27.7-1 to 2.30.7 (the figures this model reads did not change in between but the Blackwell "
+                "rows, 2.30's here)", blackwell_row=True),
 )
 #: the newest modelled release: what a run without ``--nccl-version`` models
 NEWEST = "2.30"
@@ -183,6 +195,16 @@ def has_algorithm(m, algo: str, coll: str = "allreduce") -> bool:
     return algo != "nvls" or fam.coll_nvls
 
 
+def tuner_arch(m) -> str:
+    """The architecture row of the tuner's per-architecture tables that machine ``m`` reads:
+    its own, but Hopper's for a Blackwell GPU under a release without a Blackwell row (before
+    2.27; NCCL 2.30 src/graph/tuning.cc history: the Blackwell rows were added in 2.27)."""
+    fam = getattr(m, "tuner", None)
+    if m.arch == "blackwell" and fam is not None and not fam.blackwell_row:
+        return "hopper"
+    return m.arch
+
+
 def ring_ll_factor(m, allreduce_or_reduce: bool) -> float:
     """Ring LL's busbw factor: 0.5 from 2.21; before, 1/4 for allreduce and reduce or across
     nodes, 1/3 otherwise (tuning.cc at v2.18.3-1)."""
@@ -196,7 +218,7 @@ def ll_max_bw(m, newest: float) -> float:
     """llMaxBws on ``m`` (``newest``: the newest release's figure): the Hopper row on one node
     was Ampere's (87.7) until 2.20."""
     fam = getattr(m, "tuner", None)
-    if fam is None or m.nnodes > 1 or not 90 <= m.cc < 100:
+    if fam is None or m.nnodes > 1 or tuner_arch(m) != "hopper":
         return newest
     return fam.ll_max_hopper
 

@@ -152,3 +152,29 @@ def test_a_bad_sweep_version_is_refused_before_any_point(capsys, tmp_path, value
     code, out, err = run_cli(capsys, "sweep", cfg, "--out", tmp_path / "v.csv")
     assert code == 2 and needle in err and len(err.strip().splitlines()) == 1
     assert not (tmp_path / "v.csv").exists()
+
+
+def test_blackwell_reads_hoppers_rows_before_2_27():
+    """The tuner's per-architecture tables have a Blackwell row from 2.27; an earlier release
+    indexes them compCap >= 90 -> Hopper, so 2 x 8 B200 (8 NICs) under 2.25 caps ring LL128 at
+    Hopper's 36.7 GB/s per channel, under 2.27 and 2.30 at Blackwell's 40. 8 searched rings of
+    48 GB/s: busBw = min(0.92 x 8 x 48, 8 x cap), allgather BW = busBw x 16 / 15."""
+    m = machine("dgx-b200", nodes=2, opts={"nics_per_node": 8})
+    graphs = model.graphs_of(m)
+    assert (graphs["ring"].nchannels, graphs["ring"].bw_intra) == (8, 48.0)
+    old = coll_model.coll_bandwidth(with_tuner(m, "2.25.1"), graphs, "allgather", "ring", "ll128")
+    assert old == pytest.approx(8 * 36.7 * 16 / 15)
+    for version in ("2.27", "2.30", None):
+        new = coll_model.coll_bandwidth(with_tuner(m, version), graphs, "allgather", "ring", "ll128")
+        assert new == pytest.approx(8 * 40.0 * 16 / 15)
+    assert model.bandwidth(with_tuner(m, "2.26"), graphs, "ring", "ll128") == pytest.approx(8 * 36.7 * 16 / 30)
+    # one node: llMaxBw's row (Hopper 141, Blackwell 282 GB/s) caps ring LL
+    one = machine("dgx-b200")
+    g1 = model.graphs_of(one)
+    assert model.bandwidth(with_tuner(one, "2.25"), g1, "ring", "ll") == pytest.approx(141.0 * 8 / 14)
+    assert model.bandwidth(with_tuner(one, "2.27"), g1, "ring", "ll") == pytest.approx(282.0 * 8 / 14)
+    # a Hopper machine reads Hopper's row whatever the release
+    h = machine("dgx-h100", nodes=2)
+    gh = model.graphs_of(h)
+    assert model.bandwidth(with_tuner(h, "2.25"), gh, "ring", "ll128") == \
+        model.bandwidth(with_tuner(h, "2.30"), gh, "ring", "ll128")
