@@ -18,7 +18,7 @@ from ..errors import UserInputError
 from . import nics
 from .protocols import ALGOS, TUNER_ORDER
 from .search import GraphInfo, graphs_of
-from .versions import has_algorithm, latency_tables, ll_max_bw, ring_ll_factor, tuner_arch
+from .versions import has_algorithm, latency_tables, ll_max_bw, nvls_rule, ring_ll_factor, tuner_arch
 from .transport import ALL_PROTOCOLS, net_protocols, protocol_allowed
 
 __all__ = [
@@ -288,7 +288,11 @@ def bandwidth(m: Machine, graphs: dict, algo: str, proto: str) -> float:
     nsteps = 2 * (n - 1)
     bw = g.bw_intra if nn <= 2 else g.bw_inter
     nch = g.nchannels
-    if algo in ("nvls", "nvlstree"):
+    ratio = 0.5 if algo == "tree" else n / nsteps
+    old_nvls = nvls_rule(m, algo, g.bw_intra, g.bw_inter) if algo in ("nvls", "nvlstree") else None
+    if old_nvls is not None:     # a release before nvlsEfficiency (2.28)
+        bw, ratio = old_nvls
+    elif algo in ("nvls", "nvlstree"):
         inter = g.bw_inter * (2 if algo == "nvlstree" and nn <= 2 else 1)
         # (nCh - 1) / nCh with nCh the NVLS graph's channels (one per head)
         intra = g.bw_intra * NVLS_EFFICIENCY[arch] * (nch - 1) / nch * 2
@@ -305,7 +309,6 @@ def bandwidth(m: Machine, graphs: dict, algo: str, proto: str) -> float:
             bus = min(bus / 3.8, ll_max)
         elif proto == "ll128":
             bus = min(bus * (7 / 9 if nn == 1 else 120 / 128), nch * PER_CH_TREE_LL128[arch][ni])
-    ratio = 0.5 if algo == "tree" else n / nsteps
     return bus * ratio
 
 

@@ -19,11 +19,16 @@ v2.23.4-1, v2.27.7-1 and 2.30.7 at HEAD) or **assumed**, as its comment says:
   values by 2.30); before, the tuner indexes its tables by ``compCap >= 90 -> Hopper``, so a
   Blackwell GPU reads Hopper's row (:func:`tuner_arch`). 2.27-2.28's interim Blackwell figures
   are not modelled (2.30's).
+* NVLS / NVLSTree allreduce bandwidth before 2.28 (no nvlsEfficiency): per channel
+  min(bwIntra, bwInter), bwInter halved for NVLSTree beyond 2 nodes, bus -> algorithm ratio
+  5/6 (read at v2.19.3-1 and v2.21.5-1; assumed unchanged until 2.28, whose nvlsEfficiency
+  replaced it); 2.18's NVLSTree ratio 0.70 x nNodes / (2 (nNodes - 1)) (read at v2.18.3-1),
+  2.17-2.18's per-channel bw assumed as 2.19's (:func:`nvls_rule`).
 
 What is **not** versioned (2.30's figures for every version, no older source read): the
-per-channel bandwidth caps (``perChMax*``, but which architecture's row Blackwell reads), NVLS bandwidth (``nvlsEfficiency``, added in
-2.28; older releases' NVLS ratio 5/6 is not modelled), the tree correction factors, the
-ring plateau factor, the topology search's speed tables and so the channel counts.
+per-channel bandwidth caps (``perChMax*``, but which architecture's row Blackwell reads), NVLS
+allgather / reduce-scatter bandwidth (allreduce's follows :func:`nvls_rule`), the tree
+correction factors, the ring plateau factor, the topology search's speed tables and so the channel counts.
 """
 
 from __future__ import annotations
@@ -34,7 +39,7 @@ from ..errors import UserInputError
 
 __all__ = ["NcclVersion", "FAMILIES", "NEWEST", "parse_version", "version_of", "with_version",
            "modelled_range", "tuner_of", "tuner_named",
-           "has_algorithm", "ring_ll_factor", "ll_max_bw", "latency_tables", "check_available", "tuner_arch"]
+           "has_algorithm", "ring_ll_factor", "ll_max_bw", "latency_tables", "check_available", "tuner_arch", "nvls_rule"]
 
 _ALL = ("tree", "ring", "nvls", "nvlstree")
 
@@ -64,7 +69,8 @@ class NcclVersion:
     reduce-scatter exist; ``base`` / ``hop``: baseLatencies / hwLatencies (us, (LL, LL128,
     Simple)); ``ring_ll``: ring LL busbw factor, ``(allreduce/reduce or multi-node, other)``;
     ``ll_max_hopper``: the Hopper row of llMaxBws on one node (GB/s); ``source``: where the
-    figures come from; ``blackwell_row``: the per-architecture tables have a Blackwell row."""
+    figures come from; ``blackwell_row``: the per-architecture tables have a Blackwell row;
+    ``nvls_bw``: which release's NVLS / NVLSTree bandwidth rule (None: the newest)."""
 
     name: str
     first: tuple
@@ -79,6 +85,9 @@ class NcclVersion:
     #: the tuner's tables have a Blackwell row (NCCL 2.27 on); without it a Blackwell GPU reads
     #: the Hopper row
     blackwell_row: bool = False
+    #: NVLS / NVLSTree bandwidth before nvlsEfficiency (2.28): "2.18" or "2.19" (the rule of
+    #: those releases, :func:`nvls_rule`); None: the newest
+    nvls_bw: str | None = None
 
     def contains(self, major: int, minor: int) -> bool:
         return self.first <= (major, minor) <= self.last
@@ -113,16 +122,23 @@ FAMILIES = (
     NcclVersion("2.12", (2, 12), (2, 16), ("tree", "ring"), False, _BASE_212, _HOP_212, _OLD_LL, _AMPERE_LL,
                 "v2.12.12-1"),
     NcclVersion("2.17", (2, 17), (2, 17), ("tree", "ring", "nvls"), False, _BASE_212, _HOP_212, _OLD_LL,
-                _AMPERE_LL, "2.12.12's tables with NVLS (one node, added in 2.17); 2.17 not read"),
-    NcclVersion("2.18", (2, 18), (2, 18), _ALL, False, _BASE_218, _HOP_218, _OLD_LL, _AMPERE_LL, "v2.18.3-1"),
-    NcclVersion("2.19", (2, 19), (2, 20), _ALL, True, _BASE_218, _HOP_219, _OLD_LL, _AMPERE_LL, "v2.19.3-1"),
-    NcclVersion("2.21", (2, 21), (2, 22), _ALL, True, _BASE_218, _HOP_219, _NEW_LL, 141.0, "v2.21.5-1"),
+                _AMPERE_LL, "2.12.12's tables with NVLS (one node, added in 2.17); 2.17 not read", nvls_bw="2.18"),
+    NcclVersion("2.18", (2, 18), (2, 18), _ALL, False, _BASE_218, _HOP_218, _OLD_LL, _AMPERE_LL, "v2.18.3-1",
+                nvls_bw="2.18"),
+    NcclVersion("2.19", (2, 19), (2, 20), _ALL, True, _BASE_218, _HOP_219, _OLD_LL, _AMPERE_LL, "v2.19.3-1",
+                nvls_bw="2.19"),
+    NcclVersion("2.21", (2, 21), (2, 22), _ALL, True, _BASE_218, _HOP_219, _NEW_LL, 141.0, "v2.21.5-1",
+                nvls_bw="2.19"),
     NcclVersion("2.23", (2, 23), (2, 26), _ALL, True, _BASE_230, _HOP_230, _NEW_LL, 141.0,
                 "v2.23.4-1 to v2.26 (the latency tables of 2.30.7); no Blackwell row in the per-architecture "
-                "tables, so a Blackwell GPU reads Hopper's"),
-    NcclVersion("2.27", (2, 27), (2, 30), _ALL, True, _BASE_230, _HOP_230, _NEW_LL, 141.0,
-                "v2.27.7-1 to 2.30.7 (the figures this model reads did not change in between but the Blackwell "
-                "rows, 2.30's here)", blackwell_row=True),
+                "tables, so a Blackwell GPU reads Hopper's; NVLS bandwidth as 2.19-2.22 (assumed unchanged "
+                "until nvlsEfficiency, 2.28)", nvls_bw="2.19"),
+    NcclVersion("2.27", (2, 27), (2, 27), _ALL, True, _BASE_230, _HOP_230, _NEW_LL, 141.0,
+                "v2.27.7-1 (the latency tables of 2.30.7; Blackwell rows added, 2.30's here); NVLS bandwidth "
+                "as 2.19-2.22 (nvlsEfficiency from 2.28)", blackwell_row=True, nvls_bw="2.19"),
+    NcclVersion("2.28", (2, 28), (2, 30), _ALL, True, _BASE_230, _HOP_230, _NEW_LL, 141.0,
+                "v2.28.3 to 2.30.7 (the figures this model reads did not change in between but 2.28's interim "
+                "Blackwell rows, 2.30's here)", blackwell_row=True),
 )
 #: the newest modelled release: what a run without ``--nccl-version`` models
 NEWEST = "2.30"
@@ -203,6 +219,23 @@ def tuner_arch(m) -> str:
     if m.arch == "blackwell" and fam is not None and not fam.blackwell_row:
         return "hopper"
     return m.arch
+
+
+def nvls_rule(m, algo: str, bw_intra: float, bw_inter: float):
+    """``(bw per channel, bus -> algorithm ratio)`` of NVLS / NVLSTree allreduce under a release
+    before nvlsEfficiency (2.28), or None (the newest rule applies). NCCL 2.19-2.27: bw =
+    min(bwIntra, bwInter), bwInter halved for NVLSTree beyond 2 nodes, ratio 5/6; 2.17-2.18:
+    bw = min(bwIntra, bwInter) (assumed as 2.19), ratio 5/6 (NVLS) or 0.70 x nNodes / (2 (nNodes
+    - 1)) (NVLSTree) (tuning.cc at v2.18.3-1, v2.19.3-1, v2.21.5-1)."""
+    fam = getattr(m, "tuner", None)
+    rule = None if fam is None else fam.nvls_bw
+    if rule is None:
+        return None
+    halve = algo == "nvlstree" and m.nnodes > 2 and rule == "2.19"
+    bw = min(bw_intra, bw_inter / 2 if halve else bw_inter)
+    if algo == "nvlstree" and rule == "2.18":
+        return bw, 0.70 * m.nnodes / (2 * (m.nnodes - 1))
+    return bw, 5.0 / 6.0
 
 
 def ring_ll_factor(m, allreduce_or_reduce: bool) -> float:

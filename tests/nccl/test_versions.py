@@ -178,3 +178,28 @@ def test_blackwell_reads_hoppers_rows_before_2_27():
     gh = model.graphs_of(h)
     assert model.bandwidth(with_tuner(h, "2.25"), gh, "ring", "ll128") == \
         model.bandwidth(with_tuner(h, "2.30"), gh, "ring", "ll128")
+
+
+def test_nvls_bandwidth_before_2_28_follows_its_release_rule():
+    """Before nvlsEfficiency (2.28) NCCL's NVLS / NVLSTree allreduce bandwidth is, per NVLS
+    channel, min(bwIntra, bwInter) with bwInter halved for NVLSTree beyond 2 nodes, times 5/6
+    (2.19-2.27); 2.18's NVLSTree ratio is 0.70 x nNodes / (2 (nNodes - 1)). DGX H100 NVLS graph:
+    8 channels, bwIntra 40, bwInter 48."""
+    one, two, four = machine("dgx-h100"), machine("dgx-h100", 2), machine("dgx-h100", 4)
+    g1, g2, g4 = model.graphs_of(one), model.graphs_of(two), model.graphs_of(four)
+    assert (g4["nvlstree"].nchannels, g4["nvlstree"].bw_intra, g4["nvlstree"].bw_inter) == (8, 40.0, 48.0)
+    assert (g1["nvls"].bw_intra, g1["nvls"].bw_inter) == (40.0, 60.0)
+    assert model.bandwidth(with_tuner(one, "2.26"), g1, "nvls", "simple") == pytest.approx(8 * 40.0 * 5 / 6)
+    assert model.bandwidth(with_tuner(two, "2.22"), g2, "nvlstree", "simple") == pytest.approx(8 * 40.0 * 5 / 6)
+    assert model.bandwidth(with_tuner(four, "2.26.2"), g4, "nvlstree", "simple") == pytest.approx(8 * 24.0 * 5 / 6)
+    assert model.bandwidth(with_tuner(four, "2.27"), g4, "nvlstree", "simple") == pytest.approx(8 * 24.0 * 5 / 6)
+    assert model.bandwidth(with_tuner(four, "2.18"), g4, "nvlstree", "simple") == \
+        pytest.approx(8 * 40.0 * 0.70 * 4 / 6)
+    # 2.28 on: nvlsEfficiency's rule, the newest model's
+    for version in ("2.28", "2.30"):
+        assert model.bandwidth(with_tuner(four, version), g4, "nvlstree", "simple") == \
+            model.bandwidth(four, g4, "nvlstree", "simple")
+    # so 4 x 8 H100 under 2.26 leaves NVLSTree for the ring from 256 MiB, under 2.30 from 1 GiB
+    assert model.choose(with_tuner(four, "2.26.2"), 256 * MiB)[0] == "ring"
+    assert model.choose(with_tuner(four, "2.30"), 256 * MiB)[0] == "nvlstree"
+    assert model.choose(with_tuner(four, "2.26.2"), 128 * MiB)[0] == "nvlstree"
