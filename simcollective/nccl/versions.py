@@ -28,7 +28,8 @@ v2.23.4-1, v2.27.7-1 and 2.30.7 at HEAD) or **assumed**, as its comment says:
 What is **not** versioned (2.30's figures for every version, no older source read): the
 per-channel bandwidth caps (``perChMax*``, but which architecture's row Blackwell reads), NVLS
 allgather / reduce-scatter bandwidth (allreduce's follows :func:`nvls_rule`), the tree
-correction factors, the ring plateau factor, the topology search's speed tables and so the channel counts.
+correction factors, the ring plateau factor, the topology search's speed tables and so the
+channel counts.
 """
 
 from __future__ import annotations
@@ -39,7 +40,8 @@ from ..errors import UserInputError
 
 __all__ = ["NcclVersion", "FAMILIES", "NEWEST", "parse_version", "version_of", "with_version",
            "modelled_range", "tuner_of", "tuner_named",
-           "has_algorithm", "ring_ll_factor", "ll_max_bw", "latency_tables", "check_available", "tuner_arch", "nvls_rule"]
+           "has_algorithm", "ring_ll_factor", "ll_max_bw", "latency_tables", "check_available", "tuner_arch",
+           "nvls_rule"]
 
 _ALL = ("tree", "ring", "nvls", "nvlstree")
 
