@@ -18,7 +18,8 @@ from ..errors import UserInputError
 from . import nics
 from .protocols import ALGOS, TUNER_ORDER
 from .search import GraphInfo, graphs_of
-from .versions import has_algorithm, latency_tables, ll_max_bw, nvls_rule, ring_ll_factor, tuner_arch
+from .versions import (has_algorithm, latency_tables, ll_max_bw, nvls_rule, ring_inter_steps, ring_ll_factor,
+                       tuner_arch)
 from .transport import ALL_PROTOCOLS, net_protocols, protocol_allowed
 
 __all__ = [
@@ -328,7 +329,7 @@ def latency(m: Machine, graphs: dict, algo: str, proto: str, table: dict | None 
     inter_lat += m.net_latency_us * (2 if proto == "simple" else 1)
     if algo == "ring":
         nsteps = 2 * (n - 1)
-        n_inter = 0 if nn == 1 else 2 * (nn - 1)
+        n_inter = ring_inter_steps(m)     # 2 (nNodes - 1); 2 nNodes under NCCL 2.18
         if nn > 1:
             intra_lat = max(intra_lat, NET_OVERHEAD_US * (3 if proto == "simple" else 1))
         L += (nsteps - n_inter) * intra_lat + n_inter * inter_lat

@@ -24,6 +24,9 @@ v2.23.4-1, v2.27.7-1 and 2.30.7 at HEAD) or **assumed**, as its comment says:
   5/6 (read at v2.19.3-1 and v2.21.5-1; assumed unchanged until 2.28, whose nvlsEfficiency
   replaced it); 2.18's NVLSTree ratio 0.70 x nNodes / (2 (nNodes - 1)) (read at v2.18.3-1),
   2.17-2.18's per-channel bw assumed as 2.19's (:func:`nvls_rule`).
+* A ring allreduce's latency counts 2 nNodes network steps under 2.18 (read at v2.18.3-1),
+  2 (nNodes - 1) otherwise (2.30's; the other tags were not read for it:
+  :func:`ring_inter_steps`).
 
 What is **not** versioned (2.30's figures for every version, no older source read): the
 per-channel bandwidth caps (``perChMax*``, but which architecture's row Blackwell reads), NVLS
@@ -41,7 +44,7 @@ from ..errors import UserInputError
 __all__ = ["NcclVersion", "FAMILIES", "NEWEST", "parse_version", "version_of", "with_version",
            "modelled_range", "tuner_of", "tuner_named",
            "has_algorithm", "ring_ll_factor", "ll_max_bw", "latency_tables", "check_available", "tuner_arch",
-           "nvls_rule"]
+           "nvls_rule", "ring_inter_steps"]
 
 _ALL = ("tree", "ring", "nvls", "nvlstree")
 
@@ -90,6 +93,9 @@ class NcclVersion:
     #: NVLS / NVLSTree bandwidth before nvlsEfficiency (2.28): "2.18" or "2.19" (the rule of
     #: those releases, :func:`nvls_rule`); None: the newest
     nvls_bw: str | None = None
+    #: network steps of a ring allreduce's latency: 2 nNodes (read at v2.18.3-1) where True,
+    #: else 2 (nNodes - 1)
+    ring_inter_2n: bool = False
 
     def contains(self, major: int, minor: int) -> bool:
         return self.first <= (major, minor) <= self.last
@@ -126,7 +132,7 @@ FAMILIES = (
     NcclVersion("2.17", (2, 17), (2, 17), ("tree", "ring", "nvls"), False, _BASE_212, _HOP_212, _OLD_LL,
                 _AMPERE_LL, "2.12.12's tables with NVLS (one node, added in 2.17); 2.17 not read", nvls_bw="2.18"),
     NcclVersion("2.18", (2, 18), (2, 18), _ALL, False, _BASE_218, _HOP_218, _OLD_LL, _AMPERE_LL, "v2.18.3-1",
-                nvls_bw="2.18"),
+                nvls_bw="2.18", ring_inter_2n=True),
     NcclVersion("2.19", (2, 19), (2, 20), _ALL, True, _BASE_218, _HOP_219, _OLD_LL, _AMPERE_LL, "v2.19.3-1",
                 nvls_bw="2.19"),
     NcclVersion("2.21", (2, 21), (2, 22), _ALL, True, _BASE_218, _HOP_219, _NEW_LL, 141.0, "v2.21.5-1",
@@ -238,6 +244,16 @@ def nvls_rule(m, algo: str, bw_intra: float, bw_inter: float):
     if algo == "nvlstree" and rule == "2.18":
         return bw, 0.70 * m.nnodes / (2 * (m.nnodes - 1))
     return bw, 5.0 / 6.0
+
+
+def ring_inter_steps(m) -> int:
+    """Network steps NCCL's latency of a ring allreduce counts on machine ``m``: none on one
+    node, 2 (nNodes - 1) (2.30), 2 nNodes under 2.18 (tuning.cc at v2.18.3-1; the other
+    releases' count is taken as 2.30's)."""
+    if m.nnodes == 1:
+        return 0
+    fam = getattr(m, "tuner", None)
+    return 2 * m.nnodes if fam is not None and fam.ring_inter_2n else 2 * (m.nnodes - 1)
 
 
 def ring_ll_factor(m, allreduce_or_reduce: bool) -> float:

@@ -203,3 +203,17 @@ def test_nvls_bandwidth_before_2_28_follows_its_release_rule():
     assert model.choose(with_tuner(four, "2.26.2"), 256 * MiB)[0] == "ring"
     assert model.choose(with_tuner(four, "2.30"), 256 * MiB)[0] == "nvlstree"
     assert model.choose(with_tuner(four, "2.26.2"), 128 * MiB)[0] == "nvlstree"
+
+
+def test_ring_allreduce_latency_counts_2_nnodes_network_steps_under_2_18():
+    """NCCL 2.18's ring allreduce latency counts 2 nNodes network steps where 2.30 counts
+    2 (nNodes - 1): on 2 x 8 H100 (30 steps) LL is 6.6 + 26 x 1.0 + 4 x 2.7 under 2.18 and
+    6.6 + 28 x 1.0 + 2 x 2.7 under 2.30 (NVLink hop max(0.6, the 1 us net overhead)); one node
+    counts none under either."""
+    m = machine("dgx-h100", nodes=2)
+    graphs = model.graphs_of(m)
+    assert model.latency(with_tuner(m, "2.18.5"), graphs, "ring", "ll") == pytest.approx(6.6 + 26 * 1.0 + 4 * 2.7)
+    assert model.latency(with_tuner(m, "2.30"), graphs, "ring", "ll") == pytest.approx(6.6 + 28 * 1.0 + 2 * 2.7)
+    assert model.latency(with_tuner(m, "2.19"), graphs, "ring", "ll") == pytest.approx(6.6 + 28 * 1.0 + 2 * 2.7)
+    one = machine("dgx-h100")
+    assert model.latency(with_tuner(one, "2.18"), model.graphs_of(one), "ring", "ll") == pytest.approx(6.6 + 14 * 0.6)
