@@ -86,8 +86,11 @@ class Recorder:
 
     def wake(self, t: Token) -> None:
         """``t`` (a receive) is done: count it off the ``waitall`` holding it, and let the
-        rank run again whose wait is now over."""
+        rank run again whose wait is now over. The links to the ``waitall`` are cut on the
+        way (a token and its ``waitall``'s requests refer to each other: a cycle, which
+        only the paused cyclic collector would free)."""
         p = t.parent
+        t.parent = None
         while p is not None:
             p.left -= 1
             if p.left:
@@ -96,7 +99,9 @@ class Recorder:
             if self.blocked[p.rank] is p:
                 self.ready.append(p.rank)
                 return
-            p = p.parent
+            t = p
+            p = t.parent
+            t.parent = None
 
     def timeout(self, rank: int, seconds: float, value, compute: bool) -> Token:
         t = self.token(True, value)
