@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 from array import array
+from struct import pack
 
 import numpy as np
 
@@ -21,7 +22,7 @@ class Program:
 
     While recording, rows are appended to Python lists (``ops[rank]``: four integers a
     row; ``msgs``: destination, bytes and via of each message, in sending order), which
-    :meth:`flush` moves into blocks (arrays of up to about :data:`FLUSH` integers) now and
+    :meth:`flush` moves into blocks (packed int64s, up to about :data:`FLUSH` a block) now and
     then: a list's ``extend`` costs a fifth of an array's, and blocks are never copied to
     grow. What the rows imply is worked out at the end, in :meth:`arrays`: each message's
     source and send event (from its ``POST``), its receive event (the ``POST`` that
@@ -62,7 +63,7 @@ class Program:
         """Move the rows ``rank`` (and the messages) hold in lists into blocks."""
         ops = self.ops[rank]
         if ops:
-            self.blocks[rank].append(array("q", ops))
+            self.blocks[rank].append(_packed(ops))
             self.flushed[rank] += len(ops)
             ops.clear()
         if len(self.msgs) > FLUSH_MSGS:
@@ -71,7 +72,7 @@ class Program:
     def flush_messages(self) -> None:
         for rows, blocks in ((self.msgs, self.msg_blocks), (self.late, self.late_blocks)):
             if rows:
-                blocks.append(array("q", rows))
+                blocks.append(_packed(rows))
                 rows.clear()
 
     def arrays(self) -> dict:
@@ -110,8 +111,14 @@ class Program:
         return self.made
 
 
+def _packed(ints: list) -> bytes:
+    """``ints`` as native int64s (``struct.pack`` with the list unpacked costs less than
+    half of ``array("q", ints)``: about 12 ns an integer against 29 here)."""
+    return pack(f"{len(ints)}q", *ints)
+
+
 def _joined(blocks: list) -> np.ndarray:
-    """The integers of ``blocks`` (arrays), one after the other, in one int64 array."""
+    """The integers of ``blocks`` (packed int64s), one after the other, in one int64 array."""
     if not blocks:
         return np.zeros(0, np.int64)
     return np.concatenate([np.frombuffer(b, np.int64) for b in blocks])
