@@ -103,7 +103,7 @@ def simulate(plan: Plan, inputs, progress=None):
 AUTO_MIN_MESSAGES = 50_000
 #: peak bytes a message costs the compiled path (the recording, its arrays and the loop's),
 #: NCCL's ring across servers: 64 DGX H100, nccl-ring 256M float32, 8,372,224 messages,
-#: 3.6 GB peak RSS for the whole command (the SimPy path: 1.4 GB)
+#: 3.5 GB peak RSS for the whole command (the SimPy path: 1.4 GB)
 COMPILED_BYTES_PER_MESSAGE = 450
 
 
@@ -116,7 +116,7 @@ def compiled_refusal(plan: Plan) -> str | None:
                     "loading the compiled loop")
         servers = {plan.graph.nodes[g].get("server") for g in plan.placement}
         if plan.algo.name.startswith("nccl") and len(servers) > 1 and count is not None:
-            # measured: 64 x DGX H100, nccl-ring 256M float32 (8.4 M messages): 76 s CPU and 3.6 GB
+            # measured: 64 x DGX H100, nccl-ring 256M float32 (8.4 M messages): 73 s CPU and 3.5 GB
             # compiled, 119 s and 1.4 GB on SimPy: the compiled path where its memory fits with room
             need = count * COMPILED_BYTES_PER_MESSAGE
             if need > available_memory() // 2:
