@@ -95,21 +95,26 @@ class RecordingComm(Comm):
         return _Clock(self._me, row)
 
     def isend(self, dst: int, payload, tag=0, via=None):
-        # NOTE: sendrecv's send half written out again (one frame a message on the hot path)
         if not 0 <= dst < self.size:
             self._check_peer(dst, "destination")
-        rec, prog = self._rec, self._prog
+        prog = self._prog
         t = Sent()
         t.ev = ev = prog.events
         prog.events = ev + 1
         t.waited = False
+        self._ops.extend((POST, ev, self._send(self.members[dst], payload, tag, via), -1))
+        return t
+
+    def _send(self, dst: int, payload, tag, via) -> int:
+        """Send ``payload`` to world rank ``dst``: the message's number (its row), handed to
+        the receive posted for it if any, else queued on its channel."""
+        rec, prog = self._rec, self._prog
         send = rec.nmsgs
         rec.nmsgs = send + 1
         try:
             nbytes = int(payload.nbytes)
         except AttributeError:
             nbytes = payload_bytes(payload)
-        dst = self.members[dst]
         prog.msgs.extend((dst, nbytes, 0 if via is None else prog.via(via)))
         key = self._base + dst * self._P + self._me
         if tag == 0:
@@ -129,8 +134,7 @@ class RecordingComm(Comm):
                 rec.ready.append(rt.rank)
         else:
             wait(rec.sends, key, (send, payload), tag)
-        self._ops.extend((POST, ev, send, -1))
-        return t
+        return send
 
     def irecv(self, src: int, tag=0):
         if not 0 <= src < self.size:
@@ -163,7 +167,7 @@ class RecordingComm(Comm):
     recv = irecv
 
     def sendrecv(self, dst: int, payload, src, tag=0, recvtag=None, via=None):
-        # NOTE: repeats isend's and irecv's lines, in one frame (once a message on the hot path: calls cost)
+        # NOTE: repeats irecv's lines, in one frame (once a message on the hot path: calls cost)
         if not 0 <= dst < self.size or not 0 <= src < self.size:
             self._check_peer(dst, "destination")
             self._check_peer(src, "source")   # (raises: one of the two is out of range)
@@ -172,32 +176,7 @@ class RecordingComm(Comm):
         t.ev = ev = prog.events
         prog.events = ev + 1
         t.waited, t.parent, t.group, t.value = False, None, None, None
-        send = rec.nmsgs
-        rec.nmsgs = send + 1
-        try:
-            nbytes = int(payload.nbytes)
-        except AttributeError:
-            nbytes = payload_bytes(payload)
-        dst = m[dst]
-        prog.msgs.extend((dst, nbytes, 0 if via is None else prog.via(via)))
-        key = self._base + dst * self._P + me
-        if tag == 0:
-            rt = rec.recvs.get(key)
-            rt = rt.popleft() if rt else None
-        else:
-            key = (tag, key)
-            rt = rec.recvs.pop(key, None)
-            if rt.__class__ is deque:
-                rt = rest(rec.recvs, key, rt)
-        if rt is not None:
-            prog.late.extend((send, rt.ev))
-            rt.done, rt.value = True, payload
-            if rt.parent is not None:
-                rec.wake(rt)
-            elif rec.blocked[rt.rank] is rt:
-                rec.ready.append(rt.rank)
-        else:
-            wait(rec.sends, key, (send, payload), tag)
+        send = self._send(m[dst], payload, tag, via)
         recv = -1
         tag = tag if recvtag is None else recvtag
         key = self._base + me * self._P + m[src]
