@@ -34,8 +34,8 @@ from collections import deque
 from ..errors import SimCollectiveError
 from .program import FLUSH, Program
 
-__all__ = ["NotCompilable", "Token", "Sent", "Free", "Recorder", "wait", "rest", "POST", "WAITALL", "TIMEOUT", "YIELD", "MARK",
-           "DELAY_SINCE", "NOW"]
+__all__ = ["NotCompilable", "Token", "Sent", "Free", "Recorder", "wait", "rest", "POST", "WAITALL", "TIMEOUT", "YIELD",
+           "MARK", "DELAY_SINCE", "NOW"]
 
 POST, WAITALL, TIMEOUT, YIELD, MARK, DELAY_SINCE, NOW = range(7)
 
