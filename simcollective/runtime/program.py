@@ -78,7 +78,8 @@ class Program:
     def arrays(self) -> dict:
         """The operations as NumPy arrays: ``ops`` (n, 4), ``rank_ptr`` (P + 1), messages.
         Made once, at the end of the recording (the lists and blocks it is made of are
-        then let go: the recording holds each row once)."""
+        then let go: the recording holds each row once); the compiled loop's
+        :func:`~simcollective.network.replay.replay` takes the message columns out of it."""
         if self.made is not None:
             return self.made
         for r in range(self.P):
