@@ -71,8 +71,9 @@ def estimated(key: str, limit_s: float, rss_limit: float | None = None):
     return check
 
 
-_NCCL_RING = ("33.5 M messages: --engine compiled runs them, array store included, but the recording's Python "
-              "per message dominates (16 DGX H100, 256M float32: recording 4.2 s of 6.4 s CPU, the loop 1.0 s)")
+_NCCL_RING = ("33.5 M messages: the recording's Python per message dominates the compiled path (16 DGX H100, 256M "
+              "float32: recording 3.1 s of about 5 s CPU, the loop 1.0 s); its arrays, about 450 bytes a message, take "
+              "about 15 GB there, more than half this machine's memory: auto runs the point on the SimPy path")
 _ALLTOALL = ("the estimate extrapolates the SimPy path's cost per message (16 nodes: under auto's 50,000 messages); the "
              "1024-GPU run takes the compiled path, 60-69 s of CPU under the default routing (dest, four scalable "
              "units): the loop's max-min solves of its million concurrent flows about 29 s, the route parameters of "
@@ -85,8 +86,8 @@ COMPILED_TARGETS = (
                 "the compiled loop 1.3-1.5 us a message")),
     Target("C/nccl-ring", "cost per message <= 2 us (nccl-ring)", ("C",),
            cost_per_message("C/nccl-ring abci 8 nodes 1G compiled", 2.0),
-           why=("as C/ring: the recording's Python per message (3.7 us); in its fresh process, loading numba "
-                "above all (the recording and the loop are 0.08 s of 0.72 s)")),
+           why=("as C/ring: the recording's Python per message (6 us on 16 DGX H100); in its fresh process, "
+                "loading numba above all (the recording and the loop are about 0.1 s of 0.54 s)")),
     Target("X/ring", "ring on a 4096-host fat-tree < 60 s", ("X",), one_point("X/ring fat-tree 4096 1G f32", 60.0),
            why="33.5 M messages: the recording's Python per message alone is minutes"),
     Target("X/nccl-ring", "nccl-ring 1 GiB on 128 nodes < 60 s", ("X",),

@@ -42,6 +42,7 @@ from .data.collectives import Sources
 from .data.verify import EMPTY_RESULT, verify_pieces
 from .errors import UserInputError, VerificationError
 from .guard import check_run_cost, expected_messages
+from .memory import available_memory
 from .placement import describe_placement
 from .resolve import Plan, count_for_bytes, resolve, resolve_study
 from .run_config import (DEFAULT_MEMORY_BUDGET, JSON_KEYS, VERIFY_MODES, Report, RunConfig, build_graph,
@@ -100,6 +101,10 @@ def simulate(plan: Plan, inputs, progress=None):
 #: exact count): loading numba and the cached compiled loop costs about 0.8 s of CPU, which
 #: the SimPy path's 10-20 us a message repays only past some 50,000 messages
 AUTO_MIN_MESSAGES = 50_000
+#: peak bytes a message costs the compiled path (the recording, its arrays and the loop's),
+#: NCCL's ring across servers: 64 DGX H100, nccl-ring 256M float32, 8,372,224 messages,
+#: 3.5 GB peak RSS for the whole command (the SimPy path: 1.4 GB)
+COMPILED_BYTES_PER_MESSAGE = 450
 
 
 def compiled_refusal(plan: Plan) -> str | None:
@@ -110,11 +115,14 @@ def compiled_refusal(plan: Plan) -> str | None:
             return (f"auto: {count:,} messages, under {AUTO_MIN_MESSAGES:,}: the SimPy path is faster than "
                     "loading the compiled loop")
         servers = {plan.graph.nodes[g].get("server") for g in plan.placement}
-        if plan.algo.name.startswith("nccl") and len(servers) > 1:
-            # measured: 64 x DGX H100, nccl-ring 256M float32 (8.4 M messages): 111 s CPU and 3.9 GB
-            # compiled (the recording's peak), 128 s and 1.4 GB on SimPy
-            return ("auto: NCCL's algorithms across servers: the compiled path costs most of the SimPy path's "
-                    "CPU and about 3 times its memory (the recording); --engine compiled runs it")
+        if plan.algo.name.startswith("nccl") and len(servers) > 1 and count is not None:
+            # measured: 64 x DGX H100, nccl-ring 256M float32 (8.4 M messages): 73 s CPU and 3.5 GB
+            # compiled, 119 s and 1.4 GB on SimPy: the compiled path where its memory fits with room
+            need = count * COMPILED_BYTES_PER_MESSAGE
+            if need > available_memory() // 2:
+                return (f"auto: NCCL's algorithms across servers, {count:,} messages: the compiled path would "
+                        f"hold about {need / 2**30:.1f} GiB, more than half the memory available, the SimPy path "
+                        "about a third of that; --engine compiled runs it")
     if plan.algo.kind == "sparse":
         return "a sparse algorithm's messages depend on the data"
     if plan.config.stragglers:

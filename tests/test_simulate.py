@@ -53,20 +53,25 @@ def test_bench_takes_the_engine(capsys):
     assert len(rows) == 2
 
 
-def test_auto_keeps_multi_server_nccl_on_simpy_and_compiled_runs_it(monkeypatch):
+def test_auto_takes_multi_server_nccl_compiled_where_its_memory_fits(monkeypatch):
     """NCCL's channels across servers couple at the NICs, in the array store of the SimPy
-    engine and of the compiled loop alike: ``--engine compiled`` runs them with SimPy's time;
-    auto keeps them on the SimPy path (as fast, less memory) without recording first."""
+    engine and of the compiled loop alike, with the same time. auto takes the compiled path
+    (less CPU) unless its arrays, ``COMPILED_BYTES_PER_MESSAGE`` a message, would take more
+    than half the memory available; then the SimPy path, without recording first."""
     import simcollective.runtime.compiled as compiled_path
     import simcollective.simulate as sim
     from simcollective.run_config import RunConfig
 
     monkeypatch.setattr(sim, "AUTO_MIN_MESSAGES", 0)
     kw = dict(topology="dgx-h100", nodes=2, algorithm="nccl-ring", bytes=2**26, profile="nccl")
-    compiled = sim.run(RunConfig(engine="compiled", **kw))
+    simpy = sim.run(RunConfig(engine="simpy", **kw))
+    rep = sim.run(RunConfig(engine="auto", **kw))
+    assert rep.fields["engine"] == "compiled" and rep.fields["time_s"] == simpy.fields["time_s"]
+    need = rep.fields["messages"] * sim.COMPILED_BYTES_PER_MESSAGE
+    monkeypatch.setattr(sim, "available_memory", lambda: 2 * need - 2)
     recorded = []     # the compiled path's entry, which simulate imports when it takes that path
     monkeypatch.setattr(compiled_path, "run_compiled", lambda *a, **k: recorded.append(a) or pytest.fail("recorded"))
     rep = sim.run(RunConfig(engine="auto", **kw))
     assert rep.fields["engine"] == "simpy" and "NCCL's algorithms across servers" in rep.fields["engine_note"]
-    assert not recorded
-    assert compiled.fields["engine"] == "compiled" and compiled.fields["time_s"] == rep.fields["time_s"]
+    assert "more than half the memory available" in rep.fields["engine_note"]
+    assert not recorded and rep.fields["time_s"] == simpy.fields["time_s"]

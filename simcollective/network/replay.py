@@ -16,10 +16,12 @@ import numpy as np
 
 from .stats import link_stats, res_bytes
 
-__all__ = ["ReplayResult", "Unsupported", "replay", "unsupported_model"]
+__all__ = ["ReplayResult", "Unsupported", "replay", "unsupported_model", "MESSAGE_COLUMNS"]
 
 #: places the loop's sets of due times start with (a power of 2; they double when half full)
 SET_PLACES = 64
+#: the per-message columns of a recorded program (:meth:`Program.arrays`)
+MESSAGE_COLUMNS = ("src", "dst", "bytes", "via", "send_ev", "recv_ev")
 
 
 class Unsupported(Exception):
@@ -98,19 +100,24 @@ def _path_arrays(paths):
 
 
 def replay(net, placement, prog: dict, n_events: int, smpi: bool, eager: int) -> ReplayResult:
-    """Run the recorded program ``prog`` (:meth:`Program.arrays`) over ``net``."""
+    """Run the recorded program ``prog`` (:meth:`Program.arrays`) over ``net``. The message
+    columns (:data:`MESSAGE_COLUMNS`) are taken out of ``prog``: once the loop's own rows
+    of the messages are made they are let go, before the loop runs (48 bytes a message)."""
     from . import replay_flows as rf
     from . import replay_kernels as rk
 
-    src, dst, size = prog["src"], prog["dst"], prog["bytes"]
-    pidx, paths = _paths(net, placement, src, dst, prog["via"], prog["vias"])
+    src, dst, size, via, send_ev, recv_ev = (prog.pop(k) for k in MESSAGE_COLUMNS)
+    pidx, paths = _paths(net, placement, src, dst, via, prog["vias"])
     eff, lat = _per_message(net, paths, pidx, size)
     M = len(size)
     MI = np.zeros((M, 5), np.int64)
-    MI[:, 0], MI[:, 1], MI[:, 2] = pidx, prog["send_ev"], prog["recv_ev"]
+    MI[:, 0], MI[:, 1], MI[:, 2] = pidx, send_ev, recv_ev
     MI[:, 3] = np.where(size < eager if smpi else size <= eager, rk.EAGER, 0)
     MF = np.empty((M, 2))
     MF[:, 0], MF[:, 1] = eff, lat
+    sums = np.zeros(len(paths), np.int64)
+    np.add.at(sums, pidx, size)
+    del src, dst, size, via, send_ev, recv_ev, pidx, eff, lat
     PI, PF = _path_arrays(paths)
     t = net.tuning
     cap = net.cap
@@ -125,8 +132,6 @@ def replay(net, placement, prog: dict, n_events: int, smpi: bool, eager: int) ->
                                                smpi, tune, MI, MF, PI, PF, RF, EVS)
     if C[rk.STATUS] == rk.DEADLOCK:
         raise Unsupported("the ranks block")
-    sums = np.zeros(len(paths), np.int64)
-    np.add.at(sums, pidx, size)
     for p, b in zip(paths, sums.tolist()):
         p.bytes += b
     links = link_stats(net.router, res_bytes(paths, len(cap)), RF[:, 6].tolist(), RF[:, 5].tolist(),

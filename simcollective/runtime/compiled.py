@@ -34,6 +34,7 @@ def run_compiled(graph, placement, main, args_for_rank, profile, routing: str = 
         raise NotCompilable(why)
     prog = record(net.router.graph, placement, main, args_for_rank, profile)
     arrays = prog.arrays()
+    messages, message_bytes = len(arrays["bytes"]), int(arrays["bytes"].sum())   # (replay takes these columns)
     try:
         out = replay(net, list(placement), arrays, prog.events, model.small_messages == "smpi",
                      model.eager_threshold)
@@ -54,7 +55,7 @@ def run_compiled(graph, placement, main, args_for_rank, profile, routing: str = 
         by_type[ls.link_type] += ls.bytes
     return RunResult(
         makespan=max(finish) if finish else 0.0, finish=finish, outputs=prog.outputs, phases=dict(acc[last]),
-        phases_max=phases_max, messages=len(arrays["bytes"]), message_bytes=int(arrays["bytes"].sum()),
+        phases_max=phases_max, messages=messages, message_bytes=message_bytes,
         links=out.links, bytes_by_link_type=dict(by_type), wall_s=time.perf_counter() - t0, events=out.events,
         flows=out.flows, recomputations=out.recomputations, placement=list(placement), starts=[0.0] * P,
         cpu_s=time.process_time() - c0, engine="compiled")

@@ -26,7 +26,7 @@ from .comm import Comm
 from .messages import payload_bytes
 from .program import Program
 from .recorder import (DELAY_SINCE, MARK, NOW, POST, TIMEOUT, WAITALL, YIELD, NotCompilable, Free, Recorder,
-                       Token, channel, free)
+                       Sent, Token, free, rest, wait)
 
 __all__ = ["NotCompilable", "Program", "RecordingComm", "record", "POST", "WAITALL", "TIMEOUT", "YIELD", "MARK",
            "DELAY_SINCE", "NOW"]
@@ -95,7 +95,46 @@ class RecordingComm(Comm):
         return _Clock(self._me, row)
 
     def isend(self, dst: int, payload, tag=0, via=None):
-        return self.sendrecv(dst, payload, None, tag, None, via)   # (its send half: the same rows and token)
+        if not 0 <= dst < self.size:
+            self._check_peer(dst, "destination")
+        prog = self._prog
+        t = Sent()
+        t.ev = ev = prog.events
+        prog.events = ev + 1
+        t.waited = False
+        self._ops.extend((POST, ev, self._send(self.members[dst], payload, tag, via), -1))
+        return t
+
+    def _send(self, dst: int, payload, tag, via) -> int:
+        """Send ``payload`` to world rank ``dst``: the message's number (its row), handed to
+        the receive posted for it if any, else queued on its channel."""
+        rec, prog = self._rec, self._prog
+        send = rec.nmsgs
+        rec.nmsgs = send + 1
+        try:
+            nbytes = int(payload.nbytes)
+        except AttributeError:
+            nbytes = payload_bytes(payload)
+        prog.msgs.extend((dst, nbytes, 0 if via is None else prog.via(via)))
+        key = self._base + dst * self._P + self._me
+        if tag == 0:
+            rt = rec.recvs.get(key)
+            rt = rt.popleft() if rt else None
+        else:
+            key = (tag, key)
+            rt = rec.recvs.pop(key, None)
+            if rt.__class__ is deque:
+                rt = rest(rec.recvs, key, rt)
+        if rt is not None:
+            prog.late.extend((send, rt.ev))
+            rt.done, rt.value = True, payload
+            if rt.parent is not None:
+                rec.wake(rt)
+            elif rec.blocked[rt.rank] is rt:
+                rec.ready.append(rt.rank)
+        else:
+            wait(rec.sends, key, (send, payload), tag)
+        return send
 
     def irecv(self, src: int, tag=0):
         if not 0 <= src < self.size:
@@ -106,21 +145,18 @@ class RecordingComm(Comm):
         rec.prog.events = ev + 1
         t.waited, t.parent, t.group = False, None, None
         key = self._base + me * self._P + self.members[src]
-        if tag != 0:
-            key = (tag, key)
-        got = rec.sends.get(key)
-        if got.__class__ is deque:
+        if tag == 0:
+            got = rec.sends.get(key)
             got = got.popleft() if got else None
-        elif got is not None:
-            del rec.sends[key]
+        else:
+            key = (tag, key)
+            got = rec.sends.pop(key, None)
+            if got.__class__ is deque:
+                got = rest(rec.sends, key, got)
         if got is None:
             recv = -1
             t.done, t.value, t.rank = False, None, me
-            q = rec.recvs.get(key)
-            if q.__class__ is deque:
-                q.append(t)
-            else:
-                rec.recvs[key] = channel(q, t, tag)
+            wait(rec.recvs, key, t, tag)
         else:
             recv, t.value = got
             t.done = True
@@ -131,8 +167,8 @@ class RecordingComm(Comm):
     recv = irecv
 
     def sendrecv(self, dst: int, payload, src, tag=0, recvtag=None, via=None):
-        # NOTE: repeats irecv's lines, and its take from a channel (one frame a message on the hot path: calls cost)
-        if not 0 <= dst < self.size or src is not None and not 0 <= src < self.size:
+        # NOTE: repeats irecv's lines, in one frame (once a message on the hot path: calls cost)
+        if not 0 <= dst < self.size or not 0 <= src < self.size:
             self._check_peer(dst, "destination")
             self._check_peer(src, "source")   # (raises: one of the two is out of range)
         rec, prog, me, m = self._rec, self._prog, self._me, self.members
@@ -140,54 +176,24 @@ class RecordingComm(Comm):
         t.ev = ev = prog.events
         prog.events = ev + 1
         t.waited, t.parent, t.group, t.value = False, None, None, None
-        send = rec.nmsgs
-        rec.nmsgs = send + 1
-        try:
-            nbytes = int(payload.nbytes)
-        except AttributeError:
-            nbytes = payload_bytes(payload)
-        dst = m[dst]
-        prog.msgs.extend((dst, nbytes, 0 if via is None else prog.via(via)))
-        key = self._base + dst * self._P + me if tag == 0 else (tag, self._base + dst * self._P + me)
-        rt = rec.recvs.get(key)
-        if rt.__class__ is deque:
-            rt = rt.popleft() if rt else None
-        elif rt is not None:
-            del rec.recvs[key]
-        if rt is not None:
-            prog.late.extend((send, rt.ev))
-            rt.done, rt.value = True, payload
-            if rt.parent is not None:
-                rec.wake(rt)
-            elif rec.blocked[rt.rank] is rt:
-                rec.ready.append(rt.rank)
-        else:
-            q = rec.sends.get(key)
-            if q.__class__ is deque:
-                q.append((send, payload))
-            else:
-                rec.sends[key] = channel(q, (send, payload), tag)
+        send = self._send(m[dst], payload, tag, via)
         recv = -1
-        if src is None:
+        tag = tag if recvtag is None else recvtag
+        key = self._base + me * self._P + m[src]
+        if tag == 0:
+            got = rec.sends.get(key)
+            got = got.popleft() if got else None
+        else:
+            key = (tag, key)
+            got = rec.sends.pop(key, None)
+            if got.__class__ is deque:
+                got = rest(rec.sends, key, got)
+        if got is not None:
+            recv, t.value = got
             t.done = True
         else:
-            tag = tag if recvtag is None else recvtag
-            key = self._base + me * self._P + m[src] if tag == 0 else (tag, self._base + me * self._P + m[src])
-            got = rec.sends.get(key)
-            if got.__class__ is deque:
-                got = got.popleft() if got else None
-            elif got is not None:
-                del rec.sends[key]
-            if got is not None:
-                recv, t.value = got
-                t.done = True
-            else:
-                t.done, t.rank = False, me
-                q = rec.recvs.get(key)
-                if q.__class__ is deque:
-                    q.append(t)
-                else:
-                    rec.recvs[key] = channel(q, t, tag)
+            t.done, t.rank = False, me
+            wait(rec.recvs, key, t, tag)
         self._ops.extend((POST, ev, send, recv))
         return t
 

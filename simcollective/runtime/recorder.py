@@ -21,9 +21,10 @@ communicator) channel is matched with the k-th receive on it, as MPI's ordered m
 does whatever the timing. A channel's key is one integer, ``cid P^2 + receiver P + sender``
 (world ranks, ``cid`` the communicator's id), for tag 0 and ``(tag, that integer)`` for
 other tags (tags equal to 0 share the channel, as equal tags do). What waits on a channel
-is a deque of items in posting order, kept once made (maybe empty), on channels of tag 0
-and on any channel where two have waited at once; on the others one item, whose entry
-goes when it is taken (:func:`channel`).
+is a deque of items in posting order on channels of tag 0 (kept once made, maybe empty),
+and on another tag's channel while two or more wait there; else that tag's channel holds
+its one item, whose entry is popped when it is taken (one lookup; :func:`wait`,
+:func:`rest`).
 """
 
 from __future__ import annotations
@@ -33,8 +34,8 @@ from collections import deque
 from ..errors import SimCollectiveError
 from .program import FLUSH, Program
 
-__all__ = ["NotCompilable", "Token", "Free", "Recorder", "channel", "POST", "WAITALL", "TIMEOUT", "YIELD", "MARK",
-           "DELAY_SINCE", "NOW"]
+__all__ = ["NotCompilable", "Token", "Sent", "Free", "Recorder", "wait", "rest", "POST", "WAITALL", "TIMEOUT", "YIELD",
+           "MARK", "DELAY_SINCE", "NOW"]
 
 POST, WAITALL, TIMEOUT, YIELD, MARK, DELAY_SINCE, NOW = range(7)
 
@@ -53,6 +54,15 @@ class Token:
     members not yet done."""
 
     __slots__ = ("ev", "done", "value", "waited", "parent", "group", "left", "rank")
+
+
+class Sent:
+    """The token of a send (``isend``): done at once, with no value (an ``irecv``'s or a
+    ``sendrecv``'s is a :class:`Token`)."""
+
+    __slots__ = ("ev", "waited")
+    done = True
+    value = parent = group = None
 
 
 class Free:
@@ -86,8 +96,11 @@ class Recorder:
 
     def wake(self, t: Token) -> None:
         """``t`` (a receive) is done: count it off the ``waitall`` holding it, and let the
-        rank run again whose wait is now over."""
+        rank run again whose wait is now over. The links to the ``waitall`` are cut on the
+        way (a token and its ``waitall``'s requests refer to each other: a cycle, which
+        only the paused cyclic collector would free)."""
         p = t.parent
+        t.parent = None
         while p is not None:
             p.left -= 1
             if p.left:
@@ -96,7 +109,9 @@ class Recorder:
             if self.blocked[p.rank] is p:
                 self.ready.append(p.rank)
                 return
-            p = p.parent
+            t = p
+            p = t.parent
+            t.parent = None
 
     def timeout(self, rank: int, seconds: float, value, compute: bool) -> Token:
         t = self.token(True, value)
@@ -141,7 +156,7 @@ class Recorder:
                 if cls is Free:
                     value = t.value
                     continue
-                if cls is not Token:
+                if cls is not Token and cls is not Sent:
                     raise NotCompilable(f"the program yields a {type(t).__name__}")
                 ops.extend((YIELD, t.ev, 0, 0))
                 if t.waited:
@@ -166,15 +181,33 @@ def group_value(t: Token):
     return vals if index is None else vals[index]
 
 
-def channel(first, item, tag):
-    """What a channel holds once ``item`` is queued on it behind ``first`` (None: nothing
-    waited there): a deque of the two; a deque of ``item`` alone on a channel of tag 0,
-    whose entry stays (the ring's channels: one a rank and neighbour, used at every step);
-    ``item`` itself on another tag's, whose entry goes when the item is taken (tags new
-    at every step, NCCL's: no deque a message)."""
-    if first is not None:
-        return deque((first, item))
-    return deque((item,)) if tag == 0 else item
+def wait(box: dict, key, item, tag) -> None:
+    """Queue ``item`` (a message sent, or a receive token) on the channel ``key`` of
+    ``box``: a channel of tag 0 keeps its deque (the ring's channels: one a rank and
+    neighbour, used at every step), another tag's entry is the item itself (tags new at
+    every step, NCCL's: no deque a message), a deque once two wait there at once."""
+    if tag == 0:
+        q = box.get(key)
+        if q is None:
+            box[key] = deque((item,))
+        else:
+            q.append(item)
+        return
+    q = box.setdefault(key, item)
+    if q is not item:
+        if q.__class__ is deque:
+            q.append(item)
+        else:
+            box[key] = deque((q, item))
+
+
+def rest(box: dict, key, q: deque):
+    """The first item of ``q``, taken off the channel ``key`` of ``box`` (another tag's
+    than 0: popped from ``box``, the rest put back if any)."""
+    item = q.popleft()
+    if q:
+        box[key] = q
+    return item
 
 
 def free(value) -> Free:

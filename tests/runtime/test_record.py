@@ -168,3 +168,29 @@ def test_sendrecv_refuses_peers_out_of_range(dst, src, what):
 
     with pytest.raises(SimCollectiveError, match=f"{what} is out of range"):
         _record(main, P=2)
+
+
+def test_a_recording_leaves_no_tokens_in_cycles():
+    """A receive waited for in a ``waitall`` before its message arrives links to the
+    ``waitall``, whose requests hold it: the link is cut when it is done, so a recording
+    (the cyclic collector paused) leaves no token for that collector to free."""
+    import gc
+
+    from simcollective.runtime.recorder import Token
+
+    def main(comm):   # rank 0's receives wait in a waitall (nested too) before rank 1 sends
+        if comm.rank == 0:
+            got = yield comm.waitall([comm.waitall([comm.irecv(1, tag=k)]) for k in range(3)])
+            return len(got)
+        yield comm.waitall([comm.isend(0, np.zeros(k + 1, np.int8), tag=k) for k in range(3)])
+        return None
+
+    gc.collect()
+    gc.disable()
+    try:
+        prog = _record(main, P=2)
+        assert prog.outputs[0] == 3
+        left = [o for o in gc.get_objects() if type(o) is Token]
+    finally:
+        gc.enable()
+    assert left == []
