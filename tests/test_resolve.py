@@ -10,7 +10,7 @@ from simcollective.errors import UserInputError
 from simcollective.cli import main
 from simcollective.simulate import RunConfig, run_allreduce
 from simcollective.simulate import run as simulate_run
-from tests.conftest import cli
+from tests.conftest import cli, run_cli
 
 
 M = 2**20
@@ -37,22 +37,24 @@ def test_study_contradictions_are_errors():
             options={"densify": "exact"})
 
 
-def test_cli_study_end_to_end():
+def test_cli_study_end_to_end(capsys):
+    """The first run in a subprocess (``python -m simcollective.cli``), the others in this
+    process (``cli.main``, the same code past the interpreter's start)."""
     out = cli("run", "--topology", "dgx2", "--nodes", "1", "--algorithm", "ring", "--elements", "32M",
               "--dtype", "int32", "--profile", "cm02", "--study", "--json", "-", "--quiet")
     assert out.returncode == 0, out.stderr
     f = json.loads(out.stdout)
     assert f["time_s"] == pytest.approx(80.8e-3, rel=2e-3)
-    out = cli("run", "--topology", "abci", "--nodes", "2", "--algorithm", "sparse-ring", "--elements", "64K",
-              "--density", "1/128", "--study")
-    assert out.returncode == 0 and "study        --study: routing study, timing study, densify study" in out.stdout
-    out = cli("run", "--topology", "abci", "--algorithm", "ssar-recursive-doubling", "--elements", "1M",
-              "--density", "1/128", "--densify", "study", "--quiet")
-    assert out.returncode == 2 and out.stderr.count("\n") == 1
-    assert "has no study sizing rule" in out.stderr
-    out = cli("run", "--topology", "fat-tree", "--nodes", "4", "--algorithm", "ring", "--elements", "1M",
-              "--study", "--quiet")
-    assert out.returncode == 2 and "--routing study" in out.stderr
+    code, out, err = run_cli(capsys, "run", "--topology", "abci", "--nodes", "2", "--algorithm", "sparse-ring",
+                             "--elements", "64K", "--density", "1/128", "--study")
+    assert code == 0 and "study        --study: routing study, timing study, densify study" in out
+    code, out, err = run_cli(capsys, "run", "--topology", "abci", "--algorithm", "ssar-recursive-doubling",
+                             "--elements", "1M", "--density", "1/128", "--densify", "study", "--quiet")
+    assert code == 2 and err.count("\n") == 1
+    assert "has no study sizing rule" in err
+    code, out, err = run_cli(capsys, "run", "--topology", "fat-tree", "--nodes", "4", "--algorithm", "ring",
+                             "--elements", "1M", "--study", "--quiet")
+    assert code == 2 and "--routing study" in err
 
 
 

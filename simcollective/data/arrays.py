@@ -11,8 +11,12 @@ __all__ = ["DTYPES", "CHUNK", "check_dtype", "freeze", "positions", "scatter_add
 #: Element types the simulator accepts for data (names as NumPy spells them).
 DTYPES = frozenset({"float32", "float16", "float64", "int32"})
 
-#: Elements handled per step when accumulating or verifying (bounds the temporaries).
-CHUNK = 1 << 20
+#: Elements handled per step when accumulating or verifying: it bounds the temporaries, and
+#: their float64 copies (512 KiB) stay in a core's L2 cache. Verifying 32M float32 against
+#: a float reference takes 0.07 s in steps of 2**16 against 0.35-0.39 s in steps of 2**20
+#: (8 MiB temporaries, past the cache), integers 0.017 s against 0.015 s (min of 3, this
+#: 2-core machine with 2 MiB of L2 per core).
+CHUNK = 1 << 16
 
 
 def check_dtype(name) -> np.dtype:

@@ -21,7 +21,7 @@ import numpy as np
 from ..errors import UserInputError
 from .arrays import CHUNK, positions, scatter_add
 
-__all__ = ["int_sum", "float_sum", "windowed_sum", "sparse_windows", "WINDOW_ENTRIES"]
+__all__ = ["int_sum", "float_sum", "windowed_sum", "windowed_float_sum", "sparse_windows", "WINDOW_ENTRIES"]
 
 
 def int_sum(n: int, dt: np.dtype, contributions: Iterable) -> np.ndarray:
@@ -64,6 +64,26 @@ def float_sum(n: int, dt: np.dtype, contributions: Iterable) -> tuple[np.ndarray
         for lo in range(0, n, CHUNK):  # chunks keep the temporaries small
             sel = slice(lo, min(lo + CHUNK, n))
             _accumulate_float(total, abs_sum, comp, sel, vals[sel])
+    return _float_result(dt, total, abs_sum, comp)
+
+
+def windowed_float_sum(n: int, dt: np.dtype, windows: Iterable) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`float_sum` of dense contributions given window by window (``windows`` as for
+    :func:`windowed_sum`): the same two arrays, to the bit (every element takes its terms in
+    contribution order either way), with one window of one contribution alive at a time."""
+    total = np.zeros(n, dtype=np.float64)
+    abs_sum = np.zeros(n, dtype=np.float64)
+    comp = np.zeros(n, dtype=np.float64) if dt == np.float64 else None
+    for lo, hi, values in windows:
+        sel = slice(lo, hi)
+        for vals in values:
+            _accumulate_float(total, abs_sum, comp, sel, vals)
+    return _float_result(dt, total, abs_sum, comp)
+
+
+def _float_result(dt: np.dtype, total: np.ndarray, abs_sum: np.ndarray, comp) -> tuple[np.ndarray, np.ndarray]:
+    """``(total, abs_sum)`` of a float sum, its compensation added (a UserInputError when
+    partial sums can overflow `dt`)."""
     if comp is not None:
         total += comp
     if abs_sum.size and abs_sum.max() > float(np.finfo(dt).max):

@@ -92,7 +92,7 @@ def test_concat_and_add_return_readonly_without_touching_inputs():
     assert Parts([a[:3], a[3:]]).nbytes == 32 and Parts([a[:3], a[3:]]).size == 8
 
 
-@pytest.mark.parametrize("dtype", sorted(d for d in DTYPES if check_dtype(d).kind == "i"))
+@pytest.mark.parametrize("dtype", sorted(DTYPES))
 @pytest.mark.parametrize("n", [1, 5, 3 * (1 << 16) + 7])
 def test_reference_regenerated_by_windows_is_the_whole_inputs_sum_to_the_bit(dtype, n):
     """The reference draws each rank's input window by window; its sum is bit for bit the

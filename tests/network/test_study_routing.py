@@ -1,8 +1,7 @@
 """``--routing study``: SimGrid's Floyd routes over the study's declared routes (docs/study.md
 sections 1-2), against closed forms and the worked checks."""
 
-import subprocess
-import sys
+from types import SimpleNamespace
 
 import numpy as np
 import pytest
@@ -11,7 +10,7 @@ import topologies
 from simcollective.network.routing import Router
 from simcollective.profiles import load_profile
 from simcollective.runtime import run_ranks
-from tests.conftest import run_routed_flows as run
+from tests.conftest import run_cli, run_routed_flows as run
 
 
 def test_dgx2_study_route_crosses_gpu15_link_twice():
@@ -122,8 +121,11 @@ def test_dgx2_declared_routes_only_towards_gpu15():
     assert r.path("n0/gpu3", "n1/gpu8") == ("n0/gpu3", "n0/plx1", "leaf0", "n1/plx4", "n1/gpu8")
 
 
-def cli(*args):
-    return subprocess.run([sys.executable, "-m", "simcollective.cli", *args], capture_output=True, text=True)
+def cli(capsys, *args):
+    """``simcollective ARGS`` in this process (the console script's own subprocess runs are
+    tests/test_cli.py's): (exit code, stdout, stderr)."""
+    code, out, err = run_cli(capsys, *args)
+    return SimpleNamespace(returncode=code, stdout=out, stderr=err)
 
 
 def test_dgx2_ring_worked_check():
@@ -140,15 +142,15 @@ def test_dgx2_ring_worked_check():
 
 
 @pytest.mark.parametrize("topo", ["fat-tree", "dgx-h100"])
-def test_study_routing_refused_where_it_has_no_meaning(topo):
-    out = cli("run", "--topology", topo, "--nodes", "2", "--algorithm", "ring", "--elements", "1M",
+def test_study_routing_refused_where_it_has_no_meaning(topo, capsys):
+    out = cli(capsys, "run", "--topology", topo, "--nodes", "2", "--algorithm", "ring", "--elements", "1M",
               "--routing", "study", "--quiet")
     assert out.returncode == 2
     assert out.stderr.count("\n") == 1 and "--routing study" in out.stderr and topo in out.stderr
     assert "Traceback" not in out.stderr
 
 
-def test_user_files_saved_from_the_study_presets_work_others_refused(tmp_path):
+def test_user_files_saved_from_the_study_presets_work_others_refused(tmp_path, capsys):
     g = topologies.build("abci", 2, {})
     path = tmp_path / "abci.json"
     topologies.save(g, path)
@@ -157,7 +159,7 @@ def test_user_files_saved_from_the_study_presets_work_others_refused(tmp_path):
     g.graph["name"] = "my-cluster"
     other = tmp_path / "other.json"
     topologies.save(g, other)
-    out = cli("run", "--topology-file", str(other), "--algorithm", "ring", "--elements", "1M",
+    out = cli(capsys, "run", "--topology-file", str(other), "--algorithm", "ring", "--elements", "1M",
               "--routing", "study", "--quiet")
     assert out.returncode == 2 and out.stderr.count("\n") == 1
     assert "'my-cluster' is not one of them" in out.stderr
