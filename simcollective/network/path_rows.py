@@ -23,7 +23,7 @@ import numpy as np
 
 from .stats import res_bytes
 
-__all__ = ["PathRows", "path_rows", "BULK_MIN_PAIRS"]
+__all__ = ["PathRows", "path_rows", "put_row", "BULK_MIN_PAIRS"]
 
 _INF = float("inf")
 #: runs with fewer distinct pairs make their paths per pair (NumPy's set-up costs more)
@@ -112,16 +112,21 @@ def path_rows(net, placement, src, dst, via, vias, bulk_min=None) -> PathRows:
             f = model.lat_factors[0]
             lat[at] = np.where(rlat != 0.0, rlat * f, rlat)  # (path_latency: lat x f if lat else lat)
     for i, p in objects.items():
-        k = p.nres
-        PI[i, 0] = k
-        PI[i, 1:1 + k] = p.res
-        PF[i, 0], PF[i, 1] = p.weight, p.maxrate
-        PF[i, 2:2 + k] = p.coef
-        PF[i, 2 + D:2 + D + k] = [load for _, _, load in p.load]
+        put_row(PI, PF, i, p)
         route_lat[i] = p.route.latency
         if not per_size:
             lat[i] = p.lat
     return PathRows(PI, PF, None if per_size else lat, route_lat, objects)
+
+
+def put_row(PI, PF, i, p) -> None:
+    """Row ``i`` of ``PI`` and ``PF`` (padded to ``D`` resources) from the path ``p``."""
+    k, D = p.nres, PI.shape[1] - 1
+    PI[i, 0] = k
+    PI[i, 1:1 + k] = p.res
+    PF[i, 0], PF[i, 1] = p.weight, p.maxrate
+    PF[i, 2:2 + k] = p.coef
+    PF[i, 2 + D:2 + D + k] = [load for _, _, load in p.load]
 
 
 def _padded(seqs, fill, dtype):

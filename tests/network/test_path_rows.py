@@ -22,18 +22,13 @@ from .test_routing_tails import random_graph
 
 
 def _reference(router, model, placement, keys, vias):
-    """The rows as the per-pair paths give them (the compiled loop's former layout)."""
+    """The rows as the per-pair paths give them."""
     cap = list(router.capacity)
     paths = [path_parameters(router, model, cap, placement[s], placement[d], vias[v]) for s, d, v in keys]
     D = max([p.nres for p in paths] + [1])
     PI, PF = np.zeros((len(paths), 1 + D), np.int64), np.zeros((len(paths), 2 + 2 * D))
     for i, p in enumerate(paths):
-        k = p.nres
-        PI[i, 0] = k
-        PI[i, 1:1 + k] = p.res
-        PF[i, 0], PF[i, 1] = p.weight, p.maxrate
-        PF[i, 2:2 + k] = p.coef
-        PF[i, 2 + D:2 + D + k] = [load for _, _, load in p.load]
+        pr.put_row(PI, PF, i, p)
     return paths, PI, PF
 
 
