@@ -74,10 +74,11 @@ def estimated(key: str, limit_s: float, rss_limit: float | None = None):
 _NCCL_RING = ("33.5 M messages: the recording's Python per message dominates the compiled path (16 DGX H100, 256M "
               "float32: recording 3.1 s of about 5 s CPU, the loop 1.0 s); its arrays, about 450 bytes a message, take "
               "about 15 GB there, more than half this machine's memory: auto runs the point on the SimPy path")
-_ALLTOALL = ("the estimate extrapolates the SimPy path's cost per message (16 nodes: under auto's 50,000 messages); the "
-             "1024-GPU run takes the compiled path, 60-69 s of CPU under the default routing (dest, four scalable "
-             "units): the loop's max-min solves of its million concurrent flows about 29 s, the route parameters of "
-             "its 1 M distinct pairs (a Route and a Path object each, about 15 us a pair) 16 s, the recording 5 s")
+_ALLTOALL = ("the estimate is a compiled run of 16 nodes under dest routing (the path the 1024-GPU run takes), "
+             "in a fresh process: loading numba is most of its CPU; the 1024-GPU run itself, 39-40 s of CPU under "
+             "the default routing (dest, four scalable units; 21 s under first): the loop's 321 max-min solves of "
+             "up to a million concurrent flows 22 s, the recording 6.6 s, the route parameters of its 1 M distinct "
+             "pairs (in bulk, NumPy) 4.3 s, the size-only verification 4-7 s")
 COMPILED_TARGETS = (
     Target("C/ring", "cost per message <= 1 us (ring, 1024 ranks)", ("C",),
            cost_per_message("C/ring P=1024 compiled", 1.0, "C/ring P=1024 simpy"),

@@ -29,6 +29,9 @@ from numba import njit
 
 from .kernels import fill
 
+# NOTE: numba's cache keeps the compiled code of the kernels a cached kernel calls inside its own
+# entry and checks only the caller's source file: a change to a callee's module (:mod:`.filling`
+# above all) is compiled anew in this file's kernels only with an edit of this file too.
 __all__ = ["RATE", "TDONE", "EFF", "ALIVE", "SPID", "NEW", "DUE", "CHANGED", "CAP", "SAT", "NEAR", "LOAD",
            "MAXL", "WSUM", "SINCE", "BUSY", "COUNT", "LOOKUP", "W", "B", "step", "enter", "loads_on"]
 

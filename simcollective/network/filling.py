@@ -32,17 +32,28 @@ def fill(w, b, fi, rj, av, c, rates, level_tol):
     ``rates``, uses up ``c``; returns the number of passes. Levels within a relative
     ``level_tol`` count as equal. A pass visits the unfixed flows, the resources they
     use, and the entries of the resources of the flows it fixed: each such resource's
-    sums run over its entries in entry order (as ``np.bincount`` does)."""
+    sums run over its entries in entry order (as ``np.bincount`` does).
+
+    Where every weight and coefficient is 1.0 and the entries come in flow order (the
+    engines' problems under a profile without penalty weights or cross traffic), a
+    resource's weight sum is the count of its unfixed entries (a sum of ones is exact)
+    and the capacity its fixed flows take is summed as they are fixed, in flow order,
+    which is its entry order: the same numbers, with a pass visiting only the entries
+    of the flows it fixes (and once, the entries of a resource that stops its flows)."""
     m, n = w.shape[0], c.shape[0]
     rptr, rent = _csr(rj, n)
     fptr, fent = _csr(fi, m)
-    rlen = rptr[1:] - rptr[:n]  # entries of unfixed flows: rent[rptr[j]:rptr[j] + rlen[j]]
+    unit = _unit(w, fi, av)
+    rlen = rptr[1:] - rptr[:n]  # entries of unfixed flows: rent[rptr[j]:rptr[j] + rlen[j]] (unit: how many)
     fl, fixed, fix = b / w, np.zeros(m, np.bool_), np.zeros(m, np.bool_)
-    level, touched = np.empty(n), np.zeros(n, np.bool_)
+    level, touched, dec = np.empty(n), np.zeros(n, np.bool_), np.zeros(n)
     flows, res, tl = np.arange(m), np.arange(n), np.arange(n)  # unfixed flows, resources, touched
     nf, nr, nt, lam, passes = m, n, n, 0.0, 0
     while True:
-        _settle(tl, nt, lam, w, b, fi, av, c, rptr, rlen, rent, fix, level, touched)
+        if unit:
+            _settle_unit(tl, nt, c, rlen, dec, level, touched)
+        else:
+            _settle(tl, nt, lam, w, b, fi, av, c, rptr, rlen, rent, fix, level, touched)
         kept = 0
         for q in range(nf):
             fix[flows[q]] = False
@@ -65,9 +76,20 @@ def fill(w, b, fi, rj, av, c, rates, level_tol):
             lam = min(lam, level[res[q]])
         if lam == np.inf:
             break
-        nt = _fix(lam * (1.0 + level_tol), lam, flows, nf, res, nr, w, b, fl, fi, rj, rptr, rlen, rent, fptr, fent,
-                  rates, fix, fixed, level, touched, tl)
+        nt = _fix(lam * (1.0 + level_tol), lam, flows, nf, res, nr, w, b, fl, fi, rj, av, rptr, rlen, rent, fptr,
+                  fent, rates, fix, fixed, level, touched, tl, unit, dec)
     return passes
+
+
+def _unit(w, fi, av):
+    """Whether every weight and coefficient is 1.0 and the entries are in flow order."""
+    for i in range(w.shape[0]):
+        if w[i] != 1.0:
+            return False
+    for e in range(fi.shape[0]):
+        if av[e] != 1.0 or (e and fi[e] < fi[e - 1]):
+            return False
+    return True
 
 
 def _csr(idx, size):
@@ -106,24 +128,48 @@ def _settle(tl, nt, lam, w, b, fi, av, c, rptr, rlen, rent, fix, level, touched)
         touched[j] = False
 
 
-def _fix(thresh, lam, flows, nf, res, nr, w, b, fl, fi, rj, rptr, rlen, rent, fptr, fent, rates, fix, fixed, level,
-         touched, tl):
+def _settle_unit(tl, nt, c, rlen, dec, level, touched):
+    """:func:`_settle` where weights and coefficients are 1.0: the capacity taken is
+    ``dec`` (summed by :func:`_fix` in entry order), the weight the unfixed count."""
+    for q in range(nt):
+        j = tl[q]
+        c[j] = max(c[j] - dec[j], 0.0)
+        ws = float(rlen[j])
+        level[j] = c[j] / ws if ws > 0.0 else np.inf
+        touched[j] = False
+        dec[j] = 0.0
+
+
+def _fix(thresh, lam, flows, nf, res, nr, w, b, fl, fi, rj, av, rptr, rlen, rent, fptr, fent, rates, fix, fixed,
+         level, touched, tl, unit, dec):
     """Fix the flows at or under ``thresh`` (their bound, or on a resource at that
-    level) at ``lam``; list their resources in ``tl``; returns how many."""
+    level) at ``lam``; list their resources in ``tl``; returns how many. ``unit``: sum
+    what they take per resource in ``dec`` and count them off ``rlen``."""
     for q in range(nf):
         fix[flows[q]] = fl[flows[q]] <= thresh
     for q in range(nr):
-        if level[res[q]] <= thresh:
-            for p in range(rptr[res[q]], rptr[res[q]] + rlen[res[q]]):
-                fix[fi[rent[p]]] = True
+        j = res[q]
+        if level[j] <= thresh:
+            if unit:  # (the whole list, once: every unfixed flow on it stops now)
+                for p in range(rptr[j], rptr[j + 1]):
+                    if not fixed[fi[rent[p]]]:
+                        fix[fi[rent[p]]] = True
+            else:
+                for p in range(rptr[j], rptr[j] + rlen[j]):
+                    fix[fi[rent[p]]] = True
     nt = 0
     for q in range(nf):
         i = flows[q]
         if fix[i]:
-            rates[i] += min(w[i] * lam, b[i])
+            x = min(w[i] * lam, b[i])
+            rates[i] += x
             fixed[i] = True
             for p in range(fptr[i], fptr[i + 1]):
-                j = rj[fent[p]]
+                e = fent[p]
+                j = rj[e]
+                if unit:
+                    dec[j] += av[e] * x
+                    rlen[j] -= 1
                 if not touched[j]:
                     touched[j] = True
                     tl[nt] = j

@@ -20,7 +20,7 @@ from .filling import max_min_rates
 
 __all__ = ["fill", "max_min_rates"]
 
-_HELPERS = ("_csr", "_settle", "_fix")
+_HELPERS = ("_unit", "_csr", "_settle", "_settle_unit", "_fix")
 _globals = dict(vars(filling))
 _globals.update({name: njit(cache=True, inline="always")(getattr(filling, name)) for name in _HELPERS})
 fill = njit(cache=True)(types.FunctionType(filling.fill.__code__, _globals, "fill"))

@@ -14,7 +14,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .stats import link_stats, res_bytes
+from .path_rows import path_rows
+from .stats import link_stats
 
 __all__ = ["ReplayResult", "Unsupported", "replay", "unsupported_model", "MESSAGE_COLUMNS"]
 
@@ -50,17 +51,15 @@ def unsupported_model(net) -> str | None:
 
 
 def _paths(net, placement, src, dst, via, vias):
-    """Path index of every message, and the distinct paths (a send pinned to NICs,
-    ``vias[via]``, takes its own path, as ``Network.transfer`` does)."""
+    """Path index of every message, and the rows of the distinct paths (a send pinned to
+    NICs, ``vias[via]``, takes its own path, as ``Network.transfer`` does)."""
     P, V = len(placement), len(vias)
     pair = (src * P + dst) * V + via
     keys, inverse = np.unique(pair, return_inverse=True)
-    paths = [net.path_parameters(placement[int(k) // V // P], placement[int(k) // V % P], vias[int(k) % V])
-             for k in keys]
-    return inverse.astype(np.int64), paths
+    return inverse.astype(np.int64), path_rows(net, placement, keys // V // P, keys // V % P, keys % V, vias)
 
 
-def _per_message(net, paths, pidx, size):
+def _per_message(net, rows, pidx, size):
     """(eff, latency) per message, as ``Network.transfer`` computes them."""
     model = net.model
     sizes, sinv = np.unique(size, return_inverse=True)
@@ -70,33 +69,18 @@ def _per_message(net, paths, pidx, size):
     else:
         effs = np.array([s / model.bandwidth_factor(s) if s > 0 else 0.0 for s in sizes.tolist()])
     eff = effs[sinv]
-    if all(p.lat is not None for p in paths):
-        lat = np.array([p.lat for p in paths])[pidx]
+    if rows.lat is not None:
+        lat = rows.lat[pidx]
     else:
         combo, cinv = np.unique(pidx * len(sizes) + sinv, return_inverse=True)
         vals = []
         for c in combo.tolist():
-            p, s = paths[c // len(sizes)], sizes[c % len(sizes)]
-            lat = p.lat if p.lat is not None else p.route.latency
-            if p.lat is None and lat:
+            lat, s = float(rows.route_lat[c // len(sizes)]), sizes[c % len(sizes)]
+            if lat:
                 lat *= model.latency_factor(int(s))
             vals.append(lat)
         lat = np.array(vals)[cinv]
     return eff, lat
-
-
-def _path_arrays(paths):
-    D = max([p.nres for p in paths] + [1])
-    PI = np.zeros((len(paths), 1 + D), np.int64)
-    PF = np.zeros((len(paths), 2 + 2 * D))
-    for i, p in enumerate(paths):
-        k = p.nres
-        PI[i, 0] = k
-        PI[i, 1:1 + k] = p.res
-        PF[i, 0], PF[i, 1] = p.weight, p.maxrate
-        PF[i, 2:2 + k] = p.coef
-        PF[i, 2 + D:2 + D + k] = [load for _, _, load in p.load]
-    return PI, PF
 
 
 def replay(net, placement, prog: dict, n_events: int, smpi: bool, eager: int) -> ReplayResult:
@@ -107,18 +91,18 @@ def replay(net, placement, prog: dict, n_events: int, smpi: bool, eager: int) ->
     from . import replay_kernels as rk
 
     src, dst, size, via, send_ev, recv_ev = (prog.pop(k) for k in MESSAGE_COLUMNS)
-    pidx, paths = _paths(net, placement, src, dst, via, prog["vias"])
-    eff, lat = _per_message(net, paths, pidx, size)
+    pidx, rows = _paths(net, placement, src, dst, via, prog["vias"])
+    eff, lat = _per_message(net, rows, pidx, size)
     M = len(size)
     MI = np.zeros((M, 5), np.int64)
     MI[:, 0], MI[:, 1], MI[:, 2] = pidx, send_ev, recv_ev
     MI[:, 3] = np.where(size < eager if smpi else size <= eager, rk.EAGER, 0)
     MF = np.empty((M, 2))
     MF[:, 0], MF[:, 1] = eff, lat
-    sums = np.zeros(len(paths), np.int64)
+    sums = np.zeros(len(rows.PI), np.int64)
     np.add.at(sums, pidx, size)
     del src, dst, size, via, send_ev, recv_ev, pidx, eff, lat
-    PI, PF = _path_arrays(paths)
+    PI, PF = rows.PI, rows.PF
     t = net.tuning
     cap = net.cap
     RF = np.zeros((len(cap), 7))
@@ -132,9 +116,7 @@ def replay(net, placement, prog: dict, n_events: int, smpi: bool, eager: int) ->
                                                smpi, tune, MI, MF, PI, PF, RF, EVS)
     if C[rk.STATUS] == rk.DEADLOCK:
         raise Unsupported("the ranks block")
-    for p, b in zip(paths, sums.tolist()):
-        p.bytes += b
-    links = link_stats(net.router, res_bytes(paths, len(cap)), RF[:, 6].tolist(), RF[:, 5].tolist(),
+    links = link_stats(net.router, rows.resource_bytes(sums, len(cap)), RF[:, 6].tolist(), RF[:, 5].tolist(),
                        (rcnt > 0).tolist(), now)
     return ReplayResult(finish, op_time, int(C[rk.EID]), int(C[rk.FLOWS]), int(C[rk.RECOMP]), links, now,
                         int(C[rf.ENTERS]))

@@ -30,6 +30,9 @@ from .replay_flows import (ACTIVE, BSINCE, BTIME, CAP, EFF, ENDK, ENTERS, LOAD, 
                            SVER, TLAST, TSTART)
 from .replay_heaps import hpop, hpush, sdel
 
+# NOTE: numba's cache keeps the compiled code of the kernels a cached kernel calls inside its own
+# entry and checks only the caller's source file: a change to a callee's module (:mod:`.filling`
+# above all) is compiled anew in this file's kernels only with an edit of this file too.
 __all__ = ["table", "empty", "enter", "wakeup", "leave", "close"]
 
 _INF = np.inf

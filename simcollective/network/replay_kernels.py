@@ -38,6 +38,9 @@ from .replay_flows import (ACTIVE, ACTK, ARRIVED, EAGER, EID, ENTERS, FLAGS, FLO
                            activate, apply, apply_bounds, grow_slots, pool_room, reorder, solve, take_ends, wake_at)
 from .replay_heaps import hgrow, hpop, hpush, sdel, sgrow, sput
 
+# NOTE: numba's cache keeps the compiled code of the kernels a cached kernel calls inside its own
+# entry and checks only the caller's source file: a change to a callee's module (:mod:`.filling`
+# above all) is compiled anew in this file's kernels only with an edit of this file too.
 __all__ = ["OK", "DEADLOCK", "execute", "wakeup", "run_rank", "component"]
 
 OK, DEADLOCK = 0, 2

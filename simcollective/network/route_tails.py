@@ -14,9 +14,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+import numpy as np
+
 from ..errors import UserInputError
 
-__all__ = ["Route", "CachedRoutes"]
+__all__ = ["Route", "CachedRoutes", "RouteParts"]
 
 _INF = float("inf")
 
@@ -44,6 +46,23 @@ class Route:
     resources: tuple
     latency: float
     capacity: float
+
+
+@dataclass(slots=True)
+class RouteParts:
+    """The routes of many (source, destination) pairs as the parts they are built on
+    (:meth:`CachedRoutes.route_parts`): pair ``i``'s route is ``heads[head[i]]`` joined to
+    ``tails[tail[i]]``, or ``None`` where ``tail[i]`` is -1 (a route not built on a head:
+    ask :meth:`~.routing.Router.route`).
+
+    ``heads``: (resources, latency sum, smallest capacity) per head; ``tails``: (route,
+    latency terms) per tail.
+    """
+
+    head: list
+    tail: list
+    heads: list
+    tails: list
 
 
 class CachedRoutes:
@@ -86,6 +105,91 @@ class CachedRoutes:
             latency += t
         r = self._routes[src, dst] = Route(nodes + tail.nodes, resources + tail.resources, latency, min(c, tail.capacity))
         return r
+
+    def route_parts(self, srcs, dsts, chunk: int = 256) -> RouteParts:
+        """The parts of the routes from ``srcs[i]`` to ``dsts[i]`` (node indices, sources
+        different from destinations) as :meth:`_cached_route` joins them, with no
+        :class:`Route` made per pair: every pair's next hop from NumPy rows of hop
+        distances (``chunk`` destinations at a time), a head per (source, next hop), a tail
+        per (head's end, destination)."""
+        srcs, dsts = np.asarray(srcs, np.int64), np.asarray(dsts, np.int64)
+        nodes, N = self.nodes, len(self.nodes)
+        succ = [[self.index[w] for w in self._succ[u]] for u in nodes]
+        width = max([len(x) for x in succ] + [1])
+        smat = np.full((N, width), N, np.int64)   # successors in node order, padded with N
+        for u, x in enumerate(succ):
+            smat[u, :len(x)] = x
+        nxt = np.empty(len(srcs), np.int64)
+        udst, dinv = np.unique(dsts, return_inverse=True)
+        for lo in range(0, len(udst), chunk):
+            sel = np.flatnonzero((dinv >= lo) & (dinv < lo + chunk))
+            nxt[sel] = self._next_hops(srcs[sel], dinv[sel] - lo, udst[lo:lo + chunk], smat)
+        hkeys, hinv = np.unique(srcs * N + nxt, return_inverse=True)
+        heads = []
+        for k in hkeys.tolist():
+            key = (nodes[k // N], nodes[k % N])
+            head = self._heads.get(key)
+            if head is None:
+                head = self._heads[key] = self._head(*key)
+            heads.append(head)
+        index = self.index
+        hnodes = np.full((len(heads), 9), -1, np.int64)  # a head's nodes (at most 8), then its end
+        for i, head in enumerate(heads):
+            hnodes[i, :len(head[0])] = [index[x] for x in head[0]]
+            hnodes[i, 8] = index[head[4]]
+        joined = ~(hnodes[hinv] == dsts[:, None]).any(axis=1)
+        tail = np.full(len(srcs), -1, np.int64)
+        tkeys, tinv = np.unique(hnodes[hinv[joined], 8] * N + dsts[joined], return_inverse=True)
+        tail[joined] = tinv
+        tails = []
+        for k in tkeys.tolist():
+            end, dst = nodes[k // N], nodes[k % N]
+            tails.append(self._tail(end, dst, self._distances_to(dst, end), self._spread(end, dst)))
+        return RouteParts(hinv.tolist(), tail.tolist(), [(r, lead, c) for _, r, lead, c, _ in heads], tails)
+
+    def _next_hops(self, srcs, rows, dsts, smat) -> np.ndarray:
+        """:meth:`_next_hop` of every pair: from ``srcs[i]`` toward ``dsts[rows[i]]``."""
+        hops = self._hop_rows(dsts)
+        hops = np.concatenate((hops, np.full((len(dsts), 1), -1, hops.dtype)), axis=1)  # (column N: padding)
+        d = hops[rows, srcs]
+        bad = np.flatnonzero(d < 0)
+        if len(bad):
+            i = bad[0]
+            raise UserInputError(f"no route from {self.nodes[srcs[i]]!r} to {self.nodes[dsts[rows[i]]]!r}")
+        spread = np.array([self._spread(None, self.nodes[x]) for x in dsts.tolist()], np.int64)[rows]
+        deg = int((smat[np.unique(srcs)] < len(self.nodes)).sum(axis=1).max())
+        cand = smat[srcs, :deg]
+        ok = hops[rows[:, None], cand] == (d - 1)[:, None]
+        pick = spread % ok.sum(axis=1)   # (the k candidates in node order: the one at spread mod k)
+        at, seen = np.zeros(len(srcs), np.int64), np.zeros(len(srcs), np.int64)
+        for j in range(deg):
+            at[ok[:, j] & (seen == pick)] = j
+            seen += ok[:, j]
+        return cand[np.arange(len(srcs)), at]
+
+    def _hop_rows(self, dsts) -> np.ndarray:
+        """Hop distances to each of ``dsts`` (node indices) from every node (-1: no route),
+        a breadth-first search along reversed links from all of them at once. A route
+        needs the distances of the nodes closer to the destination than its source:
+        these are the ones :meth:`~.routing.Router._distances_to` finds."""
+        N = len(self.nodes)
+        pred = [[self.index[u] for u in self._pred[v]] for v in self.nodes]
+        ptr = np.zeros(N + 1, np.int64)
+        ptr[1:] = np.cumsum([len(x) for x in pred])
+        flat = np.array([u for x in pred for u in x], np.int64)
+        hops = np.full((len(dsts), N), -1, np.int32)
+        rows, cols = np.arange(len(dsts)), np.asarray(dsts, np.int64)
+        hops[rows, cols] = 0
+        level = 0
+        while len(cols):
+            level += 1
+            cnt = ptr[cols + 1] - ptr[cols]
+            start = np.repeat(ptr[cols] - np.cumsum(cnt) + cnt, cnt)
+            rows, cols = np.repeat(rows, cnt), flat[start + np.arange(int(cnt.sum()))]
+            new = hops[rows, cols] < 0
+            hops[rows[new], cols[new]] = level
+            rows, cols = np.nonzero(hops == level)
+        return hops
 
     def _next_hop(self, node, dist, spread):
         """The next hop from ``node`` on a shortest path (``dist``: hop distances to the

@@ -14,7 +14,7 @@ from simcollective.network.paths import path_parameters
 from simcollective.network.routing import Router
 
 
-def _random_graph(rng, n, density):
+def random_graph(rng, n, density):
     """Switches (some with a crossing capacity and latency, some GPUs) and links of
     random capacities and latencies, some one-way, some shared cables."""
     g = nx.DiGraph()
@@ -44,7 +44,7 @@ def _walked(router, s, d):
        policy=st.sampled_from(["first", "dest"]))
 def test_routes_built_on_cached_tails_are_the_walked_routes(n, density, seed, data, policy):
     rng = random.Random(seed)
-    g = _random_graph(rng, n, density)
+    g = random_graph(rng, n, density)
     pairs = data.draw(st.permutations([(s, d) for s in range(n) for d in range(n) if s != d]))
     shared, ref = Router(g, policy), Router(g, policy)
     for s, d in pairs:
@@ -79,7 +79,7 @@ def test_path_parameters_term_by_term(n, seed, cross, sharing, gamma):
     # coefficients (traversals + the cross-traffic share), rate bound, loads and weight as
     # their definitions state them, whether or not a route crosses a resource twice
     rng = random.Random(seed)
-    g = _random_graph(rng, n, 0.5)
+    g = random_graph(rng, n, 0.5)
     model = NetworkModel(cross_traffic=cross, sharing=sharing, weight_s=1e-7, tcp_gamma=gamma)
     router = Router(g, "first")
     cap = list(router.capacity)
