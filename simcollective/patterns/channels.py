@@ -9,7 +9,7 @@ import math
 
 from .dense import split
 
-__all__ = ["Wire", "spend_latency", "spend_fill", "run_call", "ring_links", "ring_chains"]
+__all__ = ["Wire", "Wires", "spend_latency", "spend_fill", "run_call", "ring_links", "ring_chains"]
 
 
 class Wire:
@@ -31,6 +31,23 @@ class Wire:
 
     def __len__(self):
         return len(self.data)
+
+
+class Wires:
+    """Several payloads sent as one message, each ``factor`` times its data size on the wire.
+
+    ``data`` is the list of payloads; ``nbytes`` the message's wire size, the sum of each
+    payload's as :class:`Wire` rounds it (the same bytes as a list of Wires, in one object).
+    """
+
+    __slots__ = ("data", "nbytes")
+
+    def __init__(self, data: list, factor: float):
+        self.data = data
+        if factor != 1.0:
+            self.nbytes = sum(int(math.ceil(a.nbytes * factor)) for a in data)
+        else:
+            self.nbytes = sum(int(a.nbytes) for a in data)
 
 
 def spend_latency(comm, seconds: float):

@@ -47,7 +47,7 @@ from ...data.parts import concat
 from ...nccl.hooks import check_options, messages_hook, report_fields
 from ...nccl.plans import nvlstree_pieces, plan_for, wide_nvlstree_pieces
 from ...nccl.search import trees_of
-from ...patterns.channels import Wire, run_call
+from ...patterns.channels import Wire, Wires, run_call
 from ...patterns.dense import split
 from ..registry import register
 
@@ -169,13 +169,13 @@ class _WideNvlsTree:
         self.parts = [[split(b, K) for b in split(rng, P)] for rng in split(x, C)]
         self.trees = trees_of(C)
         self.peers = [h for h in range(P) if h != self.me]
-        self.acc = {}        # (t, k) -> my block's partial sum (list over the tree's channels)
+        self.acc = {}        # (t, k) -> my block's partial sum (list over the tree's channels), until sent on
         self.missing = {}    # (t, k) -> contributions still to add
         self.final = {}      # (t, k) -> my block, fully reduced
         self.got_ag = {}     # (t, k, h) -> head h's block, fully reduced
-        self.waiting: list = []
-        self.actions: list = []
-        self.sends: list = []
+        self.inbox = comm.completions()   # the posted receive of every stream, keyed (src, kind, t, k)
+        self.sends: list = []             # sends not known to be complete
+        self.prune_at = 64
         self.width = {t: len(chans) for t, chans in self.trees}
         self.parent, self.kids = {}, {}
         for t, chans in self.trees:
@@ -190,18 +190,21 @@ class _WideNvlsTree:
         if k < self.K:
             comm = self.comm
             if kind in ("up", "down"):   # one message per channel (NCCL connection)
-                self.waiting.append(comm.waitall([comm.irecv(src, tag=(kind, t, k, i)) for i in range(self.width[t])]))
+                req = comm.waitall([comm.irecv(src, tag=(kind, t, k, i)) for i in range(self.width[t])])
             else:
-                self.waiting.append(comm.irecv(src, tag=(kind, t, k)))
-            self.actions.append((src, kind, t, k))
+                req = comm.irecv(src, tag=(kind, t, k))
+            self.inbox.add(req, (src, kind, t, k))
 
     def send(self, dst, kind, t, k, data, factor):
-        comm = self.comm
+        comm, sends = self.comm, self.sends
         if kind in ("up", "down"):
-            self.sends.extend(comm.isend(dst, [Wire(a, factor)], tag=(kind, t, k, i), via=self.vias[t][i].get(dst))
-                              for i, a in enumerate(data))
+            sends.extend(comm.isend(dst, Wire(a, factor), tag=(kind, t, k, i), via=self.vias[t][i].get(dst))
+                         for i, a in enumerate(data))
         else:
-            self.sends.append(comm.isend(dst, [Wire(a, factor) for a in data], tag=(kind, t, k)))
+            sends.append(comm.isend(dst, Wires(data, factor), tag=(kind, t, k)))
+        if len(sends) >= self.prune_at:   # keep only the sends still running (bounded memory)
+            self.sends = sends = [q for q in sends if not q.processed]
+            self.prune_at = 2 * len(sends) + 64
 
     def deliver(self, t, k, data):
         self.final[(t, k)] = data
@@ -211,10 +214,11 @@ class _WideNvlsTree:
             self.send(self.local[h], "ag", t, k, data, self.f)
 
     def reduced(self, t, k):
+        acc = self.acc.pop((t, k))
         if self.parent[t] is None:
-            self.deliver(t, k, self.acc[(t, k)])
+            self.deliver(t, k, acc)
         else:
-            self.send(self.parent[t], "up", t, k, self.acc[(t, k)], 1.0)
+            self.send(self.parent[t], "up", t, k, acc, 1.0)
 
     def start(self):
         """Send this rank's data of every chunk to its heads; post the first receive of every stream."""
@@ -238,15 +242,14 @@ class _WideNvlsTree:
 
     def serve(self):
         """React to every message as it arrives until every stream is done."""
-        comm, waiting, actions = self.comm, self.waiting, self.actions
-        while waiting:
-            i, payload = yield comm.waitany(waiting)
-            del waiting[i]
-            src, kind, t, k = actions.pop(i)
+        comm, inbox = self.comm, self.inbox
+        while inbox:
+            (src, kind, t, k), payload = yield inbox.next()
             self.post(src, kind, t, k + 1)   # keep the stream busy while we work on this chunk
-            if kind in ("up", "down"):
-                payload = [w for one in payload for w in one]
-            data = [w.data for w in payload]
+            if kind in ("up", "down"):       # one Wire per channel
+                data = [w.data for w in payload]
+            else:                            # one Wires of the tree's channels
+                data = payload.data
             if kind == "down":
                 self.deliver(t, k, data)
             elif kind == "ag":
@@ -255,6 +258,7 @@ class _WideNvlsTree:
                 self.acc[(t, k)] = yield comm.add(self.acc[(t, k)], data, op=_add)
                 self.missing[(t, k)] -= 1
                 if self.missing[(t, k)] == 0:
+                    del self.missing[(t, k)]
                     self.reduced(t, k)
         if self.sends:
             yield comm.waitall(self.sends)
