@@ -239,6 +239,7 @@ class _WideNvlsTree:
             if self.missing[(t, 0)] == 0:       # one GPU per node and a leaf: nothing to wait for
                 for k in range(self.K):
                     self.reduced(t, k)
+        self.parts = None   # every chunk is sent or in ``acc``: its messages hold the rest
 
     def serve(self):
         """React to every message as it arrives until every stream is done."""
