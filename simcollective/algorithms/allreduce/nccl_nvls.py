@@ -43,12 +43,14 @@ directions, which the exchange sends as one message each way).
 
 from __future__ import annotations
 
+from functools import lru_cache
+
 from ...data.parts import concat
 from ...nccl.hooks import check_options, messages_hook, report_fields
 from ...nccl.plans import nvlstree_pieces, plan_for, wide_nvlstree_pieces
 from ...nccl.search import trees_of
-from ...patterns.channels import Wire, Wires, run_call
-from ...patterns.dense import split
+from ...patterns.channels import Wire, WireCut, Wires, run_call
+from ...patterns.dense import cached_bounds, split
 from ..registry import register
 
 
@@ -152,6 +154,21 @@ def _add(a, b):
     return [x + y for x, y in zip(a, b)]
 
 
+@lru_cache(maxsize=8)
+def _cuts(n: int, C: int, P: int, K: int) -> dict:
+    """``{tree: [[bounds of chunk k of head h's block, per channel of the tree] per k] per h}``:
+    the ranges of an ``n``-element input that ``split`` cuts into ``C`` channel ranges, ``P``
+    head blocks each and ``K`` chunks each (every rank cuts the same places: computed once)."""
+    per_channel = []
+    for c0, c1 in cached_bounds(n, C):
+        heads = []
+        for b0, b1 in cached_bounds(c1 - c0, P):
+            heads.append([(c0 + b0 + a, c0 + b0 + b) for a, b in cached_bounds(b1 - b0, K)])
+        per_channel.append(heads)
+    return {t: [[tuple(per_channel[c][h][k] for c in chans) for k in range(K)] for h in range(P)]
+            for t, chans in trees_of(C)}
+
+
 class _WideNvlsTree:
     """One rank's state in an NVLSTree allreduce on 3 or more nodes (see :func:`nvlstree_wide`)."""
 
@@ -165,9 +182,10 @@ class _WideNvlsTree:
         self.P = P = len(self.local)
         self.C = C = plan.channels
         self.K = K = wide_nvlstree_pieces(int(x.nbytes), C, P, m.nnodes)
-        # parts[c][h][k]: chunk k of head h's block of channel c
-        self.parts = [[split(b, K) for b in split(rng, P)] for rng in split(x, C)]
+        self.x = x
         self.trees = trees_of(C)
+        # cuts[t][h][k]: where chunk k of head h's block of every channel of tree t lies in x
+        self.cuts = _cuts(len(x), C, P, K)
         self.peers = [h for h in range(P) if h != self.me]
         self.acc = {}        # (t, k) -> my block's partial sum (list over the tree's channels), until sent on
         self.missing = {}    # (t, k) -> contributions still to add
@@ -183,8 +201,9 @@ class _WideNvlsTree:
         # vias[t][i]: peer -> the NICs (out, in) of the tree's i-th channel's sends across nodes
         self.vias = {t: [plan.tree_via(c, r) for c in chans] for t, chans in self.trees}
 
-    def piece(self, chans, h, k):
-        return [self.parts[c][h][k] for c in chans]
+    def piece(self, t, h, k):
+        """Chunk k of head h's block of every channel of tree t, of this rank's input."""
+        return [self.x[a:b] for a, b in self.cuts[t][h][k]]
 
     def post(self, src, kind, t, k):
         if k < self.K:
@@ -222,13 +241,14 @@ class _WideNvlsTree:
 
     def start(self):
         """Send this rank's data of every chunk to its heads; post the first receive of every stream."""
-        for t, chans in self.trees:
+        for t, _ in self.trees:
             kids, parent = self.kids[t], self.parent[t]
             for k in range(self.K):
-                self.acc[(t, k)] = self.piece(chans, self.me, k)
+                self.acc[(t, k)] = self.piece(t, self.me, k)
                 self.missing[(t, k)] = len(self.peers) + len(kids)
-                for h in self.peers:            # NVLS scatter: my data of head h's block
-                    self.send(self.local[h], "rs", t, k, self.piece(chans, h, k), self.f)
+                for h in self.peers:            # NVLS scatter: my data of head h's block (cut when received)
+                    self.sends.append(self.comm.isend(self.local[h], WireCut(self.x, self.cuts[t][h][k], self.f),
+                                                      tag=("rs", t, k)))
             for h in self.peers:
                 self.post(self.local[h], "rs", t, 0)
                 self.post(self.local[h], "ag", t, 0)
@@ -239,7 +259,6 @@ class _WideNvlsTree:
             if self.missing[(t, 0)] == 0:       # one GPU per node and a leaf: nothing to wait for
                 for k in range(self.K):
                     self.reduced(t, k)
-        self.parts = None   # every chunk is sent or in ``acc``: its messages hold the rest
 
     def serve(self):
         """React to every message as it arrives until every stream is done."""
