@@ -268,7 +268,7 @@ class _WideNvlsTree:
             self.post(src, kind, t, k + 1)   # keep the stream busy while we work on this chunk
             if kind in ("up", "down"):       # one Wire per channel
                 data = [w.data for w in payload]
-            else:                            # one Wires of the tree's channels
+            else:                            # one message of the tree's channels (Wires, WireCut)
                 data = payload.data
             if kind == "down":
                 self.deliver(t, k, data)
