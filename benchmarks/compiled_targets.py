@@ -78,13 +78,13 @@ _ALLTOALL = ("the estimate extrapolates the SimPy path's cost per message (16 no
              "units): the loop's max-min solves of its million concurrent flows about 29 s, the route parameters of "
              "its 1 M distinct pairs (a Route and a Path object each, about 15 us a pair) 16 s, the recording 5 s")
 _NVLS = ("NVLSTree reacts to the first message to arrive (waitany): the SimPy path runs it, 2.65 SimPy events a "
-         "message. 16 DGX H100 (118,784 messages): 27-35 us a message, about a third the engine's flow starts and "
-         "max-min steps, a fifth the runtime's posting, matching and completion, a sixth the size-only data (8 "
-         "channels' slices and sums a message), the rest SimPy's scheduling and the reactor; all Python per message "
-         "or event, kept because the order of the messages depends on time. Memory, measured: 240, 310, 454 and "
-         "741 MB at 16, 32, 64 and 128 nodes, 4.5 MB a node (every rank posts its NVLS sends of every chunk at "
-         "once): about 9.4 GB at 2048 nodes by that line, plus the partial sums' rank bitsets, which grow with the "
-         "ranks (P^2 bits in all)")
+         "message, 26-36 us from 16 to 128 nodes (not growing as the estimate's P^0.2: about 570 s at 2048 nodes at "
+         "36 us): about a third the engine's flow starts and max-min steps, a fifth the runtime's posting, matching "
+         "and completion, a sixth the size-only data (8 channels' slices and sums a message), the rest SimPy's "
+         "scheduling and the reactor; all Python per message or event, kept because the order of the messages "
+         "depends on time. Memory, measured: 217, 261, 353 and 538 MB at 16, 32, 64 and 128 nodes, 2.9 MB a node: "
+         "about 6 GB at 2048 nodes by that line, plus the partial sums' rank bitsets (up to P bits each, up to 256 "
+         "live per rank), which grow as P^2 in all and could add several GB at 16,384 GPUs")
 COMPILED_TARGETS = (
     Target("C/ring", "cost per message <= 1 us (ring, 1024 ranks)", ("C",),
            cost_per_message("C/ring P=1024 compiled", 1.0, "C/ring P=1024 simpy"),
