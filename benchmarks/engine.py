@@ -83,14 +83,18 @@ def ring_messages(P: int, elements: int = 256 * 2**20, dtype: str = "float32", w
 def estimate_point(small: dict, large: dict) -> dict:
     """Run ``small`` (:func:`benchmarks.allreduce.run_point`'s keywords) and count the
     messages of ``large`` without running it: the smaller run's figures, with
-    ``large_messages`` and ``large_ranks``."""
+    ``large_messages``, ``large_ranks`` and ``small_peak_rss`` (its peak RSS, bytes)."""
     from simcollective.guard import expected_messages
     from simcollective.resolve import resolve
     from simcollective.simulate import RunConfig
 
+    from ._harness import peak_rss_bytes
     from .allreduce import run_point
 
     out = run_point(**small)
+    # the smaller run's own peak (resolving the large plan below builds its machine graph,
+    # which can weigh more than the smaller run itself)
+    out["small_peak_rss"] = peak_rss_bytes()
     cfg = dict(large)
     cfg.pop("engine", None)
     plan = resolve(RunConfig(**cfg))

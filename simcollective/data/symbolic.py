@@ -134,14 +134,17 @@ class SymbolicArray:
             if (mask is not None and type(lo) is int and type(hi) is int and key.step is None
                     and 0 <= lo < hi <= self.stop - start):
                 # the slices ``split`` cuts (one per block and rank): nothing to normalize
+                # (the bounds and the size: the one int object of each value, see _ints)
                 a = _new_symbolic(SymbolicArray)
-                a.start = gs = start + lo
-                a.stop = start + hi
+                gs, ge = start + lo, start + hi
+                a.start = _shared_int(gs, gs)
+                a.stop = _shared_int(ge, ge)
                 a.dtype = dtype = self.dtype
                 a.mask = mask
                 a._segs = None
                 a.error = self.error
-                a.nbytes = (hi - lo) * dtype.itemsize
+                nbytes = (hi - lo) * dtype.itemsize
+                a.nbytes = _shared_int(nbytes, nbytes)
                 return a
         elif not isinstance(key, slice):
             raise TypeError("SymbolicArray supports only slicing a[i:j]")
@@ -225,6 +228,13 @@ def _symbolic(start: int, stop: int, dtype: np.dtype, mask, segs, error) -> Symb
 
 
 _new_symbolic = object.__new__
+# Every rank of a simulation cuts the same global vector at the same places: the slices'
+# bounds and sizes take one int object per value from here (a slice holds three ints of
+# 32 B each otherwise: at 16k ranks cutting 2048 blocks each, 3 GB of equal ints).
+# Emptied when it grows past _MAX_INTS (by symbolic_input, once per rank and run).
+_ints: dict = {}
+_shared_int = _ints.setdefault
+_MAX_INTS = 1 << 20
 
 
 def _double_count(lo: int, hi: int, mask: int) -> str:
@@ -257,6 +267,8 @@ def _merge_segments(a: tuple, b: tuple) -> tuple[tuple, tuple | None]:
 def symbolic_input(rank: int, n: int, dtype) -> SymbolicArray:
     """Rank ``rank``'s symbolic input: ``[0, n)`` holding only its own contribution."""
     dt = check_dtype(dtype)
+    if len(_ints) > _MAX_INTS:
+        _ints.clear()
     return SymbolicArray(0, n, dt, ((0, n, 1 << rank),) if n else ())
 
 

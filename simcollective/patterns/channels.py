@@ -9,7 +9,7 @@ import math
 
 from .dense import split
 
-__all__ = ["Wire", "spend_latency", "spend_fill", "run_call", "ring_links", "ring_chains"]
+__all__ = ["Wire", "Wires", "WireCut", "spend_latency", "spend_fill", "run_call", "ring_links", "ring_chains"]
 
 
 class Wire:
@@ -31,6 +31,48 @@ class Wire:
 
     def __len__(self):
         return len(self.data)
+
+
+class Wires:
+    """Several payloads sent as one message, each ``factor`` times its data size on the wire.
+
+    ``data`` is the list of payloads; ``nbytes`` the message's wire size, the sum of each
+    payload's as :class:`Wire` rounds it (the same bytes as a list of Wires, in one object).
+    """
+
+    __slots__ = ("data", "nbytes")
+
+    def __init__(self, data: list, factor: float):
+        self.data = data
+        if factor != 1.0:
+            self.nbytes = sum(int(math.ceil(a.nbytes * factor)) for a in data)
+        else:
+            self.nbytes = sum(int(a.nbytes) for a in data)
+
+
+class WireCut:
+    """Pieces of ``x`` sent as one message, cut when read: ``data`` is ``[x[a:b] for (a, b)
+    in bounds]``, ``nbytes`` what :class:`Wires` of those pieces at ``factor`` would be.
+
+    A message posted long before it is received (a rendezvous send waiting for its
+    stream's receive) holds its ranges instead of its slices (payloads are immutable: the
+    receiver's cut is the sender's)."""
+
+    __slots__ = ("x", "bounds", "nbytes")
+
+    def __init__(self, x, bounds: tuple, factor: float):
+        self.x = x
+        self.bounds = bounds
+        item = x.dtype.itemsize
+        if factor != 1.0:
+            self.nbytes = sum(int(math.ceil((b - a) * item * factor)) for a, b in bounds)
+        else:
+            self.nbytes = sum((b - a) * item for a, b in bounds)
+
+    @property
+    def data(self) -> list:
+        x = self.x
+        return [x[a:b] for a, b in self.bounds]
 
 
 def spend_latency(comm, seconds: float):

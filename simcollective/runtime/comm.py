@@ -11,7 +11,7 @@ import simpy
 
 from ..errors import SimCollectiveError
 from ..network.calendar import processed_event
-from .messages import Posting, Request, payload_bytes
+from .messages import Completions, Posting, Request, payload_bytes
 
 if TYPE_CHECKING:
     from .world import World
@@ -132,6 +132,16 @@ class Comm:
         for q in reqs:
             q.callbacks.append(one)
         return done
+
+    def completions(self) -> Completions:
+        """A :class:`~simcollective.runtime.messages.Completions`: requests to react to in
+        the order they complete (``waitany`` over a changing set of requests, without
+        rescanning the set at every wait)."""
+        # NOTE: asks waitany of no request first: a communicator that cannot wait for the
+        # first of several requests (the recorder's) refuses here as it refuses waitany; on
+        # a world's communicator that is an unscheduled event, dropped.
+        self.waitany(())
+        return Completions(self.world.env)
 
     # -- compute and phases ---------------------------------------------------------------
     def compute(self, seconds: float, value=None):

@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 from collections import deque
+from heapq import heappop, heappush
 
 import simpy
 
 from ..errors import SimCollectiveError
 
-__all__ = ["payload_bytes", "Posting", "Request", "Message", "waiting"]
+__all__ = ["payload_bytes", "Posting", "Request", "Message", "Completions", "waiting"]
 
 
 def payload_bytes(payload) -> int:
@@ -71,3 +72,54 @@ def waiting(box) -> list:
     """The items waiting in one mailbox entry (a world's posted receives or unexpected
     messages), in order."""
     return list(box) if box.__class__ is deque else [box]
+
+
+class Completions:
+    """Requests to react to one at a time, in the order they complete (:meth:`Comm.completions`).
+
+    ``add(req, key)`` watches a request (a :class:`Request`, or any event, e.g. a
+    ``waitall``); ``next()`` is an event whose value is ``(key, value)`` of one completed
+    request, each returned once: the earliest added among those already complete, else the
+    first to complete. That is ``waitany`` over the requests not yet returned in the order
+    they were added (same choice, same events scheduled), at a cost per request instead of
+    per request and call: a completed request waits in a heap keyed by its order of
+    addition. ``len()``: the requests not yet returned."""
+
+    __slots__ = ("env", "ready", "waiter", "added", "left")
+
+    def __init__(self, env):
+        self.env = env
+        self.ready: list = []   # (order of addition, key, value) of the completed, not yet returned
+        self.waiter = None      # next()'s event while nothing completed is waiting
+        self.added = 0
+        self.left = 0
+
+    def __len__(self) -> int:
+        return self.left
+
+    def add(self, req, key) -> None:
+        order = self.added
+        self.added = order + 1
+        self.left += 1
+        if req.callbacks is None:  # already processed
+            heappush(self.ready, (order, key, req.value))
+        else:
+            req.callbacks.append(lambda ev: self._complete(order, key, ev.value))
+
+    def _complete(self, order: int, key, value) -> None:
+        waiter = self.waiter
+        if waiter is not None:  # next() waits: the first to complete is the one
+            self.waiter = None
+            waiter.succeed((key, value))
+        else:
+            heappush(self.ready, (order, key, value))
+
+    def next(self) -> simpy.Event:
+        ev = simpy.Event(self.env)
+        self.left -= 1
+        if self.ready:
+            _, key, value = heappop(self.ready)
+            ev.succeed((key, value))
+        else:
+            self.waiter = ev
+        return ev

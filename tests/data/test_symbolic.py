@@ -136,3 +136,13 @@ def test_flatten_walks_deeper_nesting():
     x, y, z, w = (symbolic_input(r, 4, "float32") for r in range(4))
     assert flatten([[x, [y, z]], w, (x,)]) == [x, y, z, w, x]
     assert flatten([[x], [y, z]]) == [x, y, z]
+
+
+def test_slices_of_every_rank_at_the_same_place_share_their_bounds_and_size():
+    from simcollective.data.symbolic import symbolic_input
+
+    a, b = symbolic_input(0, 10**6, "float32"), symbolic_input(5, 10**6, "float32")
+    x, y = a[1000:300000], b[1000:300000]
+    assert (x.start, x.stop, x.nbytes) == (y.start, y.stop, y.nbytes) == (1000, 300000, 299000 * 4)
+    assert x.start is y.start and x.stop is y.stop and x.nbytes is y.nbytes
+    assert x.segments == ((1000, 300000, 1),) and y.segments == ((1000, 300000, 1 << 5),)

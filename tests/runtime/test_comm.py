@@ -69,6 +69,52 @@ def test_waitany_returns_the_first_arrival():
     assert res.outputs[0] == (1, 200, 100)
 
 
+def _react(comm, by_completions):
+    """Rank 0 reacts to the messages of ranks 1..5 (two each; some arrive together, some
+    before they are waited for) as they come, posting each source's second receive once
+    its first is in; returns what it saw, in order, with the times."""
+    if comm.rank:
+        yield comm.compute([0.3, 0.1, 0.3, 0.0, 0.2][comm.rank - 1])
+        yield comm.send(0, Blob(100 * comm.rank))
+        yield comm.compute(0.1 * (comm.rank % 2))
+        yield comm.send(0, Blob(1000 + comm.rank), tag=1)
+        return None
+    yield comm.compute(0.15)  # rank 4's first message is in before it is waited for
+    seen = []
+    if by_completions:
+        inbox = comm.completions()
+        for src in range(1, 6):
+            inbox.add(comm.irecv(src), (src, 0))
+        while inbox:
+            (src, tag), got = yield inbox.next()
+            seen.append((src, tag, got.nbytes, comm.now))
+            if tag == 0:
+                inbox.add(comm.irecv(src, tag=1), (src, 1))
+        return seen
+    reqs = [comm.irecv(src) for src in range(1, 6)]
+    keys = [(src, 0) for src in range(1, 6)]
+    while reqs:
+        i, got = yield comm.waitany(reqs)
+        del reqs[i]
+        src, tag = keys.pop(i)
+        seen.append((src, tag, got.nbytes, comm.now))
+        if tag == 0:
+            reqs.append(comm.irecv(src, tag=1))
+            keys.append((src, 1))
+    return seen
+
+
+def test_completions_choose_as_waitany_over_the_requests_in_the_order_added():
+    P = 6
+    by_waitany = run(lambda comm: _react(comm, False), P=P)
+    by_completions = run(lambda comm: _react(comm, True), P=P)
+    seen = by_completions.outputs[0]
+    assert seen == by_waitany.outputs[0]
+    assert sorted((src, tag) for src, tag, _, _ in seen) == [(s, t) for s in range(1, P) for t in (0, 1)]
+    assert [t for *_, t in seen] == sorted(t for *_, t in seen)
+    assert by_completions.finish == by_waitany.finish and by_completions.events == by_waitany.events
+
+
 def test_phases_compute_and_other_add_up_to_each_rank_finish_time():
     prof = Profile(name="t", compute=ComputeModel(dense_bytes_per_second=3e9))
 

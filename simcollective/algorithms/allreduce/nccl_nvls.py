@@ -43,12 +43,14 @@ directions, which the exchange sends as one message each way).
 
 from __future__ import annotations
 
+from functools import lru_cache
+
 from ...data.parts import concat
 from ...nccl.hooks import check_options, messages_hook, report_fields
 from ...nccl.plans import nvlstree_pieces, plan_for, wide_nvlstree_pieces
 from ...nccl.search import trees_of
-from ...patterns.channels import Wire, run_call
-from ...patterns.dense import split
+from ...patterns.channels import Wire, WireCut, Wires, run_call
+from ...patterns.dense import cached_bounds, split
 from ..registry import register
 
 
@@ -152,6 +154,21 @@ def _add(a, b):
     return [x + y for x, y in zip(a, b)]
 
 
+@lru_cache(maxsize=8)
+def _cuts(n: int, C: int, P: int, K: int) -> dict:
+    """``{tree: [[bounds of chunk k of head h's block, per channel of the tree] per k] per h}``:
+    the ranges of an ``n``-element input that ``split`` cuts into ``C`` channel ranges, ``P``
+    head blocks each and ``K`` chunks each (every rank cuts the same places: computed once)."""
+    per_channel = []
+    for c0, c1 in cached_bounds(n, C):
+        heads = []
+        for b0, b1 in cached_bounds(c1 - c0, P):
+            heads.append([(c0 + b0 + a, c0 + b0 + b) for a, b in cached_bounds(b1 - b0, K)])
+        per_channel.append(heads)
+    return {t: [[tuple(per_channel[c][h][k] for c in chans) for k in range(K)] for h in range(P)]
+            for t, chans in trees_of(C)}
+
+
 class _WideNvlsTree:
     """One rank's state in an NVLSTree allreduce on 3 or more nodes (see :func:`nvlstree_wide`)."""
 
@@ -165,17 +182,18 @@ class _WideNvlsTree:
         self.P = P = len(self.local)
         self.C = C = plan.channels
         self.K = K = wide_nvlstree_pieces(int(x.nbytes), C, P, m.nnodes)
-        # parts[c][h][k]: chunk k of head h's block of channel c
-        self.parts = [[split(b, K) for b in split(rng, P)] for rng in split(x, C)]
+        self.x = x
         self.trees = trees_of(C)
+        # cuts[t][h][k]: where chunk k of head h's block of every channel of tree t lies in x
+        self.cuts = _cuts(len(x), C, P, K)
         self.peers = [h for h in range(P) if h != self.me]
-        self.acc = {}        # (t, k) -> my block's partial sum (list over the tree's channels)
+        self.acc = {}        # (t, k) -> my block's partial sum (list over the tree's channels), until sent on
         self.missing = {}    # (t, k) -> contributions still to add
         self.final = {}      # (t, k) -> my block, fully reduced
         self.got_ag = {}     # (t, k, h) -> head h's block, fully reduced
-        self.waiting: list = []
-        self.actions: list = []
-        self.sends: list = []
+        self.inbox = comm.completions()   # the posted receive of every stream, keyed (src, kind, t, k)
+        self.sends: list = []             # sends not known to be complete
+        self.prune_at = 64
         self.width = {t: len(chans) for t, chans in self.trees}
         self.parent, self.kids = {}, {}
         for t, chans in self.trees:
@@ -183,25 +201,29 @@ class _WideNvlsTree:
         # vias[t][i]: peer -> the NICs (out, in) of the tree's i-th channel's sends across nodes
         self.vias = {t: [plan.tree_via(c, r) for c in chans] for t, chans in self.trees}
 
-    def piece(self, chans, h, k):
-        return [self.parts[c][h][k] for c in chans]
+    def piece(self, t, h, k):
+        """Chunk k of head h's block of every channel of tree t, of this rank's input."""
+        return [self.x[a:b] for a, b in self.cuts[t][h][k]]
 
     def post(self, src, kind, t, k):
         if k < self.K:
             comm = self.comm
             if kind in ("up", "down"):   # one message per channel (NCCL connection)
-                self.waiting.append(comm.waitall([comm.irecv(src, tag=(kind, t, k, i)) for i in range(self.width[t])]))
+                req = comm.waitall([comm.irecv(src, tag=(kind, t, k, i)) for i in range(self.width[t])])
             else:
-                self.waiting.append(comm.irecv(src, tag=(kind, t, k)))
-            self.actions.append((src, kind, t, k))
+                req = comm.irecv(src, tag=(kind, t, k))
+            self.inbox.add(req, (src, kind, t, k))
 
     def send(self, dst, kind, t, k, data, factor):
-        comm = self.comm
+        comm, sends = self.comm, self.sends
         if kind in ("up", "down"):
-            self.sends.extend(comm.isend(dst, [Wire(a, factor)], tag=(kind, t, k, i), via=self.vias[t][i].get(dst))
-                              for i, a in enumerate(data))
+            sends.extend(comm.isend(dst, Wire(a, factor), tag=(kind, t, k, i), via=self.vias[t][i].get(dst))
+                         for i, a in enumerate(data))
         else:
-            self.sends.append(comm.isend(dst, [Wire(a, factor) for a in data], tag=(kind, t, k)))
+            sends.append(comm.isend(dst, Wires(data, factor), tag=(kind, t, k)))
+        if len(sends) >= self.prune_at:   # keep only the sends still running (bounded memory)
+            self.sends = sends = [q for q in sends if not q.processed]
+            self.prune_at = 2 * len(sends) + 64
 
     def deliver(self, t, k, data):
         self.final[(t, k)] = data
@@ -211,20 +233,22 @@ class _WideNvlsTree:
             self.send(self.local[h], "ag", t, k, data, self.f)
 
     def reduced(self, t, k):
+        acc = self.acc.pop((t, k))
         if self.parent[t] is None:
-            self.deliver(t, k, self.acc[(t, k)])
+            self.deliver(t, k, acc)
         else:
-            self.send(self.parent[t], "up", t, k, self.acc[(t, k)], 1.0)
+            self.send(self.parent[t], "up", t, k, acc, 1.0)
 
     def start(self):
         """Send this rank's data of every chunk to its heads; post the first receive of every stream."""
-        for t, chans in self.trees:
+        for t, _ in self.trees:
             kids, parent = self.kids[t], self.parent[t]
             for k in range(self.K):
-                self.acc[(t, k)] = self.piece(chans, self.me, k)
+                self.acc[(t, k)] = self.piece(t, self.me, k)
                 self.missing[(t, k)] = len(self.peers) + len(kids)
-                for h in self.peers:            # NVLS scatter: my data of head h's block
-                    self.send(self.local[h], "rs", t, k, self.piece(chans, h, k), self.f)
+                for h in self.peers:            # NVLS scatter: my data of head h's block (cut when received)
+                    self.sends.append(self.comm.isend(self.local[h], WireCut(self.x, self.cuts[t][h][k], self.f),
+                                                      tag=("rs", t, k)))
             for h in self.peers:
                 self.post(self.local[h], "rs", t, 0)
                 self.post(self.local[h], "ag", t, 0)
@@ -238,15 +262,14 @@ class _WideNvlsTree:
 
     def serve(self):
         """React to every message as it arrives until every stream is done."""
-        comm, waiting, actions = self.comm, self.waiting, self.actions
-        while waiting:
-            i, payload = yield comm.waitany(waiting)
-            del waiting[i]
-            src, kind, t, k = actions.pop(i)
+        comm, inbox = self.comm, self.inbox
+        while inbox:
+            (src, kind, t, k), payload = yield inbox.next()
             self.post(src, kind, t, k + 1)   # keep the stream busy while we work on this chunk
-            if kind in ("up", "down"):
-                payload = [w for one in payload for w in one]
-            data = [w.data for w in payload]
+            if kind in ("up", "down"):       # one Wire per channel
+                data = [w.data for w in payload]
+            else:                            # one message of the tree's channels (Wires, WireCut)
+                data = payload.data
             if kind == "down":
                 self.deliver(t, k, data)
             elif kind == "ag":
@@ -255,6 +278,7 @@ class _WideNvlsTree:
                 self.acc[(t, k)] = yield comm.add(self.acc[(t, k)], data, op=_add)
                 self.missing[(t, k)] -= 1
                 if self.missing[(t, k)] == 0:
+                    del self.missing[(t, k)]
                     self.reduced(t, k)
         if self.sends:
             yield comm.waitall(self.sends)
