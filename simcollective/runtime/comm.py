@@ -137,10 +137,6 @@ class Comm:
         """A :class:`~simcollective.runtime.messages.Completions`: requests to react to in
         the order they complete (``waitany`` over a changing set of requests, without
         rescanning the set at every wait)."""
-        # NOTE: asks waitany of no request first: a communicator that cannot wait for the
-        # first of several requests (the recorder's) refuses here as it refuses waitany; on
-        # a world's communicator that is an unscheduled event, dropped.
-        self.waitany(())
         return Completions(self.world.env)
 
     # -- compute and phases ---------------------------------------------------------------

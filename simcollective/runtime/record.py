@@ -10,7 +10,7 @@ then gives each operation its simulated time.
 
 Only programs whose communication does not depend on time can be recorded: a program
 that asks for the time (``comm.now``) or reacts to whichever message comes first
-(``waitany``) raises :class:`NotCompilable`, and the caller runs the SimPy path.
+(``waitany``, ``completions``) raises :class:`NotCompilable`, and the caller runs the SimPy path.
 """
 
 from __future__ import annotations
@@ -223,6 +223,9 @@ class RecordingComm(Comm):
 
     def waitany(self, reqs):
         raise NotCompilable("the program waits for whichever message comes first (waitany)")
+
+    def completions(self):
+        return self.waitany(())     # the same refusal: completions is waitany over a changing set
 
     def compute(self, seconds: float, value=None):
         if seconds <= 0:
