@@ -141,9 +141,10 @@ def count_for_bytes(collective: str, nbytes: int, nranks: int, dtype) -> int:
 
 
 # -- the steps --------------------------------------------------------------------------------
-def resolve(config: RunConfig, graph=None) -> Plan:
+def resolve(config: RunConfig, graph=None, *, check_memory: bool = True) -> Plan:
     """Check the configuration and build the machine: every bad input fails here, before
-    any long work."""
+    any long work. ``check_memory=False`` skips the check that the run's data fits in the
+    memory available (a plan resolved to count its messages, not to run it)."""
     coll = get_collective(config.collective)
     algo = get_algorithm(config.algorithm, coll.name)
     dtype = data.check_dtype(config.dtype)
@@ -181,16 +182,15 @@ def resolve(config: RunConfig, graph=None) -> Plan:
         if config.verify == "symbolic":
             raise UserInputError("--verify symbolic applies to dense algorithms; sparse runs always carry real data")
         plan.k = data.sparse_k(n, config.density, config.k)
-        check_run_memory(P, n, dtype, "sparse", plan.k, graph.number_of_nodes(), key)
     else:
         if config.density is not None or config.k is not None:
             raise UserInputError(f"--density/--k apply to sparse algorithms, not to '{algo.name}'")
         full_bytes = P * n * dtype.itemsize
         if config.verify == "symbolic" or (config.verify == "auto" and full_bytes > config.memory_budget):
             plan.mode = "symbolic"
-            check_run_memory(P, n, dtype, "symbolic", None, graph.number_of_nodes(), key)
-        else:
-            check_run_memory(P, n, dtype, "full", None, graph.number_of_nodes(), key)
+    if check_memory:
+        check_run_memory(P, n, dtype, "sparse" if algo.kind == "sparse" else plan.mode, plan.k,
+                         graph.number_of_nodes(), key)
     ctx = {"n": n, "dtype": dtype, "k": plan.k, "root": root, "sizes": getattr(coll, "counts", None),
            "combine": getattr(coll, "combine", None)}
     plan.kwargs = {key: ctx[key] for key in CONTEXT if key in algo.params and ctx.get(key) is not None}

@@ -115,3 +115,20 @@ def test_estimates_within_1_5x_of_runs_the_fit_did_not_see(check):
     k = int(n * density) if density else None
     est = estimate_run_bytes(ranks, n, itemsize, mode, k, 0, (collective, name))
     assert rss / 1.5 <= est <= 1.5 * rss, (est / rss)
+
+
+def test_a_plan_resolved_only_to_count_its_messages_skips_the_memory_check(monkeypatch):
+    """``resolve(..., check_memory=False)`` (the benchmarks' estimates of runs too large to
+    run here) builds the plan a run that does not fit refuses; the default still refuses."""
+    import simcollective.memory as memory
+    from simcollective.errors import UserInputError
+    from simcollective.guard import expected_messages
+    from simcollective.resolve import resolve
+    from simcollective.run_config import RunConfig
+
+    monkeypatch.setattr(memory, "available_memory", lambda: 1)
+    cfg = RunConfig(topology="abci", nodes=2, algorithm="ring", elements=1024, dtype="float32")
+    with pytest.raises(UserInputError, match="this run needs about"):
+        resolve(cfg)
+    plan = resolve(cfg, check_memory=False)
+    assert plan.P == 8 and expected_messages(plan) == 2 * 7 * 8
