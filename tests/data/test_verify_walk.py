@@ -51,18 +51,17 @@ def rule_walk(output, pieces, extent, seen=None, positions=None):
 
 
 def rule_symbolic(output, pieces, seen):
-    """:func:`verify_pieces`' size-only check over :func:`rule_walk`, segment by segment."""
+    """:func:`verify_pieces`' size-only check over :func:`rule_walk`: the first segment
+    overlapping a stretch that holds other ranks than the expected ones is named."""
     for i, part, a, b, piece, lo in rule_walk(output, pieces, symbolic_extent, seen, attrgetter("start")):
         ga, gb, want = part.start + a, part.start + b, piece.source
-        for s, e, m in part.segments:
-            if e <= ga or s >= gb or m == want:
-                continue
-            problems = []
-            if want & ~m:
-                problems.append(f"missing rank(s) {format_ranks(want & ~m)}")
-            if m & ~want:
-                problems.append(f"unexpected rank(s) {format_ranks(m & ~want)}")
-            raise VerificationError(f"part {i}: elements [{max(s, ga)}, {min(e, gb)}): {'; '.join(problems)}")
+        bad = [(max(s, ga), min(e, gb), want & ~m, m & ~want) for s, e, m in part.segments
+               if e > ga and s < gb and m != want]
+        if bad:
+            s, e, missing, extra = bad[0]
+            said = [f"missing rank(s) {format_ranks(missing)}"] * bool(missing) + \
+                [f"unexpected rank(s) {format_ranks(extra)}"] * bool(extra)
+            raise VerificationError(f"part {i}: elements [{s}, {e}): {'; '.join(said)}")
 
 
 def outcome(stretches):
