@@ -50,6 +50,12 @@ class BulkStore:
         self.sf = np.zeros((3, 0))
         self.si = np.zeros((5, 0), dtype=np.intp)
         self.rate = self.sf[K.RATE]
+        self.X = K.no_work()  # the solves' scratch, kept across them (see :mod:`.bulk_kernels`)
+
+    def _work(self) -> tuple:
+        """The solves' scratch, grown to the slots and the path table's width."""
+        self.X = X = K.work(self.X, self.K, self.table.pres.shape[1])
+        return X
 
     def _grow(self) -> None:
         k = max(256, 2 * self.K)
@@ -90,7 +96,7 @@ class BulkStore:
         t = self.table
         nch, nxt = K.enter(now, low, nnew, np.array(rates, dtype=float), np.array(tdones, dtype=float),
                            self.cutoff_tol, self.level_tol, self.sf, self.si, self.rf, self.ri,
-                           t.pres, t.pcoef, t.pwb, self.ctl)
+                           t.pres, t.pcoef, t.pwb, self.ctl, self._work())
         return nch, nxt
 
     def changed(self, nch: int) -> list:
@@ -105,7 +111,7 @@ class BulkStore:
         nnew = self._stage(seeds) if seeds else 0
         t = self.table
         k, nch, what, nxt = _step(now, nnew, self.cutoff_tol, self.level_tol, self.sf, self.si, self.rf, self.ri,
-                                  t.pres, t.pcoef, t.pwb, self.ctl)
+                                  t.pres, t.pcoef, t.pwb, self.ctl, self._work())
         out = []
         if k:
             flows, free, push = self.flows, self.free, heapq.heappush

@@ -17,7 +17,12 @@ call: a dozen separate arrays cost microseconds per call):
   rate ``rf[LOAD]``, x rate bound ``rf[MAXL]``, x weight ``rf[WSUM]``, and the busy-time
   bookkeeping ``rf[SINCE | BUSY]``; ints ``ri[COUNT]`` (live flows on it) and
   ``ri[LOOKUP]`` (scratch, all -1 between calls);
-* ``ctl``: ints ``[solves so far, refresh period]``.
+* ``ctl``: ints ``[solves so far, refresh period]``;
+* ``X``: the solves' scratch, kept across solves (fresh arrays of this size cost page
+  faults at every solve): ``X[0]`` ints (rows of :func:`.filling.fill_with`, then the
+  live slots and the incidence), ``X[1]`` floats (the filling's row, then coefficients,
+  weights, bounds and new rates), ``X[2]`` booleans (the filling's), at least max(slots x
+  path width, slots + 1) long (:func:`work`). Their contents between calls do not matter.
 
 A rate change moves a completion to ``now + (tdone - now) x old / new``.
 """
@@ -27,13 +32,16 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from .kernels import fill
+from .filling import NIW
+from .kernels import fill_with
 
 # NOTE: numba's cache keeps the compiled code of the kernels a cached kernel calls inside its own
 # entry and checks only the caller's source file: a change to a callee's module (:mod:`.filling`
-# above all) is compiled anew in this file's kernels only with an edit of this file too.
+# above all, whose :func:`~.filling.fill_with` the solve calls) is compiled anew in this file's
+# kernels only with an edit of this file too.
 __all__ = ["RATE", "TDONE", "EFF", "ALIVE", "SPID", "NEW", "DUE", "CHANGED", "CAP", "SAT", "NEAR", "LOAD",
-           "MAXL", "WSUM", "SINCE", "BUSY", "COUNT", "LOOKUP", "W", "B", "step", "enter", "loads_on"]
+           "MAXL", "WSUM", "SINCE", "BUSY", "COUNT", "LOOKUP", "W", "B", "step", "enter", "loads_on", "work",
+           "no_work"]
 
 _INF = np.inf
 RATE, TDONE, EFF = 0, 1, 2
@@ -43,6 +51,30 @@ COUNT, LOOKUP = 0, 1
 W, B = 0, 1
 #: what :func:`step` did about rates: nothing, new flows at their bounds, a solve
 NOTHING, BOUNDS, SOLVED = 0, 1, 2
+# scratch rows after the filling's: X[0] live slots, entries' flows, resources, the resources;
+# X[1] entries' coefficients, weights, bounds, new rates
+_XLIVE, _XFI, _XRJ, _XUNIQ = NIW, NIW + 1, NIW + 2, NIW + 3
+_XAV, _XW, _XB, _XNEW = 1, 2, 3, 4
+# padding of the scratch rows: rows a power of two of pages apart (the slots double, so would
+# the rows) share cache sets, and the filling reads several rows at the same flow
+_PAD = 1032
+
+
+@njit(cache=True)
+def no_work():
+    """Scratch of no size (:func:`work` grows it)."""
+    return np.empty((NIW + 4, 0), np.intp), np.empty((5, 0)), np.empty((2, 0), np.bool_)
+
+
+@njit(cache=True)
+def work(X, slots, D):
+    """``X`` if it holds the solves of ``slots`` slots on paths ``D`` resources wide, else
+    new scratch that does (the slots double as they grow: so does the scratch)."""
+    k = max(slots * D, slots + 1)
+    if X[0].shape[1] >= k:
+        return X
+    k += _PAD
+    return np.empty((NIW + 4, k), np.intp), np.empty((5, k)), np.empty((2, k), np.bool_)
 
 
 @njit(cache=True, inline="always")
@@ -168,9 +200,9 @@ def _cutoff(low, sf, si, rf, pres, pwb):
 
 
 @njit(cache=True, inline="always")
-def _live(cut, tol, sf, si, pwb):
-    """Slots to re-solve: new flows and those at or above the cutoff level."""
-    live = np.empty(si.shape[1], dtype=np.intp)
+def _live(cut, tol, sf, si, pwb, live):
+    """Slots to re-solve: new flows and those at or above the cutoff level (written to
+    the scratch ``live``)."""
     m = 0
     total = 0
     lim = cut * (1.0 - tol)
@@ -184,15 +216,13 @@ def _live(cut, tol, sf, si, pwb):
 
 
 @njit(cache=True, inline="always")
-def _incidence(live, si, rf, ri, pres, pcoef):
+def _incidence(live, si, rf, ri, pres, pcoef, X):
     """Entries of the live flows on saturable resources, resources numbered compactly
-    in order of first appearance (``ri[LOOKUP]`` is scratch, all -1 on entry and exit)."""
+    in order of first appearance (``ri[LOOKUP]`` is scratch, all -1 on entry and exit),
+    written to the scratch ``X``."""
     D = pres.shape[1]
     lookup = ri[LOOKUP]
-    fi = np.empty(live.shape[0] * D, dtype=np.intp)
-    rj = np.empty(live.shape[0] * D, dtype=np.intp)
-    av = np.empty(live.shape[0] * D)
-    uniq = np.empty(live.shape[0] * D, dtype=np.intp)
+    fi, rj, uniq, av = X[0][_XFI], X[0][_XRJ], X[0][_XUNIQ], X[1][_XAV]
     k = 0
     u = 0
     for i in range(live.shape[0]):
@@ -232,21 +262,21 @@ def _apply(now, live, new, sf, si, rf, pres, pcoef):
 
 
 @njit(cache=True, inline="always")
-def _solve(now, low, cutoff_tol, level_tol, sf, si, rf, ri, pres, pcoef, pwb):
+def _solve(now, low, cutoff_tol, level_tol, sf, si, rf, ri, pres, pcoef, pwb, X):
     """Max-min rates of the live flows: those below the cutoff keep their rates, the
     others are solved by progressive filling on the capacity the kept flows leave.
     Returns the number of changed slots (written to ``si[CHANGED]``)."""
     cut = _cutoff(low, sf, si, rf, pres, pwb)
-    live, every = _live(cut, cutoff_tol, sf, si, pwb)
+    live, every = _live(cut, cutoff_tol, sf, si, pwb, X[0][_XLIVE])
     m = live.shape[0]
     if m == 0:
         return 0
-    fi, rj, av, uniq = _incidence(live, si, rf, ri, pres, pcoef)
-    w = np.empty(m)
-    b = np.empty(m)
+    fi, rj, av, uniq = _incidence(live, si, rf, ri, pres, pcoef, X)
+    w, b, new = X[1][_XW, :m], X[1][_XB, :m], X[1][_XNEW, :m]
     for i in range(m):
         w[i] = pwb[W, si[SPID, live[i]]]
         b[i] = pwb[B, si[SPID, live[i]]]
+        new[i] = 0.0
     resid = np.empty(uniq.shape[0])
     if every:
         for j in range(uniq.shape[0]):
@@ -259,18 +289,17 @@ def _solve(now, low, cutoff_tol, level_tol, sf, si, rf, ri, pres, pcoef, pwb):
         for j in range(uniq.shape[0]):
             r = uniq[j]
             resid[j] = max(rf[CAP, r] - (rf[LOAD, r] - mine[j]), 0.0)
-    new = np.zeros(m)
-    fill(w, b, fi, rj, av, resid, new, level_tol)
+    fill_with(w, b, fi, rj, av, resid, new, level_tol, X[0], X[1], X[2])
     return _apply(now, live, new, sf, si, rf, pres, pcoef)
 
 
 @njit(cache=True)
-def _counted_solve(now, low, cutoff_tol, level_tol, sf, si, rf, ri, pres, pcoef, pwb, ctl):
+def _counted_solve(now, low, cutoff_tol, level_tol, sf, si, rf, ri, pres, pcoef, pwb, ctl, X):
     """:func:`_solve`, with the sums recomputed every ``ctl[1]`` solves."""
     ctl[0] += 1
     if ctl[0] % ctl[1] == 0:
         refresh(sf, si, rf, pres, pcoef, pwb)
-    return _solve(now, low, cutoff_tol, level_tol, sf, si, rf, ri, pres, pcoef, pwb)
+    return _solve(now, low, cutoff_tol, level_tol, sf, si, rf, ri, pres, pcoef, pwb, X)
 
 
 @njit(cache=True, inline="always")
@@ -283,7 +312,7 @@ def _next_time(sf, si):
 
 
 @njit(cache=True)
-def step(now, nnew, cutoff_tol, level_tol, sf, si, rf, ri, pres, pcoef, pwb, ctl):
+def step(now, nnew, cutoff_tol, level_tol, sf, si, rf, ri, pres, pcoef, pwb, ctl, X):
     """One engine event: add the new slots, remove the flows complete by ``now``, then
     give the new flows their bounds if they fit, else re-solve what the change reaches.
     Returns (flows removed (in ``si[DUE]``), slots changed (in ``si[CHANGED]``) when
@@ -297,13 +326,13 @@ def step(now, nnew, cutoff_tol, level_tol, sf, si, rf, ri, pres, pcoef, pwb, ctl
         if not coupled:
             what = BOUNDS
     if coupled:
-        nch = _counted_solve(now, low, cutoff_tol, level_tol, sf, si, rf, ri, pres, pcoef, pwb, ctl)
+        nch = _counted_solve(now, low, cutoff_tol, level_tol, sf, si, rf, ri, pres, pcoef, pwb, ctl, X)
         what = SOLVED
     return k, nch, what, _next_time(sf, si)
 
 
 @njit(cache=True)
-def enter(now, low, nnew, rates, tdones, cutoff_tol, level_tol, sf, si, rf, ri, pres, pcoef, pwb, ctl):
+def enter(now, low, nnew, rates, tdones, cutoff_tol, level_tol, sf, si, rf, ri, pres, pcoef, pwb, ctl, X):
     """Flows moving in with their rates (``rates``, ``tdones`` in ``si[NEW]`` order), then
     a solve; returns (slots changed, the next completion time)."""
     _add(now, nnew, sf, si, rf, ri, pres, pcoef, pwb, False)
@@ -312,7 +341,7 @@ def enter(now, low, nnew, rates, tdones, cutoff_tol, level_tol, sf, si, rf, ri, 
         sf[RATE, s] = rates[i]
         sf[TDONE, s] = tdones[i]
     refresh(sf, si, rf, pres, pcoef, pwb)
-    nch = _counted_solve(now, low, cutoff_tol, level_tol, sf, si, rf, ri, pres, pcoef, pwb, ctl)
+    nch = _counted_solve(now, low, cutoff_tol, level_tol, sf, si, rf, ri, pres, pcoef, pwb, ctl, X)
     return nch, _next_time(sf, si)
 
 

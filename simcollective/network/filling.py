@@ -17,9 +17,13 @@ import sys
 
 import numpy as np
 
-__all__ = ["fill", "max_min_rates", "interpreted_work"]
+__all__ = ["fill", "fill_with", "NIW", "max_min_rates", "interpreted_work"]
 
 _INF = np.inf
+#: rows of :func:`fill_with`'s int scratch: entries by resource and by flow, the flows'
+#: group starts and fill positions, the unfixed flows
+_RENT, _FENT, _FPTR, _FPOS, _FLOWS = 0, 1, 2, 3, 4
+NIW = 5
 
 # filling work (entries + flows + resources, per pass) this process has run interpreted
 _WORK = [0]
@@ -40,14 +44,27 @@ def fill(w, b, fi, rj, av, c, rates, level_tol):
     and the capacity its fixed flows take is summed as they are fixed, in flow order,
     which is its entry order: the same numbers, with a pass visiting only the entries
     of the flows it fixes (and once, the entries of a resource that stops its flows)."""
+    m = w.shape[0]
+    k = max(fi.shape[0], m + 1)
+    return fill_with(w, b, fi, rj, av, c, rates, level_tol, np.empty((NIW, k), np.intp), np.empty((1, k)),
+                     np.empty((2, k), np.bool_))
+
+
+def fill_with(w, b, fi, rj, av, c, rates, level_tol, iw, fw, bw):
+    """:func:`fill` in caller-owned scratch (kept across solves: large fresh arrays cost
+    page faults each time): rows ``iw[:NIW]`` (ints), ``fw[0]`` (floats) and ``bw[:2]``
+    (booleans), each at least max(entries, flows + 1) long; their contents on entry do
+    not matter."""
     m, n = w.shape[0], c.shape[0]
-    rptr, rent = _csr(rj, n)
-    fptr, fent = _csr(fi, m)
+    rptr, rent = _csr(rj, n, np.empty(n + 1, np.intp), np.empty(n, np.intp), iw[_RENT])
+    fptr, fent = _csr(fi, m, iw[_FPTR], iw[_FPOS], iw[_FENT])
     unit = _unit(w, fi, av)
     rlen = rptr[1:] - rptr[:n]  # entries of unfixed flows: rent[rptr[j]:rptr[j] + rlen[j]] (unit: how many)
-    fl, fixed, fix = b / w, np.zeros(m, np.bool_), np.zeros(m, np.bool_)
+    fl, fixed, fix, flows = fw[0], bw[0], bw[1], iw[_FLOWS]
+    for i in range(m):
+        fl[i], fixed[i], fix[i], flows[i] = b[i] / w[i], False, False, i
     level, touched, dec = np.empty(n), np.zeros(n, np.bool_), np.zeros(n)
-    flows, res, tl = np.arange(m), np.arange(n), np.arange(n)  # unfixed flows, resources, touched
+    res, tl = np.arange(n), np.arange(n)  # resources, touched
     nf, nr, nt, lam, passes = m, n, n, 0.0, 0
     while True:
         if unit:
@@ -92,18 +109,21 @@ def _unit(w, fi, av):
     return True
 
 
-def _csr(idx, size):
-    """Entries grouped by ``idx`` (entry order kept within a group): (start of each
-    group in ``ent``, ``ent``)."""
-    ptr = np.zeros(size + 1, np.intp)
+def _csr(idx, size, ptr, pos, ent):
+    """Entries grouped by ``idx`` (entry order kept within a group), written into the
+    scratch ``ptr`` (at least ``size + 1`` long), ``pos`` (``size``) and ``ent`` (one per
+    entry): (start of each group in ``ent``, ``ent``), cut to length."""
+    for j in range(size + 1):
+        ptr[j] = 0
     for e in range(idx.shape[0]):
         ptr[idx[e] + 1] += 1
-    ptr = np.cumsum(ptr)
-    ent, pos = np.empty(idx.shape[0], np.intp), ptr[:size].copy()
+    for j in range(size):
+        ptr[j + 1] += ptr[j]
+        pos[j] = ptr[j]
     for e in range(idx.shape[0]):
         ent[pos[idx[e]]] = e
         pos[idx[e]] += 1
-    return ptr, ent
+    return ptr[: size + 1], ent[: idx.shape[0]]
 
 
 def _settle(tl, nt, lam, w, b, fi, av, c, rptr, rlen, rent, fix, level, touched):

@@ -1,4 +1,5 @@
-"""Compiled max-min kernel: :func:`.filling.fill` under ``@njit(cache=True)``.
+"""Compiled max-min kernels: :func:`.filling.fill` and :func:`.filling.fill_with` (the
+same in caller-owned scratch) under ``@njit(cache=True)``.
 
 Importing this module imports numba; :func:`.filling.max_min_rates` does so only once a
 process has run enough filling interpreted (:attr:`~.tuning.Tuning.jit_after`), and the
@@ -18,9 +19,11 @@ from numba import njit
 from . import filling
 from .filling import max_min_rates
 
-__all__ = ["fill", "max_min_rates"]
+__all__ = ["fill", "fill_with", "max_min_rates"]
 
 _HELPERS = ("_unit", "_csr", "_settle", "_settle_unit", "_fix")
 _globals = dict(vars(filling))
 _globals.update({name: njit(cache=True, inline="always")(getattr(filling, name)) for name in _HELPERS})
+_globals["fill_with"] = fill_with = njit(cache=True)(types.FunctionType(filling.fill_with.__code__, _globals,
+                                                                         "fill_with"))
 fill = njit(cache=True)(types.FunctionType(filling.fill.__code__, _globals, "fill"))

@@ -11,9 +11,10 @@ fewer than ``bulk_off`` active flows, :func:`leave` hands them back to the per-f
 (completions scheduled in slot order, the per-resource lists and maximum loads rebuilt in
 activation order), as ``ArrayModeMixin._leave_bulk`` does.
 
-The store is a tuple ``(sf, si, rf, ri, ctl, msg, tstart)``: the arrays of
+The store is a tuple ``(sf, si, rf, ri, ctl, msg, tstart, X)``: the arrays of
 :class:`~simcollective.network.bulk.BulkStore` (see :mod:`.bulk_kernels`), the message in
-each slot (-1: free) and its activation time; the path table is ``(pres, pcoef, pwb)``.
+each slot (-1: free), its activation time and the solves' scratch (kept across them, grown
+by :func:`.bulk_kernels.work` before a step); the path table is ``(pres, pcoef, pwb)``.
 ``tune`` is ``[bulk_min, walk_limit, level_tol, cutoff_tol, bulk_off, refresh, set_places]``
 (the last: the places the loop's sets of due times start with).
 Plain functions under ``@njit(cache=True)``; ``NUMBA_DISABLE_JIT=1`` runs the same code.
@@ -32,7 +33,8 @@ from .replay_heaps import hpop, hpush, sdel
 
 # NOTE: numba's cache keeps the compiled code of the kernels a cached kernel calls inside its own
 # entry and checks only the caller's source file: a change to a callee's module (:mod:`.filling`
-# above all) is compiled anew in this file's kernels only with an edit of this file too.
+# and :mod:`.bulk_kernels` above all) is compiled anew in this file's kernels only with an edit
+# of this file too.
 __all__ = ["table", "empty", "enter", "wakeup", "leave", "close"]
 
 _INF = np.inf
@@ -63,7 +65,7 @@ def empty(n, slots):
     for r in range(n + 1):
         ri[K.LOOKUP, r] = -1
     return (sf, np.zeros((5, slots), np.intp), np.zeros((8, n + 1)), ri, np.zeros(2, np.intp),
-            np.full(slots, -1, np.int64), np.zeros(slots))
+            np.full(slots, -1, np.int64), np.zeros(slots), K.no_work())
 
 
 @njit(cache=True, inline="always")
@@ -77,19 +79,19 @@ def _size(k, need):
 @njit(cache=True)
 def _room(A, need):
     """``A`` with at least ``need`` slots (more slots change no value, only the scans' length)."""
-    sf, si, rf, ri, ctl, msg, tstart = A
+    sf, si, rf, ri, ctl, msg, tstart, X = A
     k0 = si.shape[1]
     if k0 >= need:
         return A
     B = empty(rf.shape[1] - 1, _size(k0, need))
-    sf2, si2, _, _, _, msg2, tstart2 = B
+    sf2, si2, _, _, _, msg2, tstart2, _ = B
     for s in range(k0):
         for j in range(3):
             sf2[j, s] = sf[j, s]
         for j in range(5):
             si2[j, s] = si[j, s]
         msg2[s], tstart2[s] = msg[s], tstart[s]
-    return sf2, si2, rf, ri, ctl, msg2, tstart2
+    return sf2, si2, rf, ri, ctl, msg2, tstart2, X
 
 
 @njit(cache=True, inline="always")
@@ -124,7 +126,7 @@ def enter(now, nfin, tune, T, MI, MF, SI, SF, PI, PF, RF, rcnt, rl, fin, free, C
     act = np.flatnonzero(SI[:, SMSG] >= 0)
     order = _activation_order(act, SF[act, TSTART], SI[act, SSEQ])
     A = empty(n, _size(np.int64(0), order.shape[0]))
-    sf, si, rf, ri, ctl, msg, tstart = A
+    sf, si, rf, ri, ctl, msg, tstart, X = A
     for r in range(n):
         rf[K.CAP, r], rf[K.SAT, r], rf[K.NEAR, r] = RF[r, CAP], RF[r, SAT], RF[r, NEAR]
         rf[K.SINCE, r], rf[K.BUSY, r] = RF[r, BSINCE], RF[r, BTIME]
@@ -148,8 +150,10 @@ def enter(now, nfin, tune, T, MI, MF, SI, SF, PI, PF, RF, rcnt, rl, fin, free, C
         SI[s, SMSG] = -1
         free[s] = S - 1 - s
     C[NFREE], C[NEND] = S, 0
+    X = K.work(X, si.shape[1], T[0].shape[1])
+    A = sf, si, rf, ri, ctl, msg, tstart, X
     _, nxt = K.enter(now, low, nnew, rates, tdones, tune[CUTOFF_TOL], tune[LEVEL_TOL], sf, si, rf, ri, T[0], T[1],
-                     T[2], ctl)
+                     T[2], ctl, X)
     C[RECOMP] += 1
     C[ENTERS] += 1
     if C[ACTIVE] < tune[BULK_OFF]:
@@ -166,7 +170,7 @@ def wakeup(now, tune, A, T, MI, MF, SI, SF, PI, PF, RF, rcnt, rl, fin, free, C, 
     left fewer than ``bulk_off``. ``bk``: the set of activation times. Returns (the store,
     how many messages arrived (in ``fin``), the next completion time, whether the flows
     are still in the store)."""
-    sf, si, rf, ri, ctl, msg, tstart = A
+    sf, si, rf, ri, ctl, msg, tstart, X = A
     nnew, nfin, j, last = 0, 0, 0, -1.0
     while C[NACT] and ah[0][0] <= now:
         t, m = ah[0][0], ah[2][0]
@@ -182,14 +186,16 @@ def wakeup(now, tune, A, T, MI, MF, SI, SF, PI, PF, RF, rcnt, rl, fin, free, C, 
             continue
         if C[ACTIVE] + nnew >= si.shape[1]:  # (the set holds times, not counts: room as flows come)
             A = _room(A, C[ACTIVE] + nnew + 1)
-            sf, si, rf, ri, ctl, msg, tstart = A
+            sf, si, rf, ri, ctl, msg, tstart, X = A
         while si[K.ALIVE, j]:
             j += 1
         msg[j], tstart[j], si[K.SPID, j], sf[K.EFF, j], si[K.NEW, nnew] = m, now, p, MF[m, EFF], j
         j += 1
         nnew += 1
     C[ACTIVE] += nnew
-    k, _, what, nxt = K.step(now, nnew, tune[CUTOFF_TOL], tune[LEVEL_TOL], sf, si, rf, ri, T[0], T[1], T[2], ctl)
+    X = K.work(X, si.shape[1], T[0].shape[1])
+    A = sf, si, rf, ri, ctl, msg, tstart, X
+    k, _, what, nxt = K.step(now, nnew, tune[CUTOFF_TOL], tune[LEVEL_TOL], sf, si, rf, ri, T[0], T[1], T[2], ctl, X)
     for i in range(k):
         s = si[K.DUE, i]
         fin[nfin] = msg[s]
@@ -209,7 +215,7 @@ def leave(now, A, MI, SI, SF, PI, PF, RF, rcnt, rl, free, C, eh):
     """``Network._leave_bulk``: the store's flows back to per-flow slots, their completions
     scheduled in slot order; the per-resource lists and maximum loads rebuilt in
     activation order (the caller leaves room in the pool for 2 x entries + 4 n)."""
-    sf, si, rf, ri, ctl, msg, tstart = A
+    sf, si, rf, ri, ctl, msg, tstart, X = A
     n, D = RF.shape[0], PI.shape[1] - 1
     live = np.flatnonzero(si[K.ALIVE])
     slot = np.empty(live.shape[0], np.int64)

@@ -39,8 +39,9 @@ from .replay_flows import (ACTIVE, ACTK, ARRIVED, EAGER, EID, ENTERS, FLAGS, FLO
 from .replay_heaps import hgrow, hpop, hpush, sdel, sgrow, sput
 
 # NOTE: numba's cache keeps the compiled code of the kernels a cached kernel calls inside its own
-# entry and checks only the caller's source file: a change to a callee's module (:mod:`.filling`
-# above all) is compiled anew in this file's kernels only with an edit of this file too.
+# entry and checks only the caller's source file: a change to a callee's module (:mod:`.filling`,
+# :mod:`.bulk_kernels`, :mod:`.replay_bulk` above all) is compiled anew in this file's kernels only
+# with an edit of this file too.
 __all__ = ["OK", "DEADLOCK", "execute", "wakeup", "run_rank", "component"]
 
 OK, DEADLOCK = 0, 2

@@ -1,5 +1,5 @@
-"""The max-min filling: interpreted and compiled give bit-identical rates, the JIT budget, the
-reference filling, feasibility and bottlenecks, independent groups."""
+"""The max-min filling: interpreted and compiled give bit-identical rates, in fresh or kept
+scratch, the JIT budget, the reference filling, feasibility and bottlenecks, independent groups."""
 
 import json
 import subprocess
@@ -11,7 +11,7 @@ from hypothesis import given, settings, strategies as st
 
 from simcollective.network import filling
 from simcollective.network.engine import max_min_rates
-from simcollective.network.kernels import fill as compiled_fill
+from simcollective.network.kernels import fill as compiled_fill, fill_with as compiled_fill_with
 
 
 @st.composite
@@ -39,6 +39,47 @@ def test_interpreted_and_compiled_filling_give_bit_identical_rates(p):
         passes = kernel(np.array(w), np.array(b), fi, rj, av, cap, rates, 1e-12)
         outs.append((rates.tobytes(), cap.tobytes(), passes))
     assert outs[0] == outs[1]
+
+
+def _arrays(p):
+    w, b, entries, c = p
+    fi = np.array([e[0] for e in entries], dtype=np.intp)
+    rj = np.array([e[1] for e in entries], dtype=np.intp)
+    av = np.array([e[2] for e in entries], dtype=np.float64)
+    return np.array(w), np.array(b), fi, rj, av, np.array(c)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(problems(), min_size=1, max_size=5))
+def test_solves_in_kept_scratch_equal_fresh_solves_to_the_bit(ps):
+    # the array store keeps the filling's scratch across solves (sized for the largest,
+    # left dirty by the one before): each solve equals one in fresh arrays
+    k = max(max(len(p[2]), len(p[0]) + 1) for p in ps) + 3
+    for kernel in (filling.fill_with, compiled_fill_with):
+        iw, fw, bw = np.full((filling.NIW, k), 7, np.intp), np.full((1, k), np.nan), np.ones((2, k), np.bool_)
+        for p in ps:
+            w, b, fi, rj, av, c = _arrays(p)
+            outs = []
+            for run in (lambda r, cap: compiled_fill(w, b, fi, rj, av, cap, r, 1e-12),
+                        lambda r, cap: kernel(w, b, fi, rj, av, cap, r, 1e-12, iw, fw, bw)):
+                rates, cap = np.zeros(len(w)), c.copy()
+                passes = run(rates, cap)
+                outs.append((rates.tobytes(), cap.tobytes(), passes))
+            assert outs[0] == outs[1]
+
+
+def test_the_stores_scratch_grows_with_its_slots_and_is_kept_otherwise():
+    from simcollective.network import bulk_kernels as K
+
+    def same(X, Y):
+        return all(a is b for a, b in zip(X, Y))
+
+    X1 = K.work(K.no_work(), 256, 3)
+    assert all(a.shape[1] >= 768 for a in X1)
+    assert same(K.work(X1, 256, 3), X1) and same(K.work(X1, 128, 5), X1)
+    X2 = K.work(X1, 512, 3)
+    assert all(a.shape[1] >= 1536 for a in X2)
+    assert [a.dtype for a in X2] == [np.intp, np.float64, np.bool_]
 
 
 _RUN = (
