@@ -75,10 +75,10 @@ _NCCL_RING = ("33.5 M messages: the recording's Python per message dominates the
               "float32: recording 3.1 s of about 5 s CPU, the loop 1.0 s); its arrays, about 450 bytes a message, take "
               "about 15 GB there, more than half this machine's memory: auto runs the point on the SimPy path")
 _ALLTOALL = ("the estimate is a compiled run of 16 nodes under dest routing (the path the 1024-GPU run takes), "
-             "in a fresh process: loading numba is most of its CPU; the 1024-GPU run itself, 39-40 s of CPU under "
-             "the default routing (dest, four scalable units; 21 s under first): the loop's 321 max-min solves of "
-             "up to a million concurrent flows 22 s, the recording 6.6 s, the route parameters of its 1 M distinct "
-             "pairs (in bulk, NumPy) 4.3 s, the size-only verification 4-7 s")
+             "in a fresh process: loading numba is most of its CPU; the 1024-GPU run itself, 27 s of CPU under "
+             "the default routing (dest, four scalable units; 14.5 s under first): the loop's 321 max-min solves of "
+             "up to a million concurrent flows about 20 s, the recording 6.6 s, the route parameters of its 1 M "
+             "distinct pairs (in bulk, NumPy) 4.3 s, the size-only verification 1.7 s")
 _NVLS = ("NVLSTree reacts to the first message to arrive (waitany): the SimPy path runs it, 2.65 SimPy events a "
          "message, 26-36 us from 16 to 128 nodes (not growing as the estimate's P^0.2: about 570 s at 2048 nodes at "
          "36 us): about a third the engine's flow starts and max-min steps, a fifth the runtime's posting, matching "
