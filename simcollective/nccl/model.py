@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
+from functools import cached_property
 
 from ..errors import UserInputError
 from . import nics
@@ -117,6 +118,15 @@ class Machine:
     @property
     def arch(self) -> str:
         return arch_of(self.cc)
+
+    @cached_property
+    def node_of(self) -> list:
+        """Per rank, the index of its node in ``nodes``."""
+        where = [0] * self.nranks
+        for i, ranks in enumerate(self.nodes):
+            for r in ranks:
+                where[r] = i
+        return where
 
     @property
     def nvls(self) -> bool:

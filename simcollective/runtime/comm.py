@@ -177,6 +177,17 @@ class Comm:
         """Graph node id of the GPU of ``rank`` of this communicator (default: this rank)."""
         return self.world.placement[self.members[self.rank if rank is None else rank]]
 
+    def gpus(self) -> tuple:
+        """Graph node ids of every rank's GPU, in rank order: one tuple that every rank of
+        this communicator shares (built once per simulation, where a list of ``gpu(r)`` per
+        rank costs P^2 lookups at P ranks)."""
+        shared, key = self.world.shared, ("gpus", self.cid)
+        gpus = shared.get(key)
+        if gpus is None:
+            placement = self.world.placement
+            gpus = shared[key] = tuple(placement[w] for w in self.members)
+        return gpus
+
     def add(self, a, b, op=None):
         """Reduce two payloads (``a + b`` or ``op(a, b)``) and pay the profile's compute time:
         dense sums at ``dense_bytes_per_second`` (3 x bytes), sparse merges at

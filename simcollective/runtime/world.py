@@ -77,12 +77,17 @@ class World:
 
     def canonical(self, members: tuple) -> tuple:
         """The one tuple of these members every communicator over them shares."""
+        if members is self._world_members:   # every rank's world communicator: no P-long hash
+            return members
         return self._members.setdefault(members, members)
 
     def comm_id(self, members: tuple, name: str, context=None) -> int:
-        """The id of the communicator over ``members`` in message space ``context`` (None:
-        the world's; communicators over the same ranks in one context share an id)."""
-        key = members if context is None else (context, members)
+        """The id of the communicator over ``members`` (a :meth:`canonical` tuple) in message
+        space ``context`` (None: the world's; communicators over the same ranks in one context
+        share an id)."""
+        # NOTE: keyed by the canonical tuple's identity (it lives as long as the world), not
+        # its value: hashing P members for each of P ranks costs P^2 at P ranks
+        key = id(members) if context is None else (context, id(members))
         cid = self._comm_ids.get(key)
         if cid is None:
             cid = self._comm_ids[key] = len(self.comm_names)

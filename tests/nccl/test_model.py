@@ -53,3 +53,15 @@ def test_channels_shrink_for_small_calls():
     assert model.channels_for(m, gr, "ring", "simple", 768 * 1024) == 24   # 24 x 512 x 64 B
     assert model.channels_for(m, gr, "ring", "simple", 768 * 1024 - 1) == 23
     assert model.channels_for(m, gr, "ring", "ll", 8) == 1
+
+
+def test_node_of_is_the_index_of_each_rank_node():
+    import topologies
+
+    # ranks alternate between the two servers: rank r is on server r % 2
+    gpus = [f"n{r % 2}/gpu{r // 2}" for r in range(16)]
+    m = model.machine_of(topologies.build("dgx-h100", 2), gpus)
+    assert len(m.nodes) == 2
+    for r in range(16):
+        assert r in m.nodes[m.node_of[r]]
+    assert [m.node_of[r] for r in (0, 2)] == [m.node_of[0]] * 2 and m.node_of[1] != m.node_of[0]

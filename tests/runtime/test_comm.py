@@ -264,3 +264,19 @@ def test_two_receives_waiting_on_one_key_are_reported_and_matched_in_order():
     with pytest.raises(DeadlockError, match=r"rank 0 waits for: recv from rank 1 \(tag 5, world\); "
                                             r"recv from rank 1 \(tag 5, world\)"):
         run_on_mesh(stuck, P=2)
+
+
+def test_gpus_lists_every_rank_gpu_once_for_all_ranks_of_a_communicator():
+    seen = {}
+
+    def main(comm):
+        sub = comm.sub([3, 1], "pair") if comm.rank in (1, 3) else None
+        seen[comm.rank] = (comm.gpus(), sub.gpus() if sub else None)
+        yield comm.compute(0.0)
+
+    g = mesh_graph(4, bandwidth=1e9, latency=1e-6)
+    gpus = topologies.gpus(g)[:4]
+    run(main, P=4, graph=None)
+    assert seen[0][0] == tuple(gpus)
+    assert all(seen[r][0] is seen[0][0] for r in range(4))   # one tuple, shared by every rank
+    assert seen[1][1] == (gpus[3], gpus[1]) and seen[1][1] is seen[3][1]

@@ -108,7 +108,7 @@ def nvlstree_two_nodes(comm, x, plan):
     """
     r, f = comm.rank, plan.wire
     m = plan.machine
-    node = next(i for i, ranks in enumerate(m.nodes) if r in ranks)
+    node = m.node_of[r]
     local = m.nodes[node]
     me = local.index(r)
     peer = m.nodes[1 - node][me]
@@ -175,7 +175,7 @@ class _WideNvlsTree:
     def __init__(self, comm, x, plan):
         r = comm.rank
         m = plan.machine
-        node = next(i for i, ranks in enumerate(m.nodes) if r in ranks)
+        node = m.node_of[r]
         self.comm, self.f = comm, plan.wire
         self.local = m.nodes[node]
         self.me = self.local.index(r)
