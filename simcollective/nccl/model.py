@@ -122,11 +122,7 @@ class Machine:
     @cached_property
     def node_of(self) -> list:
         """Per rank, the index of its node in ``nodes``."""
-        where = [0] * self.nranks
-        for i, ranks in enumerate(self.nodes):
-            for r in ranks:
-                where[r] = i
-        return where
+        return [i for _, i in sorted((r, i) for i, ranks in enumerate(self.nodes) for r in ranks)]
 
     @property
     def nvls(self) -> bool:
@@ -393,12 +389,8 @@ def choose(m: Machine, nbytes: int, algos=ALGOS, protos=PROTOCOLS) -> tuple:
     with the minimum predicted time (ties: NCCL's order)."""
     graphs = graphs_of(m)
     best = None
-    for algo in ALGOS:
-        if algo not in algos:
-            continue
-        for proto in PROTOCOLS:
-            if proto not in protos:
-                continue
+    for algo in (a for a in ALGOS if a in algos):
+        for proto in (p for p in PROTOCOLS if p in protos):
             t = predict(m, graphs, algo, proto, nbytes)
             if best is None or t < best[3]:
                 best = (algo, proto, 0, t)

@@ -353,29 +353,17 @@ def nccl_bytes(coll: str, x, nranks: int) -> int:
 
 # -- a rank's plan, and the counts its body and message count share ------------------------------
 def plan_for(comm, x, algorithm, protocol=None, channels=None) -> Plan:
-    """The plan of this rank's allreduce of ``x`` (see :func:`make_plan`)."""
-    return _shared_plan(comm, ("allreduce", algorithm, int(x.nbytes), protocol, channels),
-                        lambda gpus: make_plan(comm.graph, gpus, comm.profile, algorithm, int(x.nbytes),
-                                               protocol, channels))
+    """The plan of this rank's allreduce of ``x`` (see :func:`make_plan`), made once per simulation."""
+    nbytes = int(x.nbytes)
+    return comm.memo(("nccl plan", comm.cid, "allreduce", algorithm, nbytes, protocol, channels),
+                     lambda: make_plan(comm.graph, comm.gpus(), comm.profile, algorithm, nbytes, protocol, channels))
 
 
 def plan_for_coll(comm, x, coll: str, algorithm: str, protocol=None, channels=None) -> Plan:
-    """The plan of this rank's ``coll`` of ``x`` (see :func:`make_coll_plan`)."""
-    nbytes = nccl_bytes(coll, x, comm.size)
-    return _shared_plan(comm, (coll, algorithm, nbytes, protocol, channels),
-                        lambda gpus: make_coll_plan(comm.graph, gpus, comm.profile, coll, algorithm, nbytes,
-                                                    protocol, channels))
-
-
-def _shared_plan(comm, what: tuple, make) -> Plan:
-    """The plan every rank of ``comm`` asks for with ``what``, made once per simulation
-    (``make(gpus)``, itself cached across simulations by :func:`cached_plan`): the ranks after
-    the first skip the cache's key, P GPU names long."""
-    shared, key = comm.shared, ("nccl plan", comm.cid) + what
-    plan = shared.get(key)
-    if plan is None:
-        plan = shared[key] = make(comm.gpus())
-    return plan
+    """The plan of this rank's ``coll`` of ``x`` (see :func:`make_coll_plan`), made once per simulation."""
+    n, opts = nccl_bytes(coll, x, comm.size), (protocol, channels)
+    return comm.memo(("nccl plan", comm.cid, coll, algorithm, n, opts),
+                     lambda: make_coll_plan(comm.graph, comm.gpus(), comm.profile, coll, algorithm, n, *opts))
 
 
 def channel_count(plan: Plan, elements: int) -> int:

@@ -179,14 +179,18 @@ class Comm:
 
     def gpus(self) -> tuple:
         """Graph node ids of every rank's GPU, in rank order: one tuple that every rank of
-        this communicator shares (built once per simulation, where a list of ``gpu(r)`` per
-        rank costs P^2 lookups at P ranks)."""
-        shared, key = self.world.shared, ("gpus", self.cid)
-        gpus = shared.get(key)
-        if gpus is None:
-            placement = self.world.placement
-            gpus = shared[key] = tuple(placement[w] for w in self.members)
-        return gpus
+        this communicator shares (where a list of ``gpu(r)`` per rank costs P^2 at P ranks)."""
+        placement = self.world.placement
+        return self.memo(("gpus", self.cid), lambda: tuple(placement[w] for w in self.members))
+
+    def memo(self, key, make):
+        """``make()``'s value for ``key``, made once per simulation: for what every rank
+        computes alike (a plan, the communicator's GPUs), kept in :attr:`shared`."""
+        shared = self.world.shared
+        value = shared.get(key, shared)
+        if value is shared:
+            value = shared[key] = make()
+        return value
 
     def add(self, a, b, op=None):
         """Reduce two payloads (``a + b`` or ``op(a, b)``) and pay the profile's compute time:
