@@ -146,11 +146,13 @@ def add_yes_argument(p, also: str = "") -> None:
                    help=f"run even when the estimate is beyond the wall limit (10 min){also}")
 
 
-def add_topology_arguments(p: argparse.ArgumentParser, network: bool = True, profile: str | None = None) -> None:
+def add_topology_arguments(p: argparse.ArgumentParser, network: bool = True, profile: str | None = None,
+                           nodes_default: str | None = None) -> None:
     """The hardware options shared by ``run``, ``p2p`` and ``draw-topology``.
 
     ``network=False`` (``draw-topology``): no ``--profile``/``--routing``, which would be ignored.
     ``profile``: the command's own default profile (``compare``: nccl), else the run default.
+    ``nodes_default``: what the command does without ``--nodes``, said in its help.
     """
     import topologies
 
@@ -162,7 +164,7 @@ def add_topology_arguments(p: argparse.ArgumentParser, network: bool = True, pro
     g.add_argument("--topology", default=D["topology"], metavar="NAME",
                    help=f"preset: {', '.join(topologies.PRESETS)} (default: {D['topology']})")
     g.add_argument("--nodes", default=str(D["nodes"]), metavar="N",
-                   help=f"number of servers (for fat-tree: single-GPU hosts) (default: {D['nodes']})")
+                   help=f"number of servers (for fat-tree: single-GPU hosts) (default: {nodes_default or D['nodes']})")
     g.add_argument("--topology-opt", action=KeyValueAppend, default=[], metavar="KEY=VALUE",
                    help="builder parameter, repeatable with different keys (e.g. oversubscription=3)")
     g.add_argument("--topology-file", metavar="PATH", help="a user graph (.graphml or node-link .json)")

@@ -6,7 +6,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from .arguments import add_nccl_version_argument, add_plugin_argument, add_topology_arguments, add_yes_argument
+from .arguments import (add_nccl_version_argument, add_plugin_argument, add_topology_arguments, add_yes_argument,
+                        given)
 from .errors import UserInputError
 from .parsing import check_output_path, parse_int, parse_size, parse_topology_opts, write_json
 from .run_config import SCHEMA_VERSION
@@ -23,7 +24,7 @@ def add_parser(sub) -> None:
                                    "given machine, and print measured and simulated time and busbw side by side; "
                                    "rows that cannot be simulated (size 0, negative, nan, inf) are listed as dropped.")
     p.add_argument("log", metavar="LOG", help="nccl-tests output file")
-    add_topology_arguments(p, profile="nccl")
+    add_topology_arguments(p, profile="nccl", nodes_default="the servers that hold the log's ranks")
     p.add_argument("--algorithm", default="auto", metavar="NAME",
                    help="simulated algorithm (default: nccl-X when the log says NCCL_ALGO=X, else nccl, "
                         "NCCL's own choice per size; for a collective without an NCCL algorithm (alltoall): "
@@ -61,8 +62,9 @@ def cmd_compare(args) -> int:
         raise UserInputError(f"--plot {args.plot!r} must be a .png file name")
     check_output_path(args.plot, "--plot", (".png",))   # checked before any simulation
     check_output_path(args.json, "--json")
+    nodes, nodes_note = _nodes(args)
     kwargs = dict(
-        topology=args.topology, nodes=parse_int(args.nodes, "--nodes", 1),
+        topology=args.topology, nodes=nodes,
         topology_opts=parse_topology_opts(args.topology_opt), algorithm=args.algorithm, profile=args.profile,
         protocol=args.protocol, channels=parse_int(args.channels, "--channels", 1) if args.channels else None,
         section=parse_int(args.section, "--section", 1) if args.section else None, in_place=args.in_place,
@@ -77,6 +79,8 @@ def cmd_compare(args) -> int:
         result = fit(args.log, args.fit, args.fit_at, **kwargs)
     else:
         result = compare(args.log, **kwargs)
+    if nodes_note:
+        result["nodes_note"] = nodes_note
     if args.plot:
         plot(result, args.plot)
     if args.json:
@@ -86,6 +90,17 @@ def cmd_compare(args) -> int:
         if args.plot:
             print(f"plot: {args.plot}")
     return 0
+
+
+def _nodes(args) -> tuple:
+    """``(--nodes, note)``: as given, else the servers that hold the log's ranks (with a note)."""
+    if "nodes" in given(args) or args.topology_file:
+        return parse_int(args.nodes, "--nodes", 1), None
+    from .validation.compare import log_nodes
+
+    ranks = parse_int(args.ranks, "--ranks", 1) if args.ranks else None
+    section = parse_int(args.section, "--section", 1) if args.section else None
+    return log_nodes(args.log, section, args.topology, parse_topology_opts(args.topology_opt), ranks)
 
 
 def plot(res: dict, path: str) -> None:

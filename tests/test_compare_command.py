@@ -62,7 +62,8 @@ def test_compare_end_to_end(capsys, tmp_path):
 
 @pytest.mark.parametrize("argv,needle", [
     (["h100x8-2to8node-ib400_allreduce_ncclt309.txt", "--topology", "dgx-h100", "--nodes", "2"], "--section"),
-    (["h100x8-2to8node-ib400_allreduce_ncclt309.txt", "--topology", "dgx-h100", "--section", "1"], "16 ranks"),
+    (["h100x8-2to8node-ib400_allreduce_ncclt309.txt", "--topology", "dgx-h100", "--section", "1", "--nodes", "1"],
+     "16 ranks"),
     (["a100x8-1node_sendrecv_liplus.txt", "--topology", "dgx-a100"], "sendrecv_perf is not simulated"),
     (["gcp-a4-b200x8-2node-roce_allgather_gcpdocs.txt", "--topology", "dgx-b200", "--nodes", "1"],
      "the log has 16 ranks"),
@@ -330,6 +331,21 @@ def test_compare_end_to_end_on_the_b200_allgather_log(capsys):
                        "--max-size", "8K")
     assert code == 0 and "all_gather_perf" in out and "nccl-ring/ll" in out
 
+
+
+def test_compare_without_nodes_takes_the_servers_that_hold_the_logs_ranks(capsys):
+    args = ("compare", str(AG_LOG), "--topology", "dgx-b200", "--max-size", "8K", "--json", "-")
+    code, out, err = run_cli(capsys, *args)
+    assert code == 0, err
+    res = json.loads(out)
+    assert res["nodes"] == 2 and res["nodes_note"] == "16 ranks over 8 GPUs a server"
+    code, given_out, err = run_cli(capsys, *args, "--nodes", "2")
+    given = json.loads(given_out)
+    assert "nodes_note" not in given and given["rows"] == res["rows"]
+    code, out, err = run_cli(capsys, *args[:-2])
+    assert code == 0 and "on dgx-b200 (--nodes 2: 16 ranks over 8 GPUs a server)" in out
+    code, out, err = run_cli(capsys, *args[:-2], "--ranks", "32")     # more ranks: more servers
+    assert code == 0 and "(--nodes 4: 32 ranks over 8 GPUs a server)" in out
 
 # -- bad input -------------------------------------------------------------------------------------
 @pytest.mark.parametrize("argv,needle", [

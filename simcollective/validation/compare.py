@@ -81,6 +81,20 @@ def _pick_table(tables, section, where):
 
 
 
+def log_nodes(log, section=None, topology="dgx-h100", topology_opts=None, ranks=None) -> tuple:
+    """``(nodes, note)``: the servers of ``topology`` that hold the log's ranks (``ranks``
+    when given, else the log's count; one server when the log states none), and what the
+    report says of where that count comes from."""
+    from ..simulate import RunConfig, build_graph
+
+    n = ranks or read_table(log, section).nranks
+    graph = build_graph(RunConfig(topology=topology, nodes=1, topology_opts=dict(topology_opts or {})))
+    per_node = sum(1 for _, d in graph.nodes(data=True) if d.get("kind") == "gpu")
+    if not n:
+        return 1, None
+    return max(1, math.ceil(n / per_node)), f"{n} ranks over {per_node} GPUs a server"
+
+
 def compare(log, topology="dgx-h100", nodes=1, topology_opts=None, algorithm="auto", profile="nccl",
             protocol=None, channels=None, section=None, in_place=False, min_size=None, max_size=None,
             routing="auto", topology_file=None, sizes=None, ranks=None, nccl_version=None) -> dict:

@@ -17,7 +17,8 @@ def format_table(res: dict) -> str:
             + f", {res['ranks_note']}, {res['dtype']}, {res['measured']}")
     sim = (f"simulated: {res['algorithm']}" + (f" ({res['forced']})" if res.get("forced") else "")
            + f" on {res['topology']}"
-           + (f" (--nodes {res['nodes']})" if res["nodes"] else "")
+           + (f" (--nodes {res['nodes']}" + (f": {res['nodes_note']}" if res.get("nodes_note") else "") + ")"
+              if res["nodes"] else "")
            + "".join(f", {k}={v}" for k, v in res.get("topology_opts", {}).items())
            + f", profile {res['profile']}"
            + (f", NCCL tuner {res['nccl_version']}" if res.get("nccl_version") else ""))
