@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections import deque
+from functools import partial
 from heapq import heappop, heappush
 
 import simpy
@@ -117,9 +118,10 @@ class Completions:
         if req.callbacks is None:  # already processed
             heappush(self.ready, (order, key, req.value))
         else:
-            req.callbacks.append(lambda ev: self._complete(order, key, ev.value))
+            req.callbacks.append(partial(self._complete, order, key))   # (a partial: no frame of its own)
 
-    def _complete(self, order: int, key, value) -> None:
+    def _complete(self, order: int, key, ev) -> None:
+        value = ev.value
         waiter = self.waiter
         if waiter is not None:  # next() waits: the first to complete is the one
             self.waiter = None

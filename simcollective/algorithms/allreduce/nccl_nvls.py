@@ -278,27 +278,31 @@ class _WideNvlsTree:
                 for k in range(self.K):
                     self.reduced(t, k)
 
-    def serve(self):
-        """React to every message as it arrives until every stream is done."""
+    def run(self):
+        """This rank's generator: send its data to its heads, then react to every message as
+        it arrives until every stream is done; returns the result parts in order."""
         comm, inbox = self.comm, self.inbox
-        while inbox:
-            (src, kind, t, k), payload = yield inbox.next()
-            self.post(src, kind, t, k + 1)   # keep the stream busy while we work on this chunk
-            if kind in ("up", "down"):       # one Wire per channel
-                data = [w.data for w in payload]
-            else:                            # one message of the tree's channels (Wires, WireCut)
-                data = payload.data
-            if kind == "down":
-                self.deliver(t, k, data)
-            elif kind == "ag":
-                self.got_ag[(t, k, self.head[src])] = data
-            else:                       # "rs" (the switch's reduction) or "up" (a child's sum)
-                self.acc[(t, k)] = yield comm.add(self.acc[(t, k)], data, op=_add)
-                self.missing[(t, k)] -= 1
-                if self.missing[(t, k)] == 0:
-                    del self.missing[(t, k)]
-                    self.reduced(t, k)
-        yield inbox.sent()
+        self.start()
+        with comm.phase("nvlstree"):
+            while inbox:
+                (src, kind, t, k), payload = yield inbox.next()
+                self.post(src, kind, t, k + 1)   # keep the stream busy while we work on this chunk
+                if kind in ("up", "down"):       # one Wire per channel
+                    data = [w.data for w in payload]
+                else:                            # one message of the tree's channels (Wires, WireCut)
+                    data = payload.data
+                if kind == "down":
+                    self.deliver(t, k, data)
+                elif kind == "ag":
+                    self.got_ag[(t, k, self.head[src])] = data
+                else:                       # "rs" (the switch's reduction) or "up" (a child's sum)
+                    self.acc[(t, k)] = yield comm.add(self.acc[(t, k)], data, op=_add)
+                    self.missing[(t, k)] -= 1
+                    if self.missing[(t, k)] == 0:
+                        del self.missing[(t, k)]
+                        self.reduced(t, k)
+            yield inbox.sent()
+        return self.result()
 
     def result(self) -> list:
         where = {c: (t, i) for t, chans in self.trees for i, c in enumerate(chans)}
@@ -315,11 +319,7 @@ def nvlstree_wide(comm, x, plan):
     """This rank's part of one NVLSTree allreduce on 3 or more nodes (``plan``: a
     :class:`~simcollective.nccl.plans.Plan` with ``trees`` from
     :func:`~simcollective.nccl.search.nvlstree_links`); returns the result parts in order."""
-    rank = _WideNvlsTree(comm, x, plan)
-    rank.start()
-    with comm.phase("nvlstree"):
-        yield from rank.serve()
-    return rank.result()
+    return _WideNvlsTree(comm, x, plan).run()   # (the generator itself: one frame less on every resume)
 
 
 def nvls_body(comm, x, plan):
