@@ -10,7 +10,8 @@ import math
 from ..data.symbolic import cut
 from .dense import split
 
-__all__ = ["Wire", "Wires", "WireCut", "cut_bytes", "spend_latency", "spend_fill", "run_call", "ring_links", "ring_chains"]
+__all__ = ["Wire", "Wires", "WireCut", "cut_bytes", "spend_latency", "spend_fill", "run_call", "ring_links",
+           "ring_chains"]
 
 
 class Wire:

@@ -201,7 +201,9 @@ class _WideNvlsTree:
         self.cuts = _cuts(len(x), C, P, K)
         self.cut_bytes = _cut_bytes(len(x), C, P, K, x.dtype.itemsize, self.f)   # their wire bytes, by the same keys
         self.peers = [h for h in range(P) if h != self.me]
-        self.acc = {}        # (t, k) -> my block's partial sum (list over the tree's channels), until sent on
+        # (t, k) -> my block's partial sum, until sent on: a piece per channel of the tree (a list,
+        # or one SymbolicPieces for size-only data, see _add)
+        self.acc = {}
         self.missing = {}    # (t, k) -> contributions still to add
         self.final = {}      # (t, k) -> my block, fully reduced
         self.got_ag = {}     # (t, k, h) -> head h's block, fully reduced
