@@ -21,7 +21,7 @@ import numpy as np
 from .arrays import check_dtype, freeze
 from .blocks import iter_parts
 
-__all__ = ["SymbolicArray", "symbolic_input", "concat", "format_ranks"]
+__all__ = ["SymbolicArray", "SymbolicPieces", "symbolic_input", "concat", "cut", "format_ranks"]
 
 
 def format_ranks(mask: int, limit: int = 16) -> str:
@@ -235,6 +235,85 @@ _new_symbolic = object.__new__
 _ints: dict = {}
 _shared_int = _ints.setdefault
 _MAX_INTS = 1 << 20
+
+
+class SymbolicPieces:
+    """The pieces ``[x[a:b] for a, b in bounds]`` of a :class:`SymbolicArray` ``x`` whose
+    elements all hold the same ranks, as one object (:func:`cut` makes them).
+
+    Adding pieces cut at the same places (the partial sums of an algorithm that reduces
+    several ranges at once, e.g. one chunk of every channel) is one OR of two bitsets and
+    one double-count check, where a list of slices takes a slice and a sum per piece.
+    ``len``, iteration and indexing give the slices themselves (made on first use, then
+    kept: the object is immutable); any other sum goes piece by piece and gives a list.
+    Bounds outside ``[0, size)`` are found when the slices are made: they carry an error.
+    """
+
+    __slots__ = ("offset", "size", "bounds", "dtype", "mask", "error", "_list")
+
+    def __init__(self, offset: int, size: int, bounds: tuple, dtype: np.dtype, mask: int, error: str | None):
+        self.offset = offset   # global start of the array the bounds are relative to
+        self.size = size       # and its length
+        self.bounds = bounds
+        self.dtype = dtype
+        self.mask = mask
+        self.error = error
+        self._list = None
+
+    def __len__(self) -> int:
+        return len(self.bounds)
+
+    def _pieces(self) -> list:
+        out = self._list
+        if out is None:
+            o, dtype, mask, error, item = self.offset, self.dtype, self.mask, self.error, self.dtype.itemsize
+            out = self._list = []
+            for a, b in self.bounds:   # (the bounds and sizes: one int object per value, see _ints)
+                if not 0 <= a <= b <= self.size and error is None:
+                    error = f"cut [{a}, {b}) out of [0, {self.size})"
+                gs, ge, nbytes = o + a, o + b, (b - a) * item
+                p = _new_symbolic(SymbolicArray)
+                p.start, p.stop, p.dtype, p.mask, p._segs, p.error = (_shared_int(gs, gs), _shared_int(ge, ge),
+                                                                      dtype, mask, None, error)
+                p.nbytes = _shared_int(nbytes, nbytes)
+                if b == a:   # (an empty slice holds no segment, as a[i:i] has none)
+                    p.mask, p._segs = None, ()
+                out.append(p)
+        return out
+
+    def __iter__(self):
+        return iter(self._pieces())
+
+    def __getitem__(self, i: int) -> SymbolicArray:
+        return self._pieces()[i]
+
+    def __add__(self, other):
+        if (type(other) is SymbolicPieces and other.offset == self.offset and other.size == self.size
+                and other.dtype is self.dtype
+                and (other.bounds is self.bounds or other.bounds == self.bounds)):
+            ma, mb = self.mask, other.mask
+            error = self.error or other.error
+            if ma & mb and error is None:   # (recorded on the first piece that holds elements)
+                a, b = next(((a, b) for a, b in self.bounds if a < b), (0, 0))
+                if a < b:
+                    error = _double_count(self.offset + a, self.offset + b, ma & mb)
+            return SymbolicPieces(self.offset, self.size, self.bounds, self.dtype, ma | mb, error)
+        if len(other) != len(self.bounds):
+            raise ValueError(f"added {len(other)} pieces to {len(self.bounds)}")
+        return [a + b for a, b in zip(self, other)]
+
+    def __radd__(self, other):
+        if len(other) != len(self.bounds):
+            raise ValueError(f"added {len(self.bounds)} pieces to {len(other)}")
+        return [a + b for a, b in zip(other, self)]
+
+
+def cut(x, bounds: tuple):
+    """The pieces ``x[a:b]`` for each ``(a, b)`` of ``bounds``: one :class:`SymbolicPieces`
+    when ``x`` is size-only with one bitset over all its elements, else a list of slices."""
+    if type(x) is SymbolicArray and x.mask is not None:
+        return SymbolicPieces(x.start, x.stop - x.start, bounds, x.dtype, x.mask, x.error)
+    return [x[a:b] for a, b in bounds]
 
 
 def _double_count(lo: int, hi: int, mask: int) -> str:

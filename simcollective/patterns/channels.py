@@ -7,9 +7,11 @@ from __future__ import annotations
 
 import math
 
+from ..data.symbolic import cut
 from .dense import split
 
-__all__ = ["Wire", "Wires", "WireCut", "spend_latency", "spend_fill", "run_call", "ring_links", "ring_chains"]
+__all__ = ["Wire", "Wires", "WireCut", "cut_bytes", "spend_latency", "spend_fill", "run_call", "ring_links",
+           "ring_chains"]
 
 
 class Wire:
@@ -51,8 +53,11 @@ class Wires:
 
 
 class WireCut:
-    """Pieces of ``x`` sent as one message, cut when read: ``data`` is ``[x[a:b] for (a, b)
-    in bounds]``, ``nbytes`` what :class:`Wires` of those pieces at ``factor`` would be.
+    """Pieces of ``x`` sent as one message, cut when read: ``data`` is the pieces ``x[a:b]``
+    for each ``(a, b)`` of ``bounds`` (:func:`~simcollective.data.symbolic.cut`: a list, or
+    one :class:`~simcollective.data.symbolic.SymbolicPieces` for size-only data), ``nbytes``
+    what :class:`Wires` of those pieces at ``factor`` would be (:func:`cut_bytes`; pass it
+    as ``nbytes`` when known).
 
     A message posted long before it is received (a rendezvous send waiting for its
     stream's receive) holds its ranges instead of its slices (payloads are immutable: the
@@ -60,19 +65,22 @@ class WireCut:
 
     __slots__ = ("x", "bounds", "nbytes")
 
-    def __init__(self, x, bounds: tuple, factor: float):
+    def __init__(self, x, bounds: tuple, factor: float, nbytes: int | None = None):
         self.x = x
         self.bounds = bounds
-        item = x.dtype.itemsize
-        if factor != 1.0:
-            self.nbytes = sum(int(math.ceil((b - a) * item * factor)) for a, b in bounds)
-        else:
-            self.nbytes = sum((b - a) * item for a, b in bounds)
+        self.nbytes = cut_bytes(bounds, x.dtype.itemsize, factor) if nbytes is None else nbytes
 
     @property
-    def data(self) -> list:
-        x = self.x
-        return [x[a:b] for a, b in self.bounds]
+    def data(self):
+        return cut(self.x, self.bounds)
+
+
+def cut_bytes(bounds: tuple, itemsize: int, factor: float) -> int:
+    """The wire bytes of the pieces ``[a, b)`` of ``bounds`` of ``itemsize``-byte elements,
+    each ``factor`` times its size rounded up as :class:`Wire` rounds it."""
+    if factor != 1.0:
+        return sum(int(math.ceil((b - a) * itemsize * factor)) for a, b in bounds)
+    return sum((b - a) * itemsize for a, b in bounds)
 
 
 def spend_latency(comm, seconds: float):

@@ -3,13 +3,17 @@
 from __future__ import annotations
 
 from collections import deque
+from functools import partial
 from heapq import heappop, heappush
 
 import simpy
 
 from ..errors import SimCollectiveError
+from ..network.calendar import mark_processed, trigger_now
 
 __all__ = ["payload_bytes", "Posting", "Request", "Message", "Completions", "waiting"]
+
+_new = object.__new__
 
 
 def payload_bytes(payload) -> int:
@@ -83,12 +87,22 @@ class Completions:
     first to complete. That is ``waitany`` over the requests not yet returned in the order
     they were added (same choice, same events scheduled), at a cost per request instead of
     per request and call: a completed request waits in a heap keyed by its order of
-    addition. ``len()``: the requests not yet returned."""
+    addition. ``len()``: the requests not yet returned.
 
-    __slots__ = ("env", "ready", "waiter", "added", "left")
+    A program that reacts to arrivals seldom waits for one send in particular: ``send``
+    posts a send without a request of its own (no event per send through the queue, nothing
+    kept per send), and ``sent()`` is the one event for all of them."""
 
-    def __init__(self, env):
+    __slots__ = ("env", "ready", "waiter", "added", "left", "_trigger", "_post", "_sends")
+
+    def __init__(self, env, post=None):
         self.env = env
+        self._trigger = trigger_now(env)   # (succeed: the same queue entry, without its two frames)
+        self._post = post                  # post(dst, payload, tag, via, counted): the communicator's send
+        self._sends = sends = _new(Posting)   # counts the sends running, plus one until sent()
+        sends.env = env
+        sends.callbacks = []
+        sends.left = 1
         self.ready: list = []   # (order of addition, key, value) of the completed, not yet returned
         self.waiter = None      # next()'s event while nothing completed is waiting
         self.added = 0
@@ -104,22 +118,39 @@ class Completions:
         if req.callbacks is None:  # already processed
             heappush(self.ready, (order, key, req.value))
         else:
-            req.callbacks.append(lambda ev: self._complete(order, key, ev.value))
+            req.callbacks.append(partial(self._complete, order, key))   # (a partial: no frame of its own)
 
-    def _complete(self, order: int, key, value) -> None:
+    def _complete(self, order: int, key, ev) -> None:
+        value = ev.value
         waiter = self.waiter
         if waiter is not None:  # next() waits: the first to complete is the one
             self.waiter = None
-            waiter.succeed((key, value))
+            self._trigger(waiter, (key, value))
         else:
             heappush(self.ready, (order, key, value))
 
+    def send(self, dst: int, payload, tag=0, via=None) -> None:
+        """Send ``payload`` to ``dst`` as :meth:`Comm.isend` does, counted by :meth:`sent`
+        instead of returning a request."""
+        self._post(dst, payload, tag, via, self._sends)
+
+    def sent(self) -> simpy.Event:
+        """The event that fires once every send of :meth:`send` is complete (call it once,
+        after the last send)."""
+        sends = self._sends
+        sends.left -= 1
+        if not sends.left:
+            mark_processed(sends, None)
+        return sends
+
     def next(self) -> simpy.Event:
-        ev = simpy.Event(self.env)
+        ev = _new(simpy.Event)   # (Event.__init__'s two stores, without its frame)
+        ev.env = self.env
+        ev.callbacks = []
         self.left -= 1
         if self.ready:
             _, key, value = heappop(self.ready)
-            ev.succeed((key, value))
+            self._trigger(ev, (key, value))
         else:
             self.waiter = ev
         return ev

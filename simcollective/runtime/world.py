@@ -104,12 +104,15 @@ class World:
             self.ranks[m.owner].spans.append(("send", "p2p", m.t_post, now, {"peer": m.peer, "bytes": m.nbytes}))
 
     # -- point to point (world ranks) -------------------------------------------------
-    def post(self, cls, me: int, cid: int, dst, payload, tag, src, rtag, via=None) -> Posting:
+    def post(self, cls, me: int, cid: int, dst, payload, tag, src, rtag, via=None, counted=None) -> Posting | None:
         """Post, for world rank ``me`` on communicator ``cid``, a send of ``payload`` to
         world rank ``dst`` with ``tag`` (unless ``dst`` is None; its flow crosses the nodes
         ``via`` when given, see :meth:`Network.transfer`), then a receive from world rank
         ``src`` with ``rtag`` (unless ``src`` is None). Returns the event
         (of class ``cls``) that fires when both are complete, with the received payload.
+        ``counted``: for a send alone (``src`` None), a :class:`Posting` that counts the send
+        instead of an event of its own (its ``left`` is one higher until the send completes);
+        returns None.
 
         The one implementation of matching for ``isend``, ``irecv`` and ``sendrecv``,
         written out in one frame (it runs once or twice per message). Mailboxes are keyed
@@ -164,9 +167,14 @@ class World:
                 m.join = None
                 if trace:
                     self._spans(m, True, None)
-            else:
+            elif counted is None:
                 m.join = ev
                 left += 1
+            else:
+                m.join = counted
+                counted.left += 1
+        if counted is not None:  # (a counted send alone: nothing waits for an event of its own)
+            return None
         if src is not None:
             key = (me, src, rtag, cid)
             m = self._unexpected.pop(key, None)

@@ -115,6 +115,39 @@ def test_completions_choose_as_waitany_over_the_requests_in_the_order_added():
     assert by_completions.finish == by_waitany.finish and by_completions.events == by_waitany.events
 
 
+def _fan_in(comm, counted):
+    """Ranks 1..3 send rank 0 small (eager) and large (rendezvous) messages, rank 0 posts
+    its receives late; the senders wait for their sends by requests or counted."""
+    sizes = [10, 10**6, 7, 3 * 10**5]
+    if comm.rank == 0:
+        yield comm.compute(0.002)
+        got = yield comm.waitall([comm.irecv(src, tag=i) for src in range(1, comm.size) for i in range(len(sizes))])
+        return [g.nbytes for g in got]
+    yield comm.compute(0.0005 * comm.rank)
+    if not counted:
+        yield comm.waitall([comm.isend(0, Blob(n * comm.rank), tag=i) for i, n in enumerate(sizes)])
+        return comm.now
+    outbox = comm.completions()
+    for i, n in enumerate(sizes):
+        outbox.send(0, Blob(n * comm.rank), tag=i)
+    yield outbox.sent()
+    return comm.now
+
+
+def test_counted_sends_complete_when_their_requests_would():
+    by_requests = run(lambda comm: _fan_in(comm, False))
+    counted = run(lambda comm: _fan_in(comm, True))
+    assert counted.outputs == by_requests.outputs and counted.finish == by_requests.finish
+    assert counted.messages == by_requests.messages and counted.message_bytes == by_requests.message_bytes
+    assert by_requests.outputs[1] > 0.002   # the rendezvous sends waited for the late receives
+
+    def nothing_sent(comm):
+        yield comm.completions().sent()   # no send: done at once
+        return comm.now
+
+    assert run(nothing_sent).outputs == [0.0] * 4
+
+
 def test_phases_compute_and_other_add_up_to_each_rank_finish_time():
     prof = Profile(name="t", compute=ComputeModel(dense_bytes_per_second=3e9))
 

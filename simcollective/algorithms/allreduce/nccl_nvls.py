@@ -46,10 +46,11 @@ from __future__ import annotations
 from functools import lru_cache
 
 from ...data.parts import concat
+from ...data.symbolic import cut
 from ...nccl.hooks import check_options, messages_hook, report_fields
 from ...nccl.plans import nvlstree_pieces, plan_for, wide_nvlstree_pieces
 from ...nccl.search import trees_of
-from ...patterns.channels import Wire, WireCut, Wires, run_call
+from ...patterns.channels import Wire, WireCut, Wires, cut_bytes, run_call
 from ...patterns.dense import cached_bounds, split
 from ..registry import register
 
@@ -151,6 +152,10 @@ def nvlstree_two_nodes(comm, x, plan):
 
 
 def _add(a, b):
+    """Sum of two chunks of a tree's channels (lists of pieces, or size-only pieces as one
+    :class:`~simcollective.data.symbolic.SymbolicPieces`: one sum for all of them)."""
+    if a.__class__ is not list and b.__class__ is not list:
+        return a + b
     return [x + y for x, y in zip(a, b)]
 
 
@@ -169,6 +174,13 @@ def _cuts(n: int, C: int, P: int, K: int) -> dict:
             for t, chans in trees_of(C)}
 
 
+@lru_cache(maxsize=8)
+def _cut_bytes(n: int, C: int, P: int, K: int, itemsize: int, factor: float) -> dict:
+    """The wire bytes of each chunk of :func:`_cuts` (``{tree: [[bytes per k] per h]}``)."""
+    return {t: [[cut_bytes(b, itemsize, factor) for b in per_head] for per_head in heads]
+            for t, heads in _cuts(n, C, P, K).items()}
+
+
 class _WideNvlsTree:
     """One rank's state in an NVLSTree allreduce on 3 or more nodes (see :func:`nvlstree_wide`)."""
 
@@ -179,6 +191,7 @@ class _WideNvlsTree:
         self.comm, self.f = comm, plan.wire
         self.local = m.nodes[node]
         self.me = self.local.index(r)
+        self.head = {g: h for h, g in enumerate(self.local)}   # rank -> its place in the node
         self.P = P = len(self.local)
         self.C = C = plan.channels
         self.K = K = wide_nvlstree_pieces(int(x.nbytes), C, P, m.nnodes)
@@ -186,14 +199,17 @@ class _WideNvlsTree:
         self.trees = trees_of(C)
         # cuts[t][h][k]: where chunk k of head h's block of every channel of tree t lies in x
         self.cuts = _cuts(len(x), C, P, K)
+        self.cut_bytes = _cut_bytes(len(x), C, P, K, x.dtype.itemsize, self.f)   # their wire bytes, by the same keys
         self.peers = [h for h in range(P) if h != self.me]
-        self.acc = {}        # (t, k) -> my block's partial sum (list over the tree's channels), until sent on
+        # (t, k) -> my block's partial sum, until sent on: a piece per channel of the tree (a list,
+        # or one SymbolicPieces for size-only data, see _add)
+        self.acc = {}
         self.missing = {}    # (t, k) -> contributions still to add
         self.final = {}      # (t, k) -> my block, fully reduced
         self.got_ag = {}     # (t, k, h) -> head h's block, fully reduced
-        self.inbox = comm.completions()   # the posted receive of every stream, keyed (src, kind, t, k)
-        self.sends: list = []             # sends not known to be complete
-        self.prune_at = 64
+        # the posted receive of every stream, keyed (src, kind, t, k); and every send (only
+        # counted: nothing waits for one send in particular)
+        self.inbox = comm.completions()
         self.width = {t: len(chans) for t, chans in self.trees}
         self.parent, self.kids = {}, {}
         for t, chans in self.trees:
@@ -203,7 +219,7 @@ class _WideNvlsTree:
 
     def piece(self, t, h, k):
         """Chunk k of head h's block of every channel of tree t, of this rank's input."""
-        return [self.x[a:b] for a, b in self.cuts[t][h][k]]
+        return cut(self.x, self.cuts[t][h][k])
 
     def post(self, src, kind, t, k):
         if k < self.K:
@@ -214,30 +230,34 @@ class _WideNvlsTree:
                 req = comm.irecv(src, tag=(kind, t, k))
             self.inbox.add(req, (src, kind, t, k))
 
-    def send(self, dst, kind, t, k, data, factor):
-        comm, sends = self.comm, self.sends
+    def send(self, dst, kind, t, k, payload):
+        """Send a chunk to ``dst``: ``payload`` one message (Wires, WireCut), or for "up"
+        and "down" one Wire per channel, each its own message through the channel's NICs."""
+        send = self.inbox.send
         if kind in ("up", "down"):
-            sends.extend(comm.isend(dst, Wire(a, factor), tag=(kind, t, k, i), via=self.vias[t][i].get(dst))
-                         for i, a in enumerate(data))
+            vias = self.vias[t]
+            for i, w in enumerate(payload):
+                send(dst, w, (kind, t, k, i), vias[i].get(dst))
         else:
-            sends.append(comm.isend(dst, Wires(data, factor), tag=(kind, t, k)))
-        if len(sends) >= self.prune_at:   # keep only the sends still running (bounded memory)
-            self.sends = sends = [q for q in sends if not q.processed]
-            self.prune_at = 2 * len(sends) + 64
+            send(dst, payload, (kind, t, k))
 
     def deliver(self, t, k, data):
         self.final[(t, k)] = data
-        for child in self.kids[t]:
-            self.send(child, "down", t, k, data, 1.0)
+        kids = self.kids[t]
+        if kids:
+            wires = [Wire(a, 1.0) for a in data]   # (payloads are immutable: every child gets the same)
+            for child in kids:
+                self.send(child, "down", t, k, wires)
+        ag = Wires(data, self.f)
         for h in self.peers:
-            self.send(self.local[h], "ag", t, k, data, self.f)
+            self.send(self.local[h], "ag", t, k, ag)
 
     def reduced(self, t, k):
         acc = self.acc.pop((t, k))
         if self.parent[t] is None:
             self.deliver(t, k, acc)
         else:
-            self.send(self.parent[t], "up", t, k, acc, 1.0)
+            self.send(self.parent[t], "up", t, k, [Wire(a, 1.0) for a in acc])
 
     def start(self):
         """Send this rank's data of every chunk to its heads; post the first receive of every stream."""
@@ -247,8 +267,8 @@ class _WideNvlsTree:
                 self.acc[(t, k)] = self.piece(t, self.me, k)
                 self.missing[(t, k)] = len(self.peers) + len(kids)
                 for h in self.peers:            # NVLS scatter: my data of head h's block (cut when received)
-                    self.sends.append(self.comm.isend(self.local[h], WireCut(self.x, self.cuts[t][h][k], self.f),
-                                                      tag=("rs", t, k)))
+                    payload = WireCut(self.x, self.cuts[t][h][k], self.f, self.cut_bytes[t][h][k])
+                    self.inbox.send(self.local[h], payload, ("rs", t, k))
             for h in self.peers:
                 self.post(self.local[h], "rs", t, 0)
                 self.post(self.local[h], "ag", t, 0)
@@ -260,28 +280,31 @@ class _WideNvlsTree:
                 for k in range(self.K):
                     self.reduced(t, k)
 
-    def serve(self):
-        """React to every message as it arrives until every stream is done."""
+    def run(self):
+        """This rank's generator: send its data to its heads, then react to every message as
+        it arrives until every stream is done; returns the result parts in order."""
         comm, inbox = self.comm, self.inbox
-        while inbox:
-            (src, kind, t, k), payload = yield inbox.next()
-            self.post(src, kind, t, k + 1)   # keep the stream busy while we work on this chunk
-            if kind in ("up", "down"):       # one Wire per channel
-                data = [w.data for w in payload]
-            else:                            # one message of the tree's channels (Wires, WireCut)
-                data = payload.data
-            if kind == "down":
-                self.deliver(t, k, data)
-            elif kind == "ag":
-                self.got_ag[(t, k, self.local.index(src))] = data
-            else:                       # "rs" (the switch's reduction) or "up" (a child's sum)
-                self.acc[(t, k)] = yield comm.add(self.acc[(t, k)], data, op=_add)
-                self.missing[(t, k)] -= 1
-                if self.missing[(t, k)] == 0:
-                    del self.missing[(t, k)]
-                    self.reduced(t, k)
-        if self.sends:
-            yield comm.waitall(self.sends)
+        self.start()
+        with comm.phase("nvlstree"):
+            while inbox:
+                (src, kind, t, k), payload = yield inbox.next()
+                self.post(src, kind, t, k + 1)   # keep the stream busy while we work on this chunk
+                if kind in ("up", "down"):       # one Wire per channel
+                    data = [w.data for w in payload]
+                else:                            # one message of the tree's channels (Wires, WireCut)
+                    data = payload.data
+                if kind == "down":
+                    self.deliver(t, k, data)
+                elif kind == "ag":
+                    self.got_ag[(t, k, self.head[src])] = data
+                else:                       # "rs" (the switch's reduction) or "up" (a child's sum)
+                    self.acc[(t, k)] = yield comm.add(self.acc[(t, k)], data, op=_add)
+                    self.missing[(t, k)] -= 1
+                    if self.missing[(t, k)] == 0:
+                        del self.missing[(t, k)]
+                        self.reduced(t, k)
+            yield inbox.sent()
+        return self.result()
 
     def result(self) -> list:
         where = {c: (t, i) for t, chans in self.trees for i, c in enumerate(chans)}
@@ -298,11 +321,7 @@ def nvlstree_wide(comm, x, plan):
     """This rank's part of one NVLSTree allreduce on 3 or more nodes (``plan``: a
     :class:`~simcollective.nccl.plans.Plan` with ``trees`` from
     :func:`~simcollective.nccl.search.nvlstree_links`); returns the result parts in order."""
-    rank = _WideNvlsTree(comm, x, plan)
-    rank.start()
-    with comm.phase("nvlstree"):
-        yield from rank.serve()
-    return rank.result()
+    return _WideNvlsTree(comm, x, plan).run()   # (the generator itself: one frame less on every resume)
 
 
 def nvls_body(comm, x, plan):
