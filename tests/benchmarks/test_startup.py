@@ -33,7 +33,8 @@ def test_a_startup_point_reports_the_cpu_to_the_first_event_and_the_simulated_ti
 
     r = cli_point("run --topology abci --nodes 1 --algorithm ring --elements 4096", repeats=2)
     assert 0 < r["interpreter_cpu_s"] <= r["cli_import_cpu_s"] <= r["first_event_cpu_s"] <= r["total_cpu_s"]
-    assert r["ranks"] == 4 and r["repeats"] == 2 and r["uncached_modules"] >= 0
+    assert r["ranks"] == 4 and r["repeats"] == 2
+    assert r["uncached_modules"] == 0     # bytecode written first, as an installation does
     ref = run_allreduce(RunConfig(topology="abci", nodes=1, algorithm="ring", elements=4096))
     assert r["time_s"] == ref.fields["time_s"]
 
