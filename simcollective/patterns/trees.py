@@ -42,32 +42,31 @@ def pipelined_trees(comm, jobs: list, up: bool = True, down: bool = True):
     every other rank forwards chunk j to its children as it arrives. Without ``up``, the
     root broadcasts its ``chunks`` (the other ranks' ``chunks`` only give the count).
 
-    The rank reacts to whichever message arrives first (``waitany``). It keeps one
-    receive posted per peer and direction, so the chunks of a link travel one after the
-    other (rendezvous messages start when the receive is posted; eager ones, at most
-    ``eager_threshold`` bytes, start at once as in MPI). Sends are non-blocking and all
-    completed before returning. Fills ``job.out`` and returns ``jobs``.
+    The rank reacts to whichever message arrives first (``Comm.completions``: ``waitany``
+    over its posted receives in the order posted). It keeps one receive posted per peer
+    and direction, so the chunks of a link travel one after the other (rendezvous messages
+    start when the receive is posted; eager ones, at most ``eager_threshold`` bytes, start
+    at once as in MPI). Sends are non-blocking, only counted (nothing waits for one send
+    in particular), and all completed before returning. Fills ``job.out`` and returns ``jobs``.
     """
-    waiting: list = []   # requests in flight we react to
-    actions: list = []   # what to do when the matching request completes
-    sends: list = []
+    inbox = comm.completions()   # the posted receives, keyed (job, peer, chunk, kind); and the sends
+    send, irecv = inbox.send, comm.irecv
 
     def post(job, src, j, kind):
         if j < len(job.chunks):
-            waiting.append(comm.irecv(src, tag=(job.tag, kind, j)))
-            actions.append((job, src, j, kind))
+            inbox.add(irecv(src, (job.tag, kind, j)), (job, src, j, kind))
 
     def send_up(job, j):
         if job.parent is not None:
-            sends.append(comm.isend(job.parent, job.acc[j], tag=(job.tag, "up", j), via=job.via.get(job.parent)))
+            send(job.parent, job.acc[j], (job.tag, "up", j), job.via.get(job.parent))
         else:
             deliver(job, j, job.acc[j])
 
     def deliver(job, j, payload):
         job.out[j] = payload
         if down:
-            for c in job.children:
-                sends.append(comm.isend(c, payload, tag=(job.tag, "down", j), via=job.via.get(c)))
+            for c in job.children:   # (payloads are immutable: every child gets the same)
+                send(c, payload, (job.tag, "down", j), job.via.get(c))
 
     for job in jobs:
         k = len(job.chunks)
@@ -86,10 +85,8 @@ def pipelined_trees(comm, jobs: list, up: bool = True, down: bool = True):
         if down and job.parent is not None:
             post(job, job.parent, 0, "down")
 
-    while waiting:
-        i, got = yield comm.waitany(waiting)
-        del waiting[i]
-        job, src, j, kind = actions.pop(i)
+    while inbox:
+        (job, src, j, kind), got = yield inbox.next()
         if kind == "down":
             post(job, src, j + 1, "down")
             deliver(job, j, got)
@@ -99,8 +96,7 @@ def pipelined_trees(comm, jobs: list, up: bool = True, down: bool = True):
             job.missing[j] -= 1
             if job.missing[j] == 0:
                 send_up(job, j)
-    if sends:
-        yield comm.waitall(sends)
+    yield inbox.sent()
     return jobs
 
 
