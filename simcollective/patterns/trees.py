@@ -28,7 +28,7 @@ class TreeJob:
     tag: object = 0
     via: dict = field(default_factory=dict)
     out: list = field(default_factory=list)
-    acc: list = field(default_factory=list, repr=False)       # partial sums per chunk
+    acc: list = field(default_factory=list, repr=False)       # partial sums per chunk, until sent up
     missing: list = field(default_factory=list, repr=False)   # children still to add
 
 
@@ -59,6 +59,7 @@ def pipelined_trees(comm, jobs: list, up: bool = True, down: bool = True):
     def send_up(job, j):
         if job.parent is not None:
             send(job.parent, job.acc[j], (job.tag, "up", j), job.via.get(job.parent))
+            job.acc[j] = None   # (sent on: the parent holds the sum now)
         else:
             deliver(job, j, job.acc[j])
 
@@ -87,11 +88,10 @@ def pipelined_trees(comm, jobs: list, up: bool = True, down: bool = True):
 
     while inbox:
         (job, src, j, kind), got = yield inbox.next()
+        post(job, src, j + 1, kind)   # keep the link busy while we work on this chunk
         if kind == "down":
-            post(job, src, j + 1, "down")
             deliver(job, j, got)
         else:
-            post(job, src, j + 1, "up")   # keep the link busy while we add
             job.acc[j] = yield comm.add(job.acc[j], got)
             job.missing[j] -= 1
             if job.missing[j] == 0:
