@@ -7,7 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 __all__ = ["TreeJob", "pipelined_trees", "binomial_links", "btree", "dtree", "btree_parent", "double_tree_parents",
-           "node_layout", "tree_links"]
+           "node_layout", "chain_tree_links"]
 
 
 # -- pipelined trees -----------------------------------------------------------------------
@@ -179,19 +179,24 @@ def node_layout(comm) -> list[list[int]]:
     return list(nodes.values())
 
 
-def tree_links(nodes: list, parents: list, r: int):
-    """``(parent, children)`` of rank ``r`` for a tree over nodes whose GPUs form chains.
+def chain_tree_links(nodes: list, parents: list) -> dict:
+    """``{rank: (parent, children)}`` of every rank for a tree over nodes whose GPUs form chains.
 
     Inside a node the GPUs are a chain in rank order; its first GPU connects to the first
     GPUs of the parent and child nodes (children in node order). Data flows up the chain
-    towards the first GPU.
+    towards the first GPU. (All ranks at once: linear in the ranks.)
     """
-    where = {q: (n, i) for n, chain in enumerate(nodes) for i, q in enumerate(chain)}
-    n, i = where[r]
-    chain = nodes[n]
-    children = [chain[i + 1]] if i + 1 < len(chain) else []
-    if i > 0:
-        return chain[i - 1], children
-    parent = None if parents[n] is None else nodes[parents[n]][0]
-    children += [nodes[c][0] for c in range(len(nodes)) if parents[c] == n]
-    return parent, children
+    kids: dict = {}   # node -> its child nodes, in node order
+    for c, p in enumerate(parents):
+        if p is not None:
+            kids.setdefault(p, []).append(c)
+    out = {}
+    for n, chain in enumerate(nodes):
+        for i, q in enumerate(chain):
+            children = [chain[i + 1]] if i + 1 < len(chain) else []
+            if i > 0:
+                out[q] = (chain[i - 1], children)
+            else:
+                parent = None if parents[n] is None else nodes[parents[n]][0]
+                out[q] = (parent, children + [nodes[c][0] for c in kids.get(n, ())])
+    return out

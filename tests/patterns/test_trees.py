@@ -8,7 +8,7 @@ from hypothesis import given, settings, strategies as st
 import topologies
 from simcollective.data.symbolic import symbolic_input
 from simcollective.patterns.dense import split
-from simcollective.patterns.trees import TreeJob, pipelined_trees
+from simcollective.patterns.trees import TreeJob, chain_tree_links, double_tree_parents, pipelined_trees
 from simcollective.profiles import Profile, load_profile
 from simcollective.runtime import ComputeModel, run_ranks
 
@@ -117,3 +117,25 @@ def test_pipelined_trees_run_as_the_waitany_pipeline(forest, profile, updown):
     assert new.finish == ref.finish and new.makespan == ref.makespan
     assert new.messages == ref.messages and new.message_bytes == ref.message_bytes
     assert new.events <= ref.events   # (no event per rendezvous send)
+
+
+@given(st.lists(st.integers(1, 4), min_size=1, max_size=12))
+def test_chain_tree_links_join_chains_by_their_first_gpus(sizes):
+    """Every rank's links, made for all ranks at once: chains in rank order inside a node,
+    first GPUs joined as the node tree joins the nodes (children in node order)."""
+    nodes, r = [], 0
+    for n in sizes:
+        nodes.append(list(range(r, r + n)))
+        r += n
+    for parents in double_tree_parents(len(nodes)):
+        links = chain_tree_links(nodes, parents)
+        assert sorted(links) == list(range(r))
+        for n, chain in enumerate(nodes):
+            for i, q in enumerate(chain):
+                parent, children = links[q]
+                below = [nodes[c][0] for c in range(len(nodes)) if parents[c] == n] if i == 0 else []
+                assert children == chain[i + 1:i + 2] + below
+                if i:
+                    assert parent == chain[i - 1]
+                else:
+                    assert parent == (None if parents[n] is None else nodes[parents[n]][0])
