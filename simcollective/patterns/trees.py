@@ -7,7 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 __all__ = ["TreeJob", "pipelined_trees", "binomial_links", "btree", "dtree", "btree_parent", "double_tree_parents",
-           "node_layout", "tree_links"]
+           "node_layout", "chain_tree_links"]
 
 
 # -- pipelined trees -----------------------------------------------------------------------
@@ -28,7 +28,7 @@ class TreeJob:
     tag: object = 0
     via: dict = field(default_factory=dict)
     out: list = field(default_factory=list)
-    acc: list = field(default_factory=list, repr=False)       # partial sums per chunk
+    acc: list = field(default_factory=list, repr=False)       # partial sums per chunk, until sent up
     missing: list = field(default_factory=list, repr=False)   # children still to add
 
 
@@ -42,32 +42,32 @@ def pipelined_trees(comm, jobs: list, up: bool = True, down: bool = True):
     every other rank forwards chunk j to its children as it arrives. Without ``up``, the
     root broadcasts its ``chunks`` (the other ranks' ``chunks`` only give the count).
 
-    The rank reacts to whichever message arrives first (``waitany``). It keeps one
-    receive posted per peer and direction, so the chunks of a link travel one after the
-    other (rendezvous messages start when the receive is posted; eager ones, at most
-    ``eager_threshold`` bytes, start at once as in MPI). Sends are non-blocking and all
-    completed before returning. Fills ``job.out`` and returns ``jobs``.
+    The rank reacts to whichever message arrives first (``Comm.completions``: ``waitany``
+    over its posted receives in the order posted). It keeps one receive posted per peer
+    and direction, so the chunks of a link travel one after the other (rendezvous messages
+    start when the receive is posted; eager ones, at most ``eager_threshold`` bytes, start
+    at once as in MPI). Sends are non-blocking, only counted (nothing waits for one send
+    in particular), and all completed before returning. Fills ``job.out`` and returns ``jobs``.
     """
-    waiting: list = []   # requests in flight we react to
-    actions: list = []   # what to do when the matching request completes
-    sends: list = []
+    inbox = comm.completions()   # the posted receives, keyed (job, peer, chunk, kind); and the sends
+    send, irecv = inbox.send, comm.irecv
 
     def post(job, src, j, kind):
         if j < len(job.chunks):
-            waiting.append(comm.irecv(src, tag=(job.tag, kind, j)))
-            actions.append((job, src, j, kind))
+            inbox.add(irecv(src, (job.tag, kind, j)), (job, src, j, kind))
 
     def send_up(job, j):
         if job.parent is not None:
-            sends.append(comm.isend(job.parent, job.acc[j], tag=(job.tag, "up", j), via=job.via.get(job.parent)))
+            send(job.parent, job.acc[j], (job.tag, "up", j), job.via.get(job.parent))
+            job.acc[j] = None   # (sent on: the parent holds the sum now)
         else:
             deliver(job, j, job.acc[j])
 
     def deliver(job, j, payload):
         job.out[j] = payload
         if down:
-            for c in job.children:
-                sends.append(comm.isend(c, payload, tag=(job.tag, "down", j), via=job.via.get(c)))
+            for c in job.children:   # (payloads are immutable: every child gets the same)
+                send(c, payload, (job.tag, "down", j), job.via.get(c))
 
     for job in jobs:
         k = len(job.chunks)
@@ -86,21 +86,17 @@ def pipelined_trees(comm, jobs: list, up: bool = True, down: bool = True):
         if down and job.parent is not None:
             post(job, job.parent, 0, "down")
 
-    while waiting:
-        i, got = yield comm.waitany(waiting)
-        del waiting[i]
-        job, src, j, kind = actions.pop(i)
+    while inbox:
+        (job, src, j, kind), got = yield inbox.next()
+        post(job, src, j + 1, kind)   # keep the link busy while we work on this chunk
         if kind == "down":
-            post(job, src, j + 1, "down")
             deliver(job, j, got)
         else:
-            post(job, src, j + 1, "up")   # keep the link busy while we add
             job.acc[j] = yield comm.add(job.acc[j], got)
             job.missing[j] -= 1
             if job.missing[j] == 0:
                 send_up(job, j)
-    if sends:
-        yield comm.waitall(sends)
+    yield inbox.sent()
     return jobs
 
 
@@ -183,19 +179,24 @@ def node_layout(comm) -> list[list[int]]:
     return list(nodes.values())
 
 
-def tree_links(nodes: list, parents: list, r: int):
-    """``(parent, children)`` of rank ``r`` for a tree over nodes whose GPUs form chains.
+def chain_tree_links(nodes: list, parents: list) -> dict:
+    """``{rank: (parent, children)}`` of every rank for a tree over nodes whose GPUs form chains.
 
     Inside a node the GPUs are a chain in rank order; its first GPU connects to the first
     GPUs of the parent and child nodes (children in node order). Data flows up the chain
-    towards the first GPU.
+    towards the first GPU. (All ranks at once: linear in the ranks.)
     """
-    where = {q: (n, i) for n, chain in enumerate(nodes) for i, q in enumerate(chain)}
-    n, i = where[r]
-    chain = nodes[n]
-    children = [chain[i + 1]] if i + 1 < len(chain) else []
-    if i > 0:
-        return chain[i - 1], children
-    parent = None if parents[n] is None else nodes[parents[n]][0]
-    children += [nodes[c][0] for c in range(len(nodes)) if parents[c] == n]
-    return parent, children
+    kids: dict = {}   # node -> its child nodes, in node order
+    for c, p in enumerate(parents):
+        if p is not None:
+            kids.setdefault(p, []).append(c)
+    out = {}
+    for n, chain in enumerate(nodes):
+        for i, q in enumerate(chain):
+            children = [chain[i + 1]] if i + 1 < len(chain) else []
+            if i > 0:
+                out[q] = (chain[i - 1], children)
+            else:
+                parent = None if parents[n] is None else nodes[parents[n]][0]
+                out[q] = (parent, children + [nodes[c][0] for c in kids.get(n, ())])
+    return out

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from ...data.blocks import block_bounds
 from ...patterns.dense import flatten, nchunks, split
-from ...patterns.trees import TreeJob, double_tree_parents, node_layout, pipelined_trees, tree_links
+from ...patterns.trees import TreeJob, chain_tree_links, double_tree_parents, node_layout, pipelined_trees
 from ..registry import register
 
 #: NCCL's SIMPLE-protocol step: NCCL_BUFFSIZE (4 MiB) / NCCL_STEPS (8)
@@ -22,6 +22,13 @@ def _depth(nodes: list, parents: list) -> int:
             d, n = d + 1, parents[n]
         return d
     return max(up(n) for n in range(len(nodes))) - 1 + max(len(c) for c in nodes)
+
+
+def _trees(comm) -> list:
+    """Per tree, its depth in ranks and every rank's ``(parent, children)``: the same on
+    every rank of ``comm``, made once per simulation (:meth:`Comm.memo`)."""
+    nodes = node_layout(comm)
+    return [(_depth(nodes, parents), chain_tree_links(nodes, parents)) for parents in double_tree_parents(len(nodes))]
 
 
 def auto_chunk(half_bytes: int, depth: int) -> int:
@@ -68,15 +75,12 @@ def double_binary_tree(comm, x, *, chunk_size=None):
     P, r = comm.size, comm.rank
     if P == 1:
         return [x]
-    nodes = node_layout(comm)
-    trees = double_tree_parents(len(nodes))
-    halves = split(x, 2)
+    trees = comm.memo(("double-binary-tree", comm.cid), lambda: _trees(comm))   # (depth, links) per tree
     jobs = []
-    for t, (half, parents) in enumerate(zip(halves, trees)):
-        size = chunk_size or auto_chunk(half.nbytes, _depth(nodes, parents))
-        k = nchunks(half.nbytes, size)
-        parent, children = tree_links(nodes, parents, r)
-        jobs.append(TreeJob(split(half, k), parent, children, tag=t))
+    for t, (half, (depth, links)) in enumerate(zip(split(x, 2), trees)):
+        size = chunk_size or auto_chunk(half.nbytes, depth)
+        parent, children = links[r]
+        jobs.append(TreeJob(split(half, nchunks(half.nbytes, size)), parent, list(children), tag=t))
     with comm.phase("reduce-broadcast"):
         yield from pipelined_trees(comm, jobs)
     return flatten([job.out for job in jobs])
