@@ -25,8 +25,8 @@ import numpy as np
 from .comm import Comm
 from .messages import payload_bytes
 from .program import Program
-from .recorder import (DELAY_SINCE, MARK, NOW, POST, TIMEOUT, WAITALL, YIELD, NotCompilable, Free, Recorder,
-                       Sent, Token, free, rest, wait)
+from .recorder import (DELAY_SINCE, MARK, NOW, POST, TIMEOUT, WAITALL, YIELD, NotCompilable, Free,
+                       Recorder, Token, free, queue, rest, wait)
 
 __all__ = ["NotCompilable", "Program", "RecordingComm", "record", "POST", "WAITALL", "TIMEOUT", "YIELD", "MARK",
            "DELAY_SINCE", "NOW"]
@@ -98,16 +98,17 @@ class RecordingComm(Comm):
         if not 0 <= dst < self.size:
             self._check_peer(dst, "destination")
         prog = self._prog
-        t = Sent()
+        t = Token()
         t.ev = ev = prog.events
         prog.events = ev + 1
-        t.waited = False
+        t.waited, t.done, t.value, t.parent, t.group = False, True, None, None, None
         self._ops.extend((POST, ev, self._send(self.members[dst], payload, tag, via), -1))
         return t
 
     def _send(self, dst: int, payload, tag, via) -> int:
         """Send ``payload`` to world rank ``dst``: the message's number (its row), handed to
-        the receive posted for it if any, else queued on its channel."""
+        the receive posted for it if any, else queued on its channel (:func:`~.recorder.wait`
+        written out for other tags than 0)."""
         rec, prog = self._rec, self._prog
         send = rec.nmsgs
         rec.nmsgs = send + 1
@@ -115,51 +116,68 @@ class RecordingComm(Comm):
             nbytes = int(payload.nbytes)
         except AttributeError:
             nbytes = payload_bytes(payload)
-        prog.msgs.extend((dst, nbytes, 0 if via is None else prog.via(via)))
+        prog.msgs.extend((dst, nbytes, 0 if via is None else prog.via_ids.get(via) or prog.via(via)))
         key = self._base + dst * self._P + self._me
         if tag == 0:
             rt = rec.recvs.get(key)
-            rt = rt.popleft() if rt else None
+            if not rt:
+                wait(rec.sends, key, (send, payload), 0)
+                return send
+            rt = rt.popleft()
         else:
             key = (tag, key)
             rt = rec.recvs.pop(key, None)
+            if rt is None:
+                item = (send, payload)
+                q = rec.sends.setdefault(key, item)
+                if q is not item:
+                    queue(rec.sends, key, q, item)
+                return send
             if rt.__class__ is deque:
                 rt = rest(rec.recvs, key, rt)
-        if rt is not None:
-            prog.late.extend((send, rt.ev))
-            rt.done, rt.value = True, payload
-            if rt.parent is not None:
-                rec.wake(rt)
-            elif rec.blocked[rt.rank] is rt:
-                rec.ready.append(rt.rank)
-        else:
-            wait(rec.sends, key, (send, payload), tag)
+        prog.late.extend((send, rt.ev))
+        rt.done, rt.value = True, payload
+        p = rt.parent
+        if p is not None:
+            rt.parent = None
+            p.left -= 1
+            if not p.left:
+                rec.finish(p)
+        elif rec.blocked[rt.rank] is rt:
+            rec.ready.append(rt.rank)
         return send
 
     def irecv(self, src: int, tag=0):
         if not 0 <= src < self.size:
             self._check_peer(src, "source")
         rec, me = self._rec, self._me
+        prog = rec.prog
         t = Token()
-        t.ev = ev = rec.prog.events
-        rec.prog.events = ev + 1
+        t.ev = ev = prog.events
+        prog.events = ev + 1
         t.waited, t.parent, t.group = False, None, None
         key = self._base + me * self._P + self.members[src]
         if tag == 0:
             got = rec.sends.get(key)
-            got = got.popleft() if got else None
+            if got:
+                recv, t.value = got.popleft()
+                t.done = True
+            else:
+                recv, t.done, t.value, t.rank = -1, False, None, me
+                wait(rec.recvs, key, t, 0)
         else:
             key = (tag, key)
             got = rec.sends.pop(key, None)
-            if got.__class__ is deque:
-                got = rest(rec.sends, key, got)
-        if got is None:
-            recv = -1
-            t.done, t.value, t.rank = False, None, me
-            wait(rec.recvs, key, t, tag)
-        else:
-            recv, t.value = got
-            t.done = True
+            if got is None:
+                recv, t.done, t.value, t.rank = -1, False, None, me
+                q = rec.recvs.setdefault(key, t)
+                if q is not t:
+                    queue(rec.recvs, key, q, t)
+            else:
+                if got.__class__ is deque:
+                    got = rest(rec.sends, key, got)
+                recv, t.value = got
+                t.done = True
         self._ops.extend((POST, ev, -1, recv))
         return t
 
@@ -205,7 +223,7 @@ class RecordingComm(Comm):
         prog.events = ev + 1
         t.value, t.waited, t.parent = None, False, None
         members = prog.members
-        first = len(members)
+        first = prog.members_out + len(members)
         left = 0
         for q in reqs:
             e = q.ev
