@@ -40,9 +40,7 @@ class Program:
         self.late_blocks: list = []
         self.vias: list = [None]       # the NICs a send is pinned to (index 0: none)
         self.via_ids: dict = {None: 0}
-        self.members: list = []       # the members of every waitall (event ids), in lists and blocks as msgs
-        self.member_blocks: list = []
-        self.members_out = 0           # members moved into blocks
+        self.members = array("q")
         self.seconds = array("d")
         self.marks: list = []          # (name or None, entering)
         self.events = 0
@@ -68,17 +66,11 @@ class Program:
             self.blocks[rank].append(_packed(ops))
             self.flushed[rank] += len(ops)
             ops.clear()
-        if len(self.msgs) > FLUSH_MSGS or len(self.members) > FLUSH_MSGS:
+        if len(self.msgs) > FLUSH_MSGS:
             self.flush_messages()
 
-    def member_count(self) -> int:
-        """The number of members written (the index of the next one)."""
-        return self.members_out + len(self.members)
-
     def flush_messages(self) -> None:
-        self.members_out += len(self.members)
-        for rows, blocks in ((self.msgs, self.msg_blocks), (self.late, self.late_blocks),
-                             (self.members, self.member_blocks)):
+        for rows, blocks in ((self.msgs, self.msg_blocks), (self.late, self.late_blocks)):
             if rows:
                 blocks.append(_packed(rows))
                 rows.clear()
@@ -117,7 +109,7 @@ class Program:
         m[ops[q, 3], 4] = ops[q, 1]
         self.made = {"ops": ops, "rank_ptr": ptr, "src": m[:, 0], "dst": m[:, 1], "bytes": m[:, 2],
                      "send_ev": m[:, 3], "recv_ev": m[:, 4], "via": m[:, 5], "vias": self.vias,
-                     "members": _joined(self.member_blocks),
+                     "members": np.frombuffer(self.members, np.int64),
                      "seconds": np.frombuffer(self.seconds, np.float64)}
         return self.made
 

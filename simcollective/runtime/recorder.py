@@ -119,7 +119,7 @@ class Recorder:
         t = self.token(True, value)
         prog = self.prog
         row = prog.row(rank)
-        prog.ops[rank].extend((DELAY_SINCE, t.ev, len(prog.seconds), prog.member_count()))
+        prog.ops[rank].extend((DELAY_SINCE, t.ev, len(prog.seconds), len(prog.members)))
         prog.seconds.append(since.fraction)
         prog.members.extend((row - since.a, row - since.b))
         return t
