@@ -13,8 +13,8 @@ from ..registry import register
 def ring_allreduce(comm, x, plan):
     """C rings at once, each on its channel range: reduce-scatter then allgather, P - 1
     steps each, in up to MAX_LOOPS loops of P chunks (NCCL's chunk: the protocol's).
-    Channel c's messages carry the tag c: in order on the channel's connection, as NCCL's
-    FIFOs are. Returns the result parts in order."""
+    Channel c's messages carry the tag c (in order on the channel's connection, as NCCL's
+    FIFOs keep them). Returns the result parts in order."""
     P, f = comm.size, plan.wire
     C = plan.channels
     chunk = ring_chunk_bytes(plan.protocol)
