@@ -79,7 +79,7 @@ class RecordingComm(Comm):
     its channel, and the other way round: see :class:`~.recorder.Recorder` for the
     channels' keys and queues.)"""
 
-    __slots__ = ("_rec", "_prog", "_ops", "_base", "_P")
+    __slots__ = ("_rec", "_prog", "_ops", "_P", "_into", "_from")
 
     def __init__(self, world, members: tuple, rank: int, name: str, context=None):
         super().__init__(world, members, rank, name, context)
@@ -87,7 +87,9 @@ class RecordingComm(Comm):
         self._prog = world.rec.prog
         self._ops = world.rec.prog.ops[self._me]
         self._P = P = world.size
-        self._base = self.cid * P * P   # channel (receiver d, sender s) of this communicator: base + d P + s
+        base = self.cid * P * P   # channel (receiver d, sender s) of this communicator: base + d P + s
+        self._into = base + self._me * P         # + s: the channel into this rank from world rank s
+        self._from = base + self._me             # + d P: the channel from this rank to world rank d
 
     @property
     def now(self):
@@ -118,7 +120,7 @@ class RecordingComm(Comm):
         except AttributeError:
             nbytes = payload_bytes(payload)
         prog.msgs.extend((dst, nbytes, 0 if via is None else prog.via_ids.get(via) or prog.via(via)))
-        key = self._base + dst * self._P + self._me
+        key = self._from + dst * self._P
         if tag == 0:
             rt = rec.recvs.get(key)
             if not rt:
@@ -157,7 +159,7 @@ class RecordingComm(Comm):
         t.ev = ev = prog.events
         prog.events = ev + 1
         t.waited, t.parent, t.group = False, None, None
-        key = self._base + me * self._P + self.members[src]
+        key = self._into + self.members[src]
         if tag == 0:
             got = rec.sends.get(key)
             if got:
@@ -198,7 +200,7 @@ class RecordingComm(Comm):
         send = self._send(m[dst], payload, tag, via)
         recv = -1
         tag = tag if recvtag is None else recvtag
-        key = self._base + me * self._P + m[src]
+        key = self._into + m[src]
         if tag == 0:
             got = rec.sends.get(key)
             got = got.popleft() if got else None
