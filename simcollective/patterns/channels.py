@@ -126,8 +126,7 @@ def ring_chains(comm, x, plan, channels: int, root: int, chunks, reduce: bool):
     j + v, so at tick T a rank receives chunk T - v of every channel where it is at place v
     and passes chunk T - v - 1 on; the messages of one tick are all posted together on every
     rank (channels whose chains put the rank at different places cannot wait on each other).
-    Messages carry ``plan.wire`` times their data (:class:`Wire`) and their channel as tag
-    (a channel's messages match in order on its connection, as NCCL's FIFOs keep them)."""
+    Messages carry ``plan.wire`` times their data (:class:`Wire`)."""
     P, f = comm.size, plan.wire
     chans = []
     for c, (rng, (pos, _, nxt, prv)) in enumerate(zip(split(x, channels),
@@ -146,10 +145,10 @@ def ring_chains(comm, x, plan, channels: int, root: int, chunks, reduce: bool):
                 k = len(pieces)
                 j = t - v
                 if v > 0 and 0 <= j < k:
-                    recvs.append(irecv(prv, c))
+                    recvs.append(irecv(prv, (c, j)))
                     where.append((c, j))
                 if v < P - 1 and 0 <= j - 1 < k:
-                    sends.append(isend(nxt, Wire(out[c][j - 1], f), c, vias[c]))
+                    sends.append(isend(nxt, Wire(out[c][j - 1], f), (c, j - 1), vias[c]))
             if not sends and not recvs:
                 continue
             msgs = yield comm.waitall(recvs + sends)

@@ -16,9 +16,7 @@ from ..registry import register
 def ring_allgather(comm, x, plan):
     """C rings at once, each on its channel range of every rank's block: P - 1 steps; at step
     s the rank at ring position q sends the block of rank order[q - s] to the next and
-    receives that of order[q - s - 1], in up to MAX_LOOPS loops of the protocol's chunk.
-    Channel c's messages carry the tag c (in order on the channel's connection, as NCCL's
-    FIFOs keep them)."""
+    receives that of order[q - s - 1], in up to MAX_LOOPS loops of the protocol's chunk."""
     P, r, f = comm.size, comm.rank, plan.wire
     C = channel_count(plan, len(x))
     chunk = ring_chunk_bytes(plan.protocol)
@@ -38,8 +36,9 @@ def ring_allgather(comm, x, plan):
                 sends, recvs = [], []
                 for c in jobs:
                     pos, order, nxt, prv = links[c]
-                    sends.append(isend(nxt, Wire(got[c][loop][order[(pos - s) % P]], f), c, vias[c]))
-                    recvs.append(irecv(prv, c))
+                    tag = (c, loop, s)
+                    sends.append(isend(nxt, Wire(got[c][loop][order[(pos - s) % P]], f), tag, vias[c]))
+                    recvs.append(irecv(prv, tag))
                 msgs = yield comm.waitall(recvs + sends)
                 for c, g in zip(jobs, msgs):
                     pos, order, _, _ = links[c]

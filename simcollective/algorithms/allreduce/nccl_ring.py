@@ -13,14 +13,13 @@ from ..registry import register
 def ring_allreduce(comm, x, plan):
     """C rings at once, each on its channel range: reduce-scatter then allgather, P - 1
     steps each, in up to MAX_LOOPS loops of P chunks (NCCL's chunk: the protocol's).
-    Channel c's messages carry the tag c (in order on the channel's connection, as NCCL's
-    FIFOs keep them). Returns the result parts in order."""
+    Returns the result parts in order."""
     P, f = comm.size, plan.wire
     C = plan.channels
     chunk = ring_chunk_bytes(plan.protocol)
     item = x.dtype.itemsize
     pieces = [split(rng, ring_loops(len(rng) * item, P * chunk)) for rng in split(x, C)]
-    # per channel: its tag, this rank's position, next and previous rank, and the NICs of its sends
+    # per channel: its index, this rank's position, next and previous rank, and the NICs of its sends
     chans = [(c, pos, nxt, prv, plan.via(c, comm.rank))
              for c, (pos, _, nxt, prv) in enumerate(ring_links(comm, plan.orders, plan.positions, C))]
     isend, irecv, add = comm.isend, comm.irecv, comm.add
@@ -31,8 +30,9 @@ def ring_allreduce(comm, x, plan):
             for s in range(P - 1):
                 sends, recvs = [], []
                 for blocks, c, pos, nxt, prv, via in jobs:
-                    sends.append(isend(nxt, Wire(blocks[(pos - s) % P], f), c, via))
-                    recvs.append(irecv(prv, c))
+                    tag = (c, loop, s)
+                    sends.append(isend(nxt, Wire(blocks[(pos - s) % P], f), tag, via))
+                    recvs.append(irecv(prv, tag))
                 got = yield comm.waitall(recvs + sends)
                 for (blocks, _, pos, _, _, _), g in zip(jobs, got):
                     b = (pos - s - 1) % P
@@ -41,8 +41,9 @@ def ring_allreduce(comm, x, plan):
             for s in range(P - 1):
                 sends, recvs = [], []
                 for blocks, c, pos, nxt, prv, via in jobs:
-                    sends.append(isend(nxt, Wire(blocks[(pos + 1 - s) % P], f), c, via))
-                    recvs.append(irecv(prv, c))
+                    tag = (c, loop, "ag", s)
+                    sends.append(isend(nxt, Wire(blocks[(pos + 1 - s) % P], f), tag, via))
+                    recvs.append(irecv(prv, tag))
                 got = yield comm.waitall(recvs + sends)
                 for (blocks, _, pos, _, _, _), g in zip(jobs, got):
                     blocks[(pos - s) % P] = g.data

@@ -16,9 +16,7 @@ from ..registry import register
 def ring_reduce_scatter(comm, x, plan):
     """C rings at once: P - 1 steps; at step s the rank at ring position q sends its partial sum
     of the block of rank order[q - s - 1] to the next and adds its own data to the partial of
-    order[q - s - 2] it receives; after the last step it holds its own block, summed.
-    Channel c's messages carry the tag c (in order on the channel's connection, as NCCL's
-    FIFOs keep them)."""
+    order[q - s - 2] it receives; after the last step it holds its own block, summed."""
     P, r, f = comm.size, comm.rank, plan.wire
     blocks = split(x, P)
     C = channel_count(plan, len(blocks[0]))
@@ -41,8 +39,9 @@ def ring_reduce_scatter(comm, x, plan):
                 sends, recvs = [], []
                 for c in jobs:
                     pos, order, nxt, prv = links[c]
-                    sends.append(isend(nxt, Wire(parts[c][loop][order[(pos - s - 1) % P]], f), c, vias[c]))
-                    recvs.append(irecv(prv, c))
+                    tag = (c, loop, s)
+                    sends.append(isend(nxt, Wire(parts[c][loop][order[(pos - s - 1) % P]], f), tag, vias[c]))
+                    recvs.append(irecv(prv, tag))
                 msgs = yield comm.waitall(recvs + sends)
                 for c, g in zip(jobs, msgs):
                     pos, order, _, _ = links[c]
