@@ -194,3 +194,27 @@ def test_a_recording_leaves_no_tokens_in_cycles():
     finally:
         gc.enable()
     assert left == []
+
+
+def test_waitall_members_are_its_requests_events_in_order_a_free_one_minus_one():
+    """A waitall's row names its members (``members[first:first + count]``): the event of
+    each request in the order given, -1 for a completion without an event (a zero-time
+    compute); its value lists the requests' values in that order (None for a send)."""
+    from simcollective.runtime.record import WAITALL
+
+    def main(comm):
+        peer = 1 - comm.rank
+        send = comm.isend(peer, np.zeros(2 + comm.rank, np.int8), tag=3)
+        recv = comm.irecv(peer, tag=3)
+        got = yield comm.waitall([recv, comm.compute(0.0, "free"), send])
+        return [len(got[0]), got[1], got[2]]
+
+    prog = _record(main, P=2)
+    assert prog.outputs == [[3, "free", None], [2, "free", None]]
+    a = prog.arrays()
+    ops, ptr, members = a["ops"].tolist(), a["rank_ptr"].tolist(), a["members"].tolist()
+    for r in (0, 1):
+        rows = ops[ptr[r]:ptr[r + 1]]
+        send_ev, recv_ev = (row[1] for row in rows if row[0] == POST)
+        (_, _, first, count), = (row for row in rows if row[0] == WAITALL)
+        assert members[first:first + count] == [recv_ev, -1, send_ev]

@@ -19,37 +19,35 @@ def ring_allreduce(comm, x, plan):
     chunk = ring_chunk_bytes(plan.protocol)
     item = x.dtype.itemsize
     pieces = [split(rng, ring_loops(len(rng) * item, P * chunk)) for rng in split(x, C)]
-    # per channel: this rank's position, next and previous rank, and the NICs of its sends
-    chans = [(pos, nxt, prv, plan.via(c, comm.rank))
+    # per channel: its index, this rank's position, next and previous rank, and the NICs of its sends
+    chans = [(c, pos, nxt, prv, plan.via(c, comm.rank))
              for c, (pos, _, nxt, prv) in enumerate(ring_links(comm, plan.orders, plan.positions, C))]
     isend, irecv, add = comm.isend, comm.irecv, comm.add
     results = [[None] * len(p) for p in pieces]
     for loop in range(max(len(p) for p in pieces)):
-        jobs = [(c, split(pieces[c][loop], P)) for c in range(C) if loop < len(pieces[c])]
+        jobs = [(split(pieces[c][loop], P), *chans[c]) for c in range(C) if loop < len(pieces[c])]
         with comm.phase("reduce-scatter"):
             for s in range(P - 1):
                 sends, recvs = [], []
-                for c, blocks in jobs:
-                    pos, nxt, prv, via = chans[c]
+                for blocks, c, pos, nxt, prv, via in jobs:
                     tag = (c, loop, s)
                     sends.append(isend(nxt, Wire(blocks[(pos - s) % P], f), tag, via))
                     recvs.append(irecv(prv, tag))
                 got = yield comm.waitall(recvs + sends)
-                for (c, blocks), g in zip(jobs, got):
-                    b = (chans[c][0] - s - 1) % P
+                for (blocks, _, pos, _, _, _), g in zip(jobs, got):
+                    b = (pos - s - 1) % P
                     blocks[b] = yield add(blocks[b], g.data)
         with comm.phase("allgather"):
             for s in range(P - 1):
                 sends, recvs = [], []
-                for c, blocks in jobs:
-                    pos, nxt, prv, via = chans[c]
+                for blocks, c, pos, nxt, prv, via in jobs:
                     tag = (c, loop, "ag", s)
                     sends.append(isend(nxt, Wire(blocks[(pos + 1 - s) % P], f), tag, via))
                     recvs.append(irecv(prv, tag))
                 got = yield comm.waitall(recvs + sends)
-                for (c, blocks), g in zip(jobs, got):
-                    blocks[(chans[c][0] - s) % P] = g.data
-        for c, blocks in jobs:
+                for (blocks, _, pos, _, _, _), g in zip(jobs, got):
+                    blocks[(pos - s) % P] = g.data
+        for blocks, c, *_ in jobs:
             results[c][loop] = blocks
     return [b for per_channel in results for blocks in per_channel for b in blocks]
 
