@@ -19,8 +19,14 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import os
 import sys
 from pathlib import Path
+
+# as the command line runs (simcollective/cli.py): one BLAS thread, so that no scenario's
+# CPU time counts OpenBLAS's pool spinning on the other core; set before NumPy is imported
+# here or in the scenarios' processes, which inherit it
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
 from ._harness import simpy_event_cpu_rate, simpy_event_rate
 from .allreduce import fit_exponent, run_scenarios, scenarios

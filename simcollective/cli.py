@@ -22,6 +22,11 @@ import sys
 # first touch costs several times the user time (32M int32 on 8 ranks: 1.9-3.1 s of system
 # time against 0.6-0.7 s), and a run touches its arrays about once.
 os.environ.setdefault("NUMPY_MADVISE_HUGEPAGE", "0")
+# One BLAS thread (a value set by the user is kept): a simulation runs on one thread and a
+# sweep runs a process per core, while the OpenBLAS NumPy ships with starts a pool of threads
+# at import that spin on the other cores (0.05-0.1 s of CPU a command, measured: a third of a
+# 16-rank command's start-up, and a sweep's workers taking each other's cores).
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
 from . import __version__
 from .arguments import (Parser, add_engine_argument, add_nccl_version_argument, add_plugin_argument,

@@ -93,3 +93,20 @@ def test_the_command_line_turns_numpy_huge_pages_off_unless_the_user_chose(given
     code = "import os, sys, simcollective.cli; print('numpy' in sys.modules, os.environ['NUMPY_MADVISE_HUGEPAGE'])"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, check=True).stdout
     assert out.split() == ["False", kept]     # set before NumPy is imported, which reads it then
+
+
+@pytest.mark.parametrize("given, kept", [(None, "1"), ("2", "2")])
+def test_the_command_line_runs_numpy_with_one_blas_thread_unless_the_user_chose(given, kept):
+    import os
+
+    env = {k: v for k, v in os.environ.items() if k != "OPENBLAS_NUM_THREADS"}
+    if given is not None:
+        env["OPENBLAS_NUM_THREADS"] = given
+    # the process's threads once NumPy is loaded (Linux): OpenBLAS starts its pool at import
+    code = ("import os, sys, simcollective.cli, numpy; print(os.environ['OPENBLAS_NUM_THREADS'], "
+            "len(os.listdir('/proc/self/task')) if os.path.isdir('/proc/self/task') else -1)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, check=True).stdout
+    value, threads = out.split()
+    assert value == kept
+    if given is None and int(threads) >= 0:
+        assert int(threads) == 1
