@@ -2,11 +2,10 @@
 
 Subcommands: ``run`` (one collective, allreduce by default), ``algorithms``, ``topologies``
 here, and, from their own modules, ``p2p``, ``sweep``, ``plot``, ``draw-topology``, ``bench``,
-``compare``, ``job``.
-Every user error is one line on stderr (``simcollective: error: ...``) and a non-zero
-exit status: 2 for bad input, 3 for a result that fails verification, 4 for a deadlock.
-One rule for every command (``arguments``): an option given explicitly that the chosen
-command, algorithm, topology or profile does not use is an error, and so is a
+``compare``, ``job``. Every user error is one line on stderr (``simcollective: error: ...``)
+and a non-zero exit status: 2 for bad input, 3 for a result that fails verification, 4 for a
+deadlock. One rule for every command (``arguments``): an option given explicitly that the
+chosen command, algorithm, topology or profile does not use is an error, and so is a
 single-valued option given twice.
 """
 
@@ -17,15 +16,12 @@ import importlib
 import os
 import sys
 
-# No transparent huge pages for NumPy's large arrays (a value set by the user is kept): where
-# the kernel compacts memory on the fault (``defrag`` = ``madvise``, a common default), the
-# first touch costs several times the user time (32M int32 on 8 ranks: 1.9-3.1 s of system
-# time against 0.6-0.7 s), and a run touches its arrays about once.
+# No transparent huge pages and one BLAS thread for NumPy (values the user set are kept): the
+# kernel's compaction on a huge page's fault (``defrag`` = ``madvise``) cost several times the
+# first touch's user time (32M int32 on 8 ranks: 1.9-3.1 s of system time against 0.6-0.7 s),
+# and OpenBLAS's pool spins on the other cores at import (0.05-0.1 s of CPU a command), where
+# a simulation runs on one thread and a sweep a process per core.
 os.environ.setdefault("NUMPY_MADVISE_HUGEPAGE", "0")
-# One BLAS thread (a value set by the user is kept): a simulation runs on one thread and a
-# sweep runs a process per core, while the OpenBLAS NumPy ships with starts a pool of threads
-# at import that spin on the other cores (0.05-0.1 s of CPU a command, measured: a third of a
-# 16-rank command's start-up, and a sweep's workers taking each other's cores).
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
 from . import __version__
@@ -264,7 +260,6 @@ def _check_missing(args) -> None:
                                                               else "") + ")")
     if missing:
         raise UserInputError(f"run needs {' and '.join(missing)}")
-
 
 
 def _unused_by_run(args) -> dict:
