@@ -33,6 +33,20 @@ def test_an_estimate_scales_the_measured_cost_per_message_and_says_so():
     assert rows_by_name(Context({"XE/nccl dgx-h100 2048 nodes 1G": r}))["XE/nccl"][1] is True
 
 
+
+def test_the_all_to_all_target_judges_its_whole_run_on_cpu():
+    from benchmarks.allreduce import scenarios
+
+    points = dict(scenarios({"XE"})["XE"])
+    whole = points["alltoall direct dgx-h100 128 nodes 1G"]
+    assert "target" not in whole and whole["nodes"] == 128 and whole["yes"]   # run itself, not estimated
+    assert points["nccl dgx-h100 2048 nodes 1G"]["small"]["nodes"] == 16
+    r = {"cpu_s": 25.8, "wall_s": 26.5, "flows": 1047552, "peak_rss": 3.0e9, "engine": "compiled"}
+    text, met = rows_by_name(Context({"XE/alltoall direct dgx-h100 128 nodes 1G": r}))["XE/alltoall"]
+    assert met is True and text.startswith("MEASURED 25.8 s cpu (wall 26.5 s, 1,047,552 messages")
+    r["cpu_s"] = 30.0
+    assert rows_by_name(Context({"XE/alltoall direct dgx-h100 128 nodes 1G": r}))["XE/alltoall"][1] is False
+
 def test_total_wall_met_and_not_met_and_missing_scenarios_skipped():
     res = {"S1/a": point(1.0, cpu=1.5), "S1/ring": point(1.5, cpu=2.0),  # 2.5 s < 3 s
            "S2/a": point(10.0), "S2/b": point(5.0)}                     # 15.0 s, not < 15 s
