@@ -457,3 +457,13 @@ def run_routed_flows(graph, router, flows, profile="ideal"):
         net.transfer(s, d, size, lambda f, i=i: done.__setitem__(i, env.now))
     env.run()
     return done, net
+
+
+@pytest.fixture(autouse=True)
+def _close_pyplot_figures():
+    """Close the figures a test leaves open (the API returns its figures to the caller, who
+    owns them): without it pyplot keeps them all and warns past 20."""
+    yield
+    plt = sys.modules.get("matplotlib.pyplot")
+    if plt is not None:
+        plt.close("all")
