@@ -62,7 +62,8 @@ def cmd_compare(args) -> int:
         raise UserInputError(f"--plot {args.plot!r} must be a .png file name")
     check_output_path(args.plot, "--plot", (".png",))   # checked before any simulation
     check_output_path(args.json, "--json")
-    nodes, nodes_note = _nodes(args)
+    # without --nodes: the servers that hold the log's ranks (compare counts them)
+    nodes = parse_int(args.nodes, "--nodes", 1) if "nodes" in given(args) or args.topology_file else None
     kwargs = dict(
         topology=args.topology, nodes=nodes,
         topology_opts=parse_topology_opts(args.topology_opt), algorithm=args.algorithm, profile=args.profile,
@@ -79,8 +80,6 @@ def cmd_compare(args) -> int:
         result = fit(args.log, args.fit, args.fit_at, **kwargs)
     else:
         result = compare(args.log, **kwargs)
-    if nodes_note:
-        result["nodes_note"] = nodes_note
     if args.plot:
         plot(result, args.plot)
     if args.json:
@@ -90,17 +89,6 @@ def cmd_compare(args) -> int:
         if args.plot:
             print(f"plot: {args.plot}")
     return 0
-
-
-def _nodes(args) -> tuple:
-    """``(--nodes, note)``: as given, else the servers that hold the log's ranks (with a note)."""
-    if "nodes" in given(args) or args.topology_file:
-        return parse_int(args.nodes, "--nodes", 1), None
-    from .validation.compare import log_nodes
-
-    ranks = parse_int(args.ranks, "--ranks", 1) if args.ranks else None
-    section = parse_int(args.section, "--section", 1) if args.section else None
-    return log_nodes(args.log, section, args.topology, parse_topology_opts(args.topology_opt), ranks)
 
 
 def plot(res: dict, path: str) -> None:

@@ -81,17 +81,15 @@ def _pick_table(tables, section, where):
 
 
 
-def log_nodes(log, section=None, topology="dgx-h100", topology_opts=None, ranks=None) -> tuple:
-    """``(nodes, note)``: the servers of ``topology`` that hold the log's ranks (``ranks``
-    when given, else the log's count; one server when the log states none), and what the
-    report says of where that count comes from."""
+def _servers(nodes, n, topology, topology_opts) -> tuple:
+    """``(nodes, note)``: ``nodes`` as given, else the servers of ``topology`` that hold ``n``
+    ranks (one when the log states no count) and what the report says of that count."""
     from ..simulate import RunConfig, build_graph
 
-    n = ranks or read_table(log, section).nranks
-    graph = build_graph(RunConfig(topology=topology, nodes=1, topology_opts=dict(topology_opts or {})))
-    per_node = sum(1 for _, d in graph.nodes(data=True) if d.get("kind") == "gpu")
-    if not n:
-        return 1, None
+    if nodes is not None or not n:
+        return nodes or 1, None
+    one = build_graph(RunConfig(topology=topology, nodes=1, topology_opts=dict(topology_opts or {})))
+    per_node = int(one.graph["gpus_per_node"])
     return max(1, math.ceil(n / per_node)), f"{n} ranks over {per_node} GPUs a server"
 
 
@@ -100,7 +98,8 @@ def compare(log, topology="dgx-h100", nodes=1, topology_opts=None, algorithm="au
             routing="auto", topology_file=None, sizes=None, ranks=None, nccl_version=None) -> dict:
     """Simulate every size of ``log`` (path) and return the comparison (JSON-ready dict).
 
-    ``sizes``: simulate only these sizes of the log (a calibration's search, see
+    ``nodes``: the servers of ``topology`` (None: those that hold the log's ranks, said under
+    ``nodes_note``). ``sizes``: simulate only these sizes of the log (a calibration's search, see
     :mod:`simcollective.validation.fit`); None: all of them (within ``min_size``/``max_size``).
     ``ranks``: the rank count to simulate instead of the one read from the log. The rows the
     log's parser dropped are listed under ``dropped_rows`` (absent when none). ``nccl_version``:
@@ -110,6 +109,7 @@ def compare(log, topology="dgx-h100", nodes=1, topology_opts=None, algorithm="au
     from ..simulate import RunConfig, build_graph
 
     table = read_table(log, section)
+    nodes, nodes_note = _servers(nodes, ranks or table.nranks, topology, topology_opts)
     if table.collective not in SUPPORTED:
         raise UserInputError(f"{log}: {table.collective}_perf is not simulated; compare supports "
                              f"{', '.join(c + '_perf' for c in SUPPORTED)}")
@@ -117,17 +117,15 @@ def compare(log, topology="dgx-h100", nodes=1, topology_opts=None, algorithm="au
     ls = log_settings(table.settings, str(log), coll, algorithm, protocol, channels)
     algorithm, candidates, forced_note = _candidates(table, coll, algorithm, protocol, channels)
     (version, version_note), prof = log_version(log, table, nccl_version, candidates), load_profile(profile)
-    config0 = RunConfig(topology=topology, nodes=nodes, topology_opts=dict(topology_opts or {}),
-                        topology_file=topology_file, routing=routing)
-    graph = build_graph(config0)
+    graph = build_graph(RunConfig(topology=topology, nodes=nodes, topology_opts=dict(topology_opts or {}),
+                                  topology_file=topology_file, routing=routing))
     n, ranks_note = _ranks(log, table, graph, topology, nodes, topology_file, ranks)
     dtype_name = table.dtype or "float"
     if dtype_name not in DTYPES:
         raise UserInputError(f"{log}: data type {dtype_name!r} is not simulated; allowed: "
                              f"{', '.join(sorted(set(DTYPES)))}")
     dtype = DTYPES[dtype_name]
-    gpp = table.gpus_per_process
-    gpp = n if gpp == -1 else gpp
+    gpp = n if table.gpus_per_process == -1 else table.gpus_per_process
     extra_us = _launch_overhead(graph, prof, gpp, n)
     use_ip = in_place or table.format == "busbw-only"
     options = {k: v for k, v in (("protocol", protocol), ("channels", channels)) if v is not None}
@@ -136,9 +134,8 @@ def compare(log, topology="dgx-h100", nodes=1, topology_opts=None, algorithm="au
     runner = _Runner(graph, sim, candidates, options, ls, protocol, channels)
     rows = []
     for row in table.rows:
-        if (min_size is not None and row.size < min_size) or (max_size is not None and row.size > max_size):
-            continue
-        if sizes is not None and row.size not in sizes:
+        if ((min_size is not None and row.size < min_size) or (max_size is not None and row.size > max_size)
+                or (sizes is not None and row.size not in sizes)):
             continue
         rows.append(_row(log, row, table, coll, n, dtype, use_ip, extra_us, runner))
     if not rows:
@@ -147,6 +144,7 @@ def compare(log, topology="dgx-h100", nodes=1, topology_opts=None, algorithm="au
         "log": str(log), "collective": table.collective, "format": table.format, "section": table.title or None,
         "ranks": n, "ranks_note": ranks_note, "dtype": dtype, "measured": "in-place" if use_ip else "out-of-place",
         "topology": topology_file or topology, "nodes": None if topology_file else nodes,
+        **({"nodes_note": nodes_note} if nodes_note else {}),
         "topology_opts": dict(topology_opts or {}),
         "algorithm": algorithm if algorithm != BEST else f"best of {', '.join(candidates)}",
         "profile": prof.name, "nccl_version": version_note, "options": options, "gpus_per_process": gpp, "launch_overhead_us": extra_us,

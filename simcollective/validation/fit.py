@@ -137,7 +137,8 @@ def fit(log, spec, at, *, topology="dgx-h100", nodes=1, topology_opts=None, topo
     ``method``, ``converged``, ``note``). Bad input is refused before any simulation."""
     from .compare import compare, read_table
 
-    key, opts, (lo, hi), bracket_from = _request(spec, at, topology, nodes, topology_opts, topology_file)
+    # (nodes None: compare counts the servers that hold the log's ranks; one checks the options)
+    key, opts, (lo, hi), bracket_from = _request(spec, at, topology, nodes or 1, topology_opts, topology_file)
     linear = key.endswith("_latency")
     table = read_table(log, section)
     use_ip = in_place or table.format == "busbw-only"
