@@ -10,7 +10,7 @@ import math
 from ..data.symbolic import cut
 from .dense import split
 
-__all__ = ["Wire", "Wires", "WireCut", "cut_bytes", "spend_latency", "spend_fill", "run_call", "ring_links",
+__all__ = ["Wire", "Wires", "WireCut", "wire_bytes", "cut_bytes", "spend_latency", "spend_fill", "run_call", "ring_links",
            "ring_chains"]
 
 
@@ -26,6 +26,7 @@ class Wire:
     def __init__(self, data, factor: float):
         self.data = data
         self.factor = factor
+        # (wire_bytes written out: this runs once per message)
         self.nbytes = int(math.ceil(data.nbytes * factor)) if factor != 1.0 else int(data.nbytes)
 
     def __add__(self, other):
@@ -46,10 +47,7 @@ class Wires:
 
     def __init__(self, data: list, factor: float):
         self.data = data
-        if factor != 1.0:
-            self.nbytes = sum(int(math.ceil(a.nbytes * factor)) for a in data)
-        else:
-            self.nbytes = sum(int(a.nbytes) for a in data)
+        self.nbytes = sum(wire_bytes(a.nbytes, factor) for a in data)
 
 
 class WireCut:
@@ -75,12 +73,15 @@ class WireCut:
         return cut(self.x, self.bounds)
 
 
+def wire_bytes(nbytes: int, factor: float) -> int:
+    """The wire size of a payload of ``nbytes``: ``factor`` times it, rounded up (:class:`Wire`)."""
+    return int(math.ceil(nbytes * factor)) if factor != 1.0 else int(nbytes)
+
+
 def cut_bytes(bounds: tuple, itemsize: int, factor: float) -> int:
-    """The wire bytes of the pieces ``[a, b)`` of ``bounds`` of ``itemsize``-byte elements,
-    each ``factor`` times its size rounded up as :class:`Wire` rounds it."""
-    if factor != 1.0:
-        return sum(int(math.ceil((b - a) * itemsize * factor)) for a, b in bounds)
-    return sum((b - a) * itemsize for a, b in bounds)
+    """The wire bytes of the pieces ``[a, b)`` of ``bounds`` of ``itemsize``-byte elements
+    (:func:`wire_bytes` of each)."""
+    return sum(wire_bytes((b - a) * itemsize, factor) for a, b in bounds)
 
 
 def spend_latency(comm, seconds: float):
