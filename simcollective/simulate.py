@@ -32,7 +32,6 @@ and report types live in :mod:`simcollective.run_config`.
 from __future__ import annotations
 
 import functools
-import gc
 import time
 from operator import is_
 
@@ -49,6 +48,7 @@ from .resolve import Plan, count_for_bytes, resolve, resolve_study
 from .run_config import (DEFAULT_MEMORY_BUDGET, JSON_KEYS, VERIFY_MODES, Report, RunConfig, build_graph,
                          run_defaults)
 from .runtime import run_ranks
+from .runtime.collector import collector_paused
 
 __all__ = ["RunConfig", "Report", "run", "run_collective", "run_allreduce", "build_graph", "run_defaults",
            "JSON_KEYS", "count_for_bytes", "resolve_study", "resolve", "Plan", "make_inputs", "simulate",
@@ -171,15 +171,9 @@ def verify(plan: Plan, result, refs=None) -> str:
     mode = "sparse" if plan.algo.kind == "sparse" else "symbolic" if plan.mode == "symbolic" else "dense"
     refs = None if mode == "symbolic" else refs if refs is not None else sources(plan)
     # The walk keeps one key per distinct part (a million for an alltoall of 1024 ranks) and
-    # makes no reference cycles: the cyclic collector, which would walk the run's live
-    # parts again and again as the keys pile up, is paused while it runs.
-    gc_was_enabled = gc.isenabled()
-    gc.disable()
-    try:
+    # makes no reference cycles: the cyclic collector is paused while it runs.
+    with collector_paused():
         how = _verify_ranks(plan, result, mode, refs)
-    finally:
-        if gc_was_enabled:
-            gc.enable()
     if mode == "symbolic" and plan.coll.name == "allreduce":
         how = "symbolic: every element holds each of the P contributions exactly once"
     if plan.coll.name == "reduce":

@@ -15,7 +15,6 @@ that asks for the time (``comm.now``) or reacts to whichever message comes first
 
 from __future__ import annotations
 
-import gc
 from collections import deque
 from contextlib import contextmanager
 from struct import pack
@@ -23,6 +22,7 @@ from types import SimpleNamespace
 
 import numpy as np
 
+from .collector import collector_paused
 from .comm import Comm
 from .messages import payload_bytes
 from .program import Program
@@ -319,12 +319,6 @@ def record(graph, placement, main, args_for_rank, profile) -> Program:
     world = _RecordingWorld(graph, placement, profile)
     gens = [main(RecordingComm(world, world._world_members, r, "world"), *args_for_rank(r))
             for r in range(world.size)]
-    # a few objects a message, none in cycles: the cyclic collector's passes would only cost
-    paused = gc.isenabled()
-    gc.disable()
-    try:
+    with collector_paused():   # a few objects a message, none in cycles
         world.rec.run(gens)
-    finally:
-        if paused:
-            gc.enable()
     return world.rec.prog

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import gc
 import time
 from collections import defaultdict
 from dataclasses import dataclass
@@ -12,6 +11,7 @@ import simpy
 from ..errors import DeadlockError, SimCollectiveError
 from ..network.calendar import event_count
 from ..network.engine import Network, SimEnvironment
+from .collector import collector_paused
 from .world import World
 
 __all__ = ["RunResult", "run_ranks", "barrier_offsets", "TIMINGS"]
@@ -61,16 +61,9 @@ def _run(env, net, world, progress) -> None:
 
 
 def _run_without_gc(env, net, world, progress) -> None:
-    # The cyclic garbage collector would walk every live object of a large simulation
-    # again and again (quadratic in the number of ranks); the runtime breaks its own
-    # reference cycles, so it is paused while the simulation runs.
-    gc_was_enabled = gc.isenabled()
-    gc.disable()
-    try:
+    # the runtime breaks its own reference cycles: the cyclic collector is paused
+    with collector_paused():
         _run(env, net, world, progress)
-    finally:
-        if gc_was_enabled:
-            gc.enable()
 
 
 #: ``timing`` of :func:`run_ranks`: "simultaneous" (every rank starts at 0) or "study"

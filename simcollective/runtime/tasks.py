@@ -30,6 +30,7 @@ from ..errors import DeadlockError, SimCollectiveError
 from ..network.calendar import event_count
 from ..network.engine import Network, SimEnvironment
 from ..network.faults import FAULT_TUNING
+from .collector import collector_paused
 from .comm import Comm
 from .world import World
 
@@ -162,12 +163,5 @@ def run_tasks(graph, placement, tasks, profile, routing: str = "first",
 
 def gc_run(env) -> None:
     """Run the simulation with the cyclic garbage collector paused (as :func:`run_ranks`)."""
-    import gc
-
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
+    with collector_paused():
         env.run()
-    finally:
-        if enabled:
-            gc.enable()

@@ -157,3 +157,23 @@ def test_timing_study_is_max_of_finish_minus_own_start():
     res = r.result
     assert res.starts[0] == 0.0 and max(res.starts) > 0
     assert r.fields["time_s"] == max(f - s for f, s in zip(res.finish, res.starts))
+
+
+def test_the_collector_is_paused_inside_and_restored_as_it_was():
+    import gc
+
+    from simcollective.runtime.collector import collector_paused
+
+    was = gc.isenabled()
+    try:
+        for before in (True, False):
+            (gc.enable if before else gc.disable)()
+            with collector_paused():
+                assert not gc.isenabled()
+            assert gc.isenabled() is before
+        gc.enable()
+        with pytest.raises(ValueError), collector_paused():
+            raise ValueError
+        assert gc.isenabled()
+    finally:
+        (gc.enable if was else gc.disable)()
