@@ -21,6 +21,8 @@ from ..errors import UserInputError
 __all__ = ["Route", "CachedRoutes", "RouteParts"]
 
 _INF = float("inf")
+#: the most nodes a route's head holds before its end (:meth:`CachedRoutes._head`)
+_HEAD_NODES = 8
 
 
 def _summed(terms) -> float:
@@ -133,13 +135,13 @@ class CachedRoutes:
                 head = self._heads[key] = self._head(*key)
             heads.append(head)
         index = self.index
-        hnodes = np.full((len(heads), 9), -1, np.int64)  # a head's nodes (at most 8), then its end
+        hnodes = np.full((len(heads), _HEAD_NODES + 1), -1, np.int64)  # a head's nodes, then its end
         for i, head in enumerate(heads):
             hnodes[i, :len(head[0])] = [index[x] for x in head[0]]
-            hnodes[i, 8] = index[head[4]]
+            hnodes[i, _HEAD_NODES] = index[head[4]]
         joined = ~(hnodes[hinv] == dsts[:, None]).any(axis=1)
         tail = np.full(len(srcs), -1, np.int64)
-        tkeys, tinv = np.unique(hnodes[hinv[joined], 8] * N + dsts[joined], return_inverse=True)
+        tkeys, tinv = np.unique(hnodes[hinv[joined], _HEAD_NODES] * N + dsts[joined], return_inverse=True)
         tail[joined] = tinv
         tails = []
         for k in tkeys.tolist():
@@ -221,7 +223,7 @@ class CachedRoutes:
         return r, t
 
     def _head(self, src, nxt) -> tuple:
-        """From ``src`` through ``nxt`` along the chain of two-link nodes (at most 8) to
+        """From ``src`` through ``nxt`` along the chain of two-link nodes (at most :data:`_HEAD_NODES`) to
         the first other node ``end``: the nodes before ``end``, the resources up to
         ``end``'s crossing included, the sum of their latencies (in path order), their
         smallest capacity, ``end``."""
@@ -240,7 +242,7 @@ class CachedRoutes:
                 c = min(c, cap[x])
             lead.append(self.crossing_latency.get(v, 0.0))
             s = succ[v]
-            if len(s) != 2 or u not in s or len(nodes) == 8:
+            if len(s) != 2 or u not in s or len(nodes) == _HEAD_NODES:
                 break
             w = s[1] if s[0] == u else s[0]
             if w in nodes:
