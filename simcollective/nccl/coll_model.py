@@ -27,7 +27,7 @@ from ..errors import UserInputError
 from . import model
 from .protocols import TUNER_ORDER
 from .versions import has_algorithm, latency_tables, ll_max_bw, ring_ll_factor, tuner_arch
-from .transport import protocol_allowed
+from .transport import advertised_latency, protocol_allowed
 
 __all__ = ["NCCL_ALGOS", "coll_enabled", "coll_bandwidth", "coll_latency", "coll_predict", "coll_choose"]
 
@@ -90,9 +90,7 @@ def coll_latency(m, coll: str, algo: str, proto: str, table: dict | None = None)
     if coll in ("allgather", "reduce-scatter"):
         intra = hop_t[link]["ring"][p]
         inter = hop_t["net"]["tree" if ppn == 1 else "ring"][p]
-        # graph.latencyInter (the latency the network plugin advertises), added to every
-        # network hop of a ring and again for Simple's flush, as for allreduce (tuning.cc)
-        inter += m.net_latency_us * (2 if proto == "simple" else 1)
+        inter += advertised_latency(m, proto)   # as for allreduce, on every network hop of the ring
         if nn > 1:
             intra = max(intra, model.NET_OVERHEAD_US * (3 if proto == "simple" else 1))
     else:   # broadcast/reduce: nsteps hops, Tree's hop latency for Simple

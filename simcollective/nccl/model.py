@@ -21,7 +21,7 @@ from .protocols import ALGOS, TUNER_ORDER
 from .search import GraphInfo, graphs_of
 from .versions import (has_algorithm, latency_tables, ll_max_bw, nvls_rule, ring_inter_steps, ring_ll_factor,
                        tuner_arch)
-from .transport import ALL_PROTOCOLS, net_protocols, protocol_allowed
+from .transport import ALL_PROTOCOLS, advertised_latency, net_protocols, protocol_allowed
 
 __all__ = [
     "PROTOCOLS", "ALGOS", "Machine", "GraphInfo", "machine_of", "graphs_of", "predict", "choose",
@@ -329,10 +329,7 @@ def latency(m: Machine, graphs: dict, algo: str, proto: str, table: dict | None 
     L = base_t[algo][p]
     intra_lat = hop_t["nvlink" if m.intra == "nvlink" else "pci"][algo][p]
     inter_lat = hop_t["net"]["tree" if ppn == 1 else algo][p]
-    # graph.latencyInter: the latency the network plugin advertises (ncclNetProperties.latency;
-    # 0 when unknown, as for NCCL's IB transport), once per network hop and again for Simple,
-    # whose receives wait for a GPUDirect flush
-    inter_lat += m.net_latency_us * (2 if proto == "simple" else 1)
+    inter_lat += advertised_latency(m, proto)
     if algo == "ring":
         nsteps = 2 * (n - 1)
         n_inter = ring_inter_steps(m)     # 2 (nNodes - 1); 2 nNodes under NCCL 2.18

@@ -19,7 +19,7 @@ Examples
 
 from __future__ import annotations
 
-__all__ = ["ALL_PROTOCOLS", "net_protocols", "protocol_allowed"]
+__all__ = ["ALL_PROTOCOLS", "net_protocols", "protocol_allowed", "advertised_latency"]
 
 #: Every NCCL protocol (the tuner's order).
 ALL_PROTOCOLS = ("ll", "ll128", "simple")
@@ -32,6 +32,14 @@ def net_protocols(graph, nnodes: int) -> tuple:
         return ALL_PROTOCOLS
     named = str(graph.graph.get("net_protocols", ",".join(ALL_PROTOCOLS))).split(",")
     return tuple(p for p in ALL_PROTOCOLS if p in {x.strip().lower() for x in named})
+
+
+def advertised_latency(m, proto: str) -> float:
+    """What the transport's advertised latency (``graph.latencyInter``: ncclNetProperties'
+    latency, 0 for NCCL's IB transport) adds to one network hop of machine `m`'s rings and
+    trees (us): once, and again for Simple, whose receives wait for a GPUDirect flush
+    (tuning.cc)."""
+    return m.net_latency_us * (2 if proto == "simple" else 1)
 
 
 def protocol_allowed(m, proto: str) -> bool:
