@@ -16,7 +16,18 @@ The peak memory ``fixed + P x per_rank + factor x data`` is fitted through the t
 and 1/128 of those counts.
 
 Algorithms that cannot run on that machine (NVLS needs NVSwitch multicast) are measured on
-dgx-h100 with the same rank counts. Run: ``python -m benchmarks.guard_costs`` (about ten
+dgx-h100 with the same rank counts.
+
+* ``long`` (NCCL's algorithms): the ``sym`` run on the SimPy path with 16 times the
+  elements: NCCL cuts the data into chunks, so the run has many more messages and its seconds
+  per message (CPU) weigh the run's fixed costs (NCCL's search, routes) less; at 1M elements
+  NCCL's tree sends 2,032 messages, whose cost per message was ten times that of a 16,384-GPU run;
+* ``compiled`` and ``compiled-dgx``: the ``sym`` run of a dense algorithm on the compiled path
+  (``--engine compiled``, the compiled loop loaded by a small run first), on ABCI and on
+  dgx-h100 (16 nodes, 128 GPUs: NCCL's choice there is NVLS or NVLSTree, which react to the
+  first message and cannot be recorded): seconds per message (CPU seconds of the run, which a
+  loaded machine moves less than wall) where the algorithm records on both, else none (the
+  guard then estimates a run from the SimPy path's figure). Run: ``python -m benchmarks.guard_costs`` (about ten
 minutes on one core).
 """
 
@@ -33,14 +44,18 @@ CHILD = r"""
 import json, resource, sys, time
 cfg = json.loads(sys.argv[1])
 from simcollective.simulate import RunConfig, resolve, run
+if cfg.get("engine") == "compiled":   # the compiled loop loaded first: its load is not a cost per message
+    run(RunConfig(topology="abci", nodes=1, algorithm="ring", elements=1024, verify="symbolic", engine="compiled"))
 from simcollective.memory import sparse_data_bytes
 c = RunConfig(**cfg)
 p = resolve(c)
+cpu = time.process_time()
 r = run(c)
+cpu = time.process_time() - cpu
 j = r.to_json()
 data = (sparse_data_bytes(p.P, p.n, p.dtype.itemsize, p.k) if p.algo.kind == "sparse"
         else p.P * p.n * p.dtype.itemsize)
-print(json.dumps({"messages": j["messages"], "events": j["events"], "wall_s": j["wall_s"],
+print(json.dumps({"messages": j["messages"], "events": j["events"], "wall_s": j["wall_s"], "cpu_s": cpu,
                   "P": p.P, "n": p.n, "data": data, "mode": p.mode,
                   "rss": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024}))
 """
@@ -95,8 +110,8 @@ def fit(runs: dict, kind: str) -> dict:
     """The row of one algorithm from its runs: peak memory ``fixed + P x per_rank +
     data_factor x data`` (dense) or ``fixed + P x per_rank + data_factor x inputs +
     element_factor x N x itemsize`` (sparse), solved through the measured peaks (negative
-    parts set to 0); wall seconds per message (the run at 128 ranks) and per byte of data
-    (full minus small)."""
+    parts set to 0); seconds per message (:func:`_per_message`; on the compiled path:
+    :func:`_compiled_per_message`) and per byte of data (full minus small)."""
     import numpy as np
 
     names = ("sym", "small", "full", "wide") if kind == "sparse" else ("sym", "small", "full")
@@ -107,21 +122,62 @@ def fit(runs: dict, kind: str) -> dict:
     extra = sum(_features(full, kind, "full")[2:]) - sum(_features(small, kind, "small")[2:])
     return {"fixed_bytes": round(coef[0]), "bytes_per_rank": round(coef[1]), "data_factor": round(coef[2], 4),
             "element_factor": round(coef[3], 4) if kind == "sparse" else 0.0,
-            "wall_per_message": round(sym["wall_s"] / max(1, sym["messages"]), 9),
+            "wall_per_message": _per_message(runs),
             "events_per_message": round(sym["events"] / max(1, sym["messages"]), 4),
-            "wall_per_data_byte": round(max(0.0, full["wall_s"] - small["wall_s"]) / max(1, extra), 13)}
+            "wall_per_data_byte": round(max(0.0, full["wall_s"] - small["wall_s"]) / max(1, extra), 13),
+            "compiled_wall_per_message": _compiled_per_message(runs)}
+
+
+def _per_message(runs: dict) -> float:
+    """Wall seconds per message on the SimPy path: of the ``long`` run where it has at least
+    four times the messages of ``sym`` (CPU seconds), else of ``sym``."""
+    sym, long = runs["sym"], runs.get("long")
+    if long and long["messages"] >= 4 * sym["messages"]:
+        return round(long.get("cpu_s", long["wall_s"]) / long["messages"], 9)
+    return round(sym["wall_s"] / max(1, sym["messages"]), 9)
+
+
+def _compiled_per_message(runs: dict) -> float | None:
+    """Wall seconds per message on the compiled path, the larger of the two machines', where
+    the algorithm recorded on both; else None."""
+    measured = [runs.get(k) for k in ("compiled", "compiled-dgx")]
+    if not all(measured):
+        return None
+    return round(max(r.get("cpu_s", r["wall_s"]) / max(1, r["messages"]) for r in measured), 9)
+
+
+def _optional_configs(collective: str, name: str, kind: str, topo: str) -> dict:
+    """The ``sym`` run on the compiled path, on ABCI and on dgx-h100 (dense algorithms), and
+    NCCL's on the SimPy path with 16 times the data (``long``: NCCL cuts it into chunks, so
+    the messages grow with it and the run's fixed costs weigh less on each)."""
+    if kind == "sparse":
+        return {}
+    runs = {key: {**_configs(collective, name, kind, machine)["sym"], "engine": "compiled"}
+            for key, machine in (("compiled", "abci"), ("compiled-dgx", "dgx-h100"))}
+    if name.startswith("nccl"):
+        sym = _configs(collective, name, kind, topo)["sym"]
+        runs["long"] = {**sym, "elements": 16 * sym["elements"], "engine": "simpy"}
+    return runs
+
+
+def _kept(run: dict | None):
+    """The fields of a run kept in the raw file (``False``: it failed)."""
+    if not run:
+        return False
+    return {f: run[f] for f in ("messages", "events", "P", "n", "rss", "wall_s", "cpu_s") if f in run}
 
 
 def _measure_algorithm(algo, have: dict | None = None) -> dict | None:
-    """The runs of one algorithm (``have``: runs measured before, only the missing ones run)."""
+    """The runs of one algorithm (``have``: runs measured before, only the missing ones run;
+    the compiled runs are optional: ``False`` where the algorithm does not record)."""
     have = have or {}
     for topo in [have["topology"]] if have else ("abci", "dgx-h100"):
         runs = {key: have.get(key) or measure_one(cfg)
                 for key, cfg in _configs(algo.collective, algo.name, algo.kind, topo).items()}
         if all(runs.values()):
-            return {"topology": topo, "kind": algo.kind,
-                    **{k: {f: v[f] for f in ("messages", "events", "P", "n", "rss", "wall_s") if f in v}
-                       for k, v in runs.items()}}
+            runs.update({key: have[key] if key in have else measure_one(cfg)
+                         for key, cfg in _optional_configs(algo.collective, algo.name, algo.kind, topo).items()})
+            return {"topology": topo, "kind": algo.kind, **{k: _kept(v) for k, v in runs.items()}}
     return None
 
 

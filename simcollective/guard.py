@@ -7,6 +7,13 @@ of the algorithm's ``messages`` hook, and the per-algorithm costs measured by
 message, events per message, bytes per rank and, with real data, bytes and wall seconds per
 byte of data. An algorithm without a measured row uses :data:`DEFAULT_WALL_PER_MESSAGE`.
 
+A run that will take the compiled path (``--engine auto`` or ``compiled`` where it applies,
+and an algorithm the table measured recording) is estimated from the compiled path's figure:
+its wall seconds per message plus :data:`COMPILED_LOAD_S` for loading the compiled loop
+(the SimPy path's figure would overstate it many times: ``direct`` alltoall on 1024 GPUs
+runs in about half a minute, where the SimPy path's cost per message, measured with every
+flow of the all-to-all in flight at once, gives over twenty minutes).
+
 The cost of a message grows slowly with the ranks (more flows share the network whose rates
 each event recomputes): measured at 128 ranks, it is scaled by ``(P / 128) ** 0.2`` above
 that (:data:`SCALE_EXPONENT`). Measured: ring allreduce on a fat-tree, size-only, 7.05 us per
@@ -33,7 +40,7 @@ from .errors import UserInputError
 from .units import format_bytes, format_time
 
 __all__ = ["Estimate", "estimate_plan", "expected_messages", "check_plans_cost", "check_run_cost", "confirm", "confirmed", "wall_limit", "WALL_LIMIT",
-           "DEFAULT_WALL_PER_MESSAGE"]
+           "DEFAULT_WALL_PER_MESSAGE", "COMPILED_LOAD_S"]
 
 #: the default wall limit of one run, in seconds
 WALL_LIMIT = 600.0
@@ -41,6 +48,8 @@ WALL_LIMIT = 600.0
 DEFAULT_WALL_PER_MESSAGE = 2e-4
 #: the rank count the per-message costs were measured at, and the exponent of their growth above it
 SCALE_RANKS, SCALE_EXPONENT = 128, 0.2
+#: wall seconds a run on the compiled path spends loading numba and the cached compiled loop
+COMPILED_LOAD_S = 0.8
 _YES = "SIMCOLLECTIVE_YES"
 
 
@@ -115,8 +124,9 @@ def _messages(plan) -> int:
     return int(count) if count is not None else 2 * plan.P * max(1, plan.P - 1)
 
 
-def estimate_plan(plan) -> Estimate:
-    """The :class:`Estimate` of a resolved :class:`~simcollective.resolve.Plan`."""
+def estimate_plan(plan, compiled: bool = False) -> Estimate:
+    """The :class:`Estimate` of a resolved :class:`~simcollective.resolve.Plan`; ``compiled``:
+    the run will try the compiled path (the algorithm's compiled figure is used if it has one)."""
     from .guard_table import COSTS
     from .memory import estimate_run_bytes, sparse_data_bytes
 
@@ -129,18 +139,20 @@ def estimate_plan(plan) -> Estimate:
     else:
         mode = "symbolic" if plan.mode == "symbolic" else "full"
         data = 0 if mode == "symbolic" else plan.P * plan.n * itemsize
-    per_msg = DEFAULT_WALL_PER_MESSAGE if row is None else row["wall_per_message"]
+    per_msg, fixed = DEFAULT_WALL_PER_MESSAGE if row is None else row["wall_per_message"], 0.0
+    if compiled and row is not None and row.get("compiled_wall_per_message") is not None:
+        per_msg, fixed = row["compiled_wall_per_message"], COMPILED_LOAD_S
     per_msg *= max(1.0, plan.P / SCALE_RANKS) ** SCALE_EXPONENT
     per_byte = 2e-8 if row is None else row["wall_per_data_byte"]
     events = messages * (3.0 if row is None else row["events_per_message"])
     memory = estimate_run_bytes(plan.P, plan.n, itemsize, mode, plan.k, plan.graph.number_of_nodes(), key)
-    return Estimate(messages, int(events), memory, messages * per_msg + data * per_byte)
+    return Estimate(messages, int(events), memory, fixed + messages * per_msg + data * per_byte)
 
 
-def check_run_cost(plan) -> Estimate:
+def check_run_cost(plan, compiled: bool = False) -> Estimate:
     """Refuse in one line a run estimated beyond the wall limit (unless :func:`confirmed`);
-    return the estimate."""
-    est = estimate_plan(plan)
+    return the estimate (``compiled``: as :func:`estimate_plan`)."""
+    est = estimate_plan(plan, compiled)
     limit = wall_limit()
     if est.wall_s > limit and not confirmed():
         raise UserInputError(f"this run ({plan.P} ranks, {plan.algo.name} {plan.algo.collective}) needs "
@@ -149,14 +161,16 @@ def check_run_cost(plan) -> Estimate:
     return est
 
 
-def check_plans_cost(plans, what: str, hint: str, weights=None) -> None:
+def check_plans_cost(plans, what: str, hint: str, weights=None, compiled=None) -> None:
     """Refuse in one line several runs (a bench's sizes, a job's steps) whose estimates add up
     beyond the wall limit (unless :func:`confirmed`). ``weights``: how many times each plan
-    runs (a job step's repeats); ``what``: the runs, for the message; ``hint``: what to cut."""
+    runs (a job step's repeats); ``what``: the runs, for the message; ``hint``: what to cut;
+    ``compiled``: per plan, whether it will try the compiled path (:func:`estimate_plan`)."""
     if confirmed() or not plans:
         return
     weights = weights or [1] * len(plans)
-    estimates = [estimate_plan(p) for p in plans]
+    compiled = compiled or [False] * len(plans)
+    estimates = [estimate_plan(p, c) for p, c in zip(plans, compiled)]
     total = sum(e.wall_s * w for e, w in zip(estimates, weights))
     limit = wall_limit()
     if total > limit:

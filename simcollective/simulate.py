@@ -106,6 +106,9 @@ AUTO_MIN_MESSAGES = 50_000
 #: NCCL's ring across servers: 64 DGX H100, nccl-ring 256M float32, 8,372,224 messages,
 #: 3.5 GB peak RSS for the whole command (the SimPy path: 1.4 GB)
 COMPILED_BYTES_PER_MESSAGE = 450
+#: the same for the other algorithms: the ring on a 1024-host fat-tree, 256M float32 size-only,
+#: 2,095,104 messages, 0.63 GiB peak for the whole command (the SimPy path: 0.08 GiB)
+COMPILED_BYTES_PER_MESSAGE_OTHER = 330
 
 
 def compiled_refusal(plan: Plan) -> str | None:
@@ -115,15 +118,9 @@ def compiled_refusal(plan: Plan) -> str | None:
         if count is not None and count < AUTO_MIN_MESSAGES:
             return (f"auto: {count:,} messages, under {AUTO_MIN_MESSAGES:,}: the SimPy path is faster than "
                     "loading the compiled loop")
-        servers = {plan.graph.nodes[g].get("server") for g in plan.placement}
-        if plan.algo.name.startswith("nccl") and len(servers) > 1 and count is not None:
-            # measured: 64 x DGX H100, nccl-ring 256M float32 (8.4 M messages): 73 s CPU and 3.5 GB
-            # compiled, 119 s and 1.4 GB on SimPy: the compiled path where its memory fits with room
-            need = count * COMPILED_BYTES_PER_MESSAGE
-            if need > available_memory() // 2:
-                return (f"auto: NCCL's algorithms across servers, {count:,} messages: the compiled path would "
-                        f"hold about {need / 2**30:.1f} GiB, more than half the memory available, the SimPy path "
-                        "about a third of that; --engine compiled runs it")
+        why = None if count is None else _compiled_memory_refusal(plan, count)
+        if why is not None:
+            return why
     if plan.algo.kind == "sparse":
         return "a sparse algorithm's messages depend on the data"
     if plan.config.stragglers:
@@ -135,6 +132,20 @@ def compiled_refusal(plan: Plan) -> str | None:
     if plan.profile.network.bandwidth_factor_mode == "bound":
         return f"profile {plan.profile.name}: bandwidth factors that bound rates run on the SimPy path"
     return None
+
+
+def _compiled_memory_refusal(plan: Plan, count: int) -> str | None:
+    """``auto``: the compiled path where its memory fits with room (measured: 64 DGX H100,
+    nccl-ring 256M float32, 8.4 M messages: 50 s of CPU and 3.1 GB compiled, 93 s and 1.0 GB
+    on SimPy); else why not."""
+    servers = {plan.graph.nodes[g].get("server") for g in plan.placement}
+    nccl = plan.algo.name.startswith("nccl") and len(servers) > 1
+    need = count * (COMPILED_BYTES_PER_MESSAGE if nccl else COMPILED_BYTES_PER_MESSAGE_OTHER)
+    if need <= available_memory() // 2:
+        return None
+    what = "NCCL's algorithms across servers, " if nccl else ""
+    return (f"auto: {what}{count:,} messages: the compiled path would hold about {need / 2**30:.1f} GiB, "
+            "more than half the memory available, the SimPy path a fraction of that; --engine compiled runs it")
 
 
 def sources(plan: Plan):
@@ -298,7 +309,8 @@ def run(config: RunConfig, graph=None, progress=None) -> Report:
     A run estimated beyond the wall limit is refused (:mod:`simcollective.guard`)."""
     t_start = time.perf_counter()
     plan = resolve(config, graph)
-    check_run_cost(plan)        # refused beyond the wall limit unless confirmed (--yes)
+    # refused beyond the wall limit unless confirmed (--yes), estimated for the path it will take
+    check_run_cost(plan, plan.config.engine != "simpy" and compiled_refusal(plan) is None)
     inputs = make_inputs(plan)
     if progress is not None and hasattr(progress, "set_total"):
         progress.set_total(expected_messages(plan))

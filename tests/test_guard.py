@@ -49,14 +49,16 @@ def test_yes_runs_it(capsys, monkeypatch):
 
 
 def test_a_huge_preset_is_refused_before_simulating(capsys, monkeypatch):
-    """gb200-nvl72 --nodes 4000 (16,000 GPUs): ~5e8 messages, hours; refused, never simulated."""
+    """gb200-nvl72 --nodes 4000 (16,000 GPUs): ~5e8 messages, whose compiled arrays would not fit:
+    hours on the SimPy path; refused, never simulated."""
     import simcollective.simulate as simulate
 
     monkeypatch.delenv("SIMCOLLECTIVE_YES", raising=False)
     monkeypatch.delenv("SIMCOLLECTIVE_WALL_LIMIT", raising=False)
     monkeypatch.setattr(simulate, "make_inputs", lambda plan: pytest.fail("the run was started"))
     one_line_error(capsys, ["run", "--topology", "gb200-nvl72", "--nodes", "4000", "--algorithm", "ring",
-                            "--bytes", "1M"], "16000 ranks", "h of wall time", "beyond the 10 min limit", "--yes")
+                            "--bytes", "1M"], "16000 ranks", "5.12e+08 messages", "h of wall time",
+                   "beyond the 10 min limit", "--yes")
 
 
 def test_a_run_of_a_minute_is_not_refused():
@@ -103,3 +105,44 @@ def test_bench_and_job_are_refused_as_a_whole_before_the_first_run(capsys, monke
                    "these 3 sizes", "together", "--yes", "a smaller -e")
     job = Path(__file__).resolve().parent.parent / "experiments" / "job_tp_dp.toml"
     one_line_error(capsys, ["job", str(job)], "the job's", "collectives", "--yes", "fewer repeats")
+
+
+def test_a_run_on_the_compiled_path_is_estimated_from_its_figure():
+    """``direct`` alltoall of 1 GiB on 128 DGX H100 (1024 GPUs, 1,047,552 messages) runs on the
+    compiled path in about half a minute of CPU: estimated from the compiled path's cost per
+    message it is under the limit; from the SimPy path's (every flow in flight at once) it is
+    not. An algorithm that does not record keeps the SimPy figure."""
+    from simcollective.guard import COMPILED_LOAD_S, WALL_LIMIT, estimate_plan
+    from simcollective.guard_table import COSTS
+    from simcollective.resolve import resolve
+    from simcollective.run_config import RunConfig
+
+    plan = resolve(RunConfig(topology="dgx-h100", nodes=128, collective="alltoall", algorithm="direct",
+                             bytes=2**30, profile="nccl"))
+    simpy, compiled = estimate_plan(plan), estimate_plan(plan, compiled=True)
+    assert simpy.wall_s > WALL_LIMIT > compiled.wall_s > COMPILED_LOAD_S
+    assert compiled.messages == simpy.messages == 1024 * 1023
+    tree = resolve(RunConfig(topology="abci", nodes=8, algorithm="nccl-tree", elements=2**20))
+    assert COSTS[("allreduce", "nccl-tree")]["compiled_wall_per_message"] is None
+    assert estimate_plan(tree, compiled=True) == estimate_plan(tree)
+
+
+def test_the_command_line_estimates_the_path_the_run_takes(capsys, monkeypatch):
+    """The same all-to-all from the command line passes the guard without --yes (the run is
+    stopped where it would start); with --engine simpy it is refused."""
+    import simcollective.simulate as simulate
+
+    class Started(Exception):
+        pass
+
+    def started(plan):
+        raise Started
+
+    monkeypatch.delenv("SIMCOLLECTIVE_YES", raising=False)
+    monkeypatch.delenv("SIMCOLLECTIVE_WALL_LIMIT", raising=False)
+    monkeypatch.setattr(simulate, "make_inputs", started)
+    args = ["run", "--topology", "dgx-h100", "--nodes", "128", "--collective", "alltoall", "--algorithm", "direct",
+            "--bytes", "1G", "--profile", "nccl"]
+    with pytest.raises(Started):
+        run_cli(capsys, *args)
+    one_line_error(capsys, args + ["--engine", "simpy"], "1024 ranks", "wall time", "--yes")

@@ -75,8 +75,9 @@ def _measured():
 @pytest.mark.parametrize("key", ["allreduce/ring", "allreduce/sparse-ring-ring", "allgather/ring",
                                  "allreduce/rabenseifner", "alltoall/pairwise", "reduce-scatter/ring"])
 def test_estimates_within_1_5x_of_the_measured_peaks(key):
-    """The estimate of each measured run (dense full data, sparse data, size-only) is within
-    1.5x of the peak RSS measured by benchmarks/guard_costs.py."""
+    """The estimate of each measured run the memory fit is made from (dense full data, sparse
+    data, size-only; not the compiled path's runs, which measure its speed) is within 1.5x of
+    the peak RSS measured by benchmarks/guard_costs.py."""
     from simcollective.algorithms import get_algorithm
     from simcollective.memory import estimate_run_bytes
 
@@ -84,7 +85,7 @@ def test_estimates_within_1_5x_of_the_measured_peaks(key):
     kind = get_algorithm(name, collective).kind
     density_of = {"full": 1 / 64, "wide": 1 / 1024}
     for run_name, run in _measured()["runs"][key].items():
-        if not isinstance(run, dict):
+        if not isinstance(run, dict) or run_name not in ("sym", "small", "full", "wide"):
             continue
         mode = "sparse" if kind == "sparse" else "symbolic" if run_name != "full" else "full"
         density = density_of.get(run_name, 1 / 256) if kind == "sparse" else None

@@ -75,3 +75,24 @@ def test_auto_takes_multi_server_nccl_compiled_where_its_memory_fits(monkeypatch
     assert rep.fields["engine"] == "simpy" and "NCCL's algorithms across servers" in rep.fields["engine_note"]
     assert "more than half the memory available" in rep.fields["engine_note"]
     assert not recorded and rep.fields["time_s"] == simpy.fields["time_s"]
+
+
+def test_auto_keeps_any_algorithm_on_the_simpy_path_where_the_compiled_arrays_would_not_fit(monkeypatch):
+    """The ring (not NCCL) too: ``COMPILED_BYTES_PER_MESSAGE_OTHER`` a message beyond half the
+    memory available keeps ``auto`` on the SimPy path, without recording, the time the same;
+    where they fit, the compiled path runs."""
+    import simcollective.runtime.compiled as compiled_path
+    import simcollective.simulate as sim
+    from simcollective.run_config import RunConfig
+
+    monkeypatch.setattr(sim, "AUTO_MIN_MESSAGES", 0)
+    kw = dict(topology="fat-tree", nodes=16, algorithm="ring", elements=2**16, verify="symbolic")
+    simpy = sim.run(RunConfig(engine="simpy", **kw))
+    need = simpy.fields["messages"] * sim.COMPILED_BYTES_PER_MESSAGE_OTHER
+    monkeypatch.setattr(sim, "available_memory", lambda: 2 * need)
+    assert sim.run(RunConfig(engine="auto", **kw)).fields["engine"] == "compiled"
+    monkeypatch.setattr(sim, "available_memory", lambda: 2 * need - 2)
+    monkeypatch.setattr(compiled_path, "run_compiled", lambda *a, **k: pytest.fail("recorded"))
+    rep = sim.run(RunConfig(engine="auto", **kw))
+    assert rep.fields["engine"] == "simpy" and "more than half the memory available" in rep.fields["engine_note"]
+    assert "NCCL" not in rep.fields["engine_note"] and rep.fields["time_s"] == simpy.fields["time_s"]
