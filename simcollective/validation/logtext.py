@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["COLLECTIVES", "FileNames", "binary_of", "forced_algorithm", "ranks_from_ratio"]
+__all__ = ["COLLECTIVES", "FileNames", "binary_of", "concluded", "forced_algorithm", "ranks_from_ratio"]
 
 COLLECTIVES = ("all_reduce", "all_gather", "reduce_scatter", "alltoall", "broadcast", "reduce", "sendrecv",
                "gather", "scatter", "hypercube")
@@ -39,9 +39,22 @@ class FileNames:
         return self.perf or self.t, gpp
 
 
+_CONCLUDED = re.compile(r"#\s*Collective test concluded:\s*([a-z_]+)_perf\b")
+
+
+def concluded(line: str) -> str | None:
+    """The collective a run's closing line names (``# Collective test concluded: alltoall_perf``:
+    ``"alltoall"``), or None for any other line."""
+    m = _CONCLUDED.search(line) if "concluded" in line else None
+    return m.group(1) if m and m.group(1) in COLLECTIVES else None
+
+
 def binary_of(text: str) -> tuple:
     """``(collective, GPUs per process)``: the binary named in the text (``all_reduce_perf``,
-    ``-t all_gather``) and ``nGpus``/``-g`` (-1: ``-g <nGPUs>``, one process drives every GPU)."""
+    ``-t all_gather``; not a previous run's closing line, :func:`concluded`) and ``nGpus``/``-g``
+    (-1: ``-g <nGPUs>``, one process drives every GPU)."""
+    if "concluded" in text:
+        text = "\n".join(ln for ln in text.splitlines() if concluded(ln) is None)
     binaries = re.findall(r"\b([a-z_]+)_perf\b", text)
     collective = None
     binaries += re.findall(r"\s-t\s+([a-z_]+)\b", text)  # run_nccl_tests.sh -t all_gather

@@ -14,7 +14,9 @@ Lines may carry a launcher's prefix, removed before reading: ``0: `` (Slurm ``sr
 
 Each table's collective comes from the binary named in its own text (the lines from the end
 of the previous table to its first row: ``# Collective test starting: alltoall_perf``, a
-command naming ``alltoall_perf`` or ``-t alltoall``), else from the first one the file names;
+command naming ``alltoall_perf`` or ``-t alltoall``; the previous run's closing ``# Collective
+test concluded: X_perf`` line is that run's), else from its own closing line, else from the
+first one the file names;
 a table read as all_reduce, reduce_scatter or reduce whose op column says ``none`` (as the
 collectives that do not reduce print it) is refused when picked (:attr:`Table.problem`). The rank count comes from the table's ``# Rank N`` lines, else from
 busbw/algbw (allreduce: 2(n-1)/n) or printed size / count; GPUs per process from the
@@ -43,7 +45,7 @@ import re
 from dataclasses import dataclass, field
 
 from ..errors import UserInputError
-from .logtext import FileNames, binary_of, forced_algorithm, ranks_from_ratio
+from .logtext import FileNames, binary_of, concluded, forced_algorithm, ranks_from_ratio
 from .settings import nccl_version_of, settings_of
 
 __all__ = ["Row", "Table", "parse_log", "parse_lines", "MAX_TABLES", "MAX_ROWS", "MAX_ALL_ROWS", "strip_launcher", "BUS_FACTOR", "DTYPES"]
@@ -225,6 +227,9 @@ class _Reader:
             self.header.append(s)
         if re.match(r"#\s+Rank\s+\d+", s):
             self.devices += 1
+        closing = concluded(s)
+        if closing is not None and self.tables and not self.tables[-1].collective:
+            self.tables[-1].collective = closing      # the run it closes named no binary before
         if "Avg bus bandwidth" in s and self.current is not None:
             self.current = None
             self.closed = True

@@ -12,7 +12,7 @@ from simcollective.errors import UserInputError
 from simcollective.validation.nccltests import parse_log, strip_launcher
 from simcollective.validation.settings import log_settings
 from tests.conftest import _log
-from tests.validation.paste_logs import LOGS, P4D, alltoall_run, one_node_of_ranks, prefixed, tables_of, with_bad_rows
+from tests.validation.paste_logs import GCP, LOGS, P4D, alltoall_run, one_node_of_ranks, prefixed, tables_of, with_bad_rows
 
 
 REF = Path(__file__).resolve().parents[2] / "experiments" / "nccl-tests"
@@ -176,6 +176,30 @@ def test_two_published_logs_pasted_into_one_file_keep_their_own_settings(prefix)
     assert b.settings == {} and b.forced_algorithm is None
     assert (a.nccl_version, b.nccl_version) == ("2.7.8", "2.25.1")
     assert [t.nranks for t in (a, b)] == [16, 16]
+
+
+def test_a_runs_closing_line_names_its_own_collective_not_the_next_runs():
+    """nccl-tests closes a run with ``# Collective test concluded: X_perf`` (as ``bench`` prints
+    it): in a file of three runs one after the other, that line belongs to the run it closes, and
+    each table reads the collective its own run starts with."""
+    gather = [ln for ln in GCP.read_text().splitlines() if ln[:1].isdigit()][:6]
+    text = "\n".join([P4D.read_text(), "# Collective test concluded: all_reduce_perf", alltoall_run(),
+                      "# Collective test concluded: alltoall_perf", "# Collective test starting: all_gather_perf",
+                      "# nThread 1 nGpus 1 minBytes 4096 maxBytes 131072 step: 2(factor)", *gather,
+                      "# Collective test concluded: all_gather_perf"])
+    tables = parse_log(text, "mixed.txt")
+    assert [t.collective for t in tables] == ["all_reduce", "alltoall", "all_gather"]
+    assert [t.problem for t in tables] == [None, None, None] and [t.nranks for t in tables] == [16, 16, 16]
+
+
+def test_a_closing_line_names_the_collective_of_a_run_that_named_none_before():
+    """A run whose only mention of its binary is its closing line reads that collective."""
+    rows = [_row(s, s // 32, redop="none") for s in (4096, 8192)]
+    text = "\n".join(["# all_reduce_perf", CURRENT.strip(), "# Collective test concluded: all_reduce_perf",
+                      "# nThread 1 nGpus 1 minBytes 4096 maxBytes 8192", *rows,
+                      "# Collective test concluded: alltoall_perf"])
+    a, b = parse_log(text)
+    assert (a.collective, b.collective) == ("all_reduce", "alltoall") and b.problem is None
 
 
 def test_a_run_naming_no_binary_is_refused_when_its_op_column_contradicts():
