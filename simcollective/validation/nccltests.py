@@ -23,7 +23,8 @@ busbw/algbw (allreduce: 2(n-1)/n) or printed size / count; GPUs per process from
 ``nGpus`` header or ``-g N``.
 
 Rows that cannot be simulated are dropped and listed (:attr:`Table.dropped`, with the line
-number and the reason): size 0, a negative size, nan or inf in a time or bandwidth column.
+number and the reason): size 0, a negative size, nan or inf in a time or bandwidth column, a
+row cut short (size, count and type, then fewer columns than a result row has).
 
 NCCL environment settings the run stated (``Table.settings``: ``NCCL_X=V`` in a command,
 an ``-x``/``export``/``env`` line or a section title, or NCCL's own ``NCCL_X set by
@@ -141,6 +142,8 @@ def _is_num(tok: str) -> bool:
 
 
 _INT = re.compile(r"-?\d+")
+#: an nccl-tests type name (``float``, ``bfloat16``, ``f8e4m3``): the third column of a result row
+_TYPE = re.compile(r"[a-z][a-z0-9_]*")
 #: a launcher's line prefix: ``0: `` (srun -l) or ``[1,0]<stdout>:`` (mpirun --tag-output)
 _LAUNCHER = re.compile(r"^\s*(?:\[\d+,\d+\]<std(?:out|err)>:|\d+:(?=\s|$))\s?")
 
@@ -171,6 +174,8 @@ def _parse_row(tokens: list):
             return "dropped", "size 0: nothing to simulate", 0
         return "busbw-only", Row(size, None, None, None, None, None, None, None, bw)
     if n < 12 or not _INT.fullmatch(tokens[0]) or not _INT.fullmatch(tokens[1]):
+        if 3 <= n < 12 and _INT.fullmatch(tokens[0]) and _INT.fullmatch(tokens[1]) and _TYPE.fullmatch(tokens[2]):
+            return "dropped", "incomplete row: fewer columns than a result row (a cut line?)", int(tokens[0])
         return None
     has_root = n >= 13 and _INT.fullmatch(tokens[4]) is not None and _is_num(tokens[5]) and n in (13, 21)
     base = 5 if has_root else 4

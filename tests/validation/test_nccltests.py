@@ -133,6 +133,21 @@ def test_size_0_inf_and_negative_rows_are_dropped_and_listed():
     assert t.dropped[1]["text"] == "4096 1024 float sum 0.00 inf inf 0e+00 0.00 inf inf 0e+00"
 
 
+def test_a_truncated_row_is_dropped_and_listed():
+    """A paste cut in the middle of a row (the last one, or one in the middle of the table) is
+    listed with its line, not read as a row and not passed over in silence."""
+    lines = P4D.read_text().splitlines()
+    rows = [i for i, ln in enumerate(lines) if ln.strip()[:1].isdigit()]
+    mid, last = rows[3], rows[-1]
+    cut = lines[:mid] + [lines[mid][:40]] + lines[mid + 1:last] + [lines[last][:60]]
+    (t,) = parse_log("\n".join(cut))
+    (c,) = parse_log(P4D.read_text())
+    assert [r.size for r in t.rows] == [r.size for r in c.rows if r.size not in (64, 1 << 30)]
+    assert [(d["line"], d["size"]) for d in t.dropped] == [(mid + 1, 64), (last + 1, 1 << 30)]
+    assert {d["reason"] for d in t.dropped} == {"incomplete row: fewer columns than a result row (a cut line?)"}
+    assert t.dropped[1]["text"] == " ".join(lines[last][:60].split())
+
+
 def test_nan_in_a_busbw_only_summary_is_dropped():
     text = "# all_reduce_perf\n1K 0.04\n2K nan\n4K 0.17\n"
     (t,) = parse_log(text)
