@@ -148,6 +148,20 @@ def test_nics_left_out_leave_every_gpu_an_equal_share(name, good, bad):
         assert f"nics_per_node must be one of {allowed}" in str(e.value) and f"got {k}" in str(e.value)
 
 
+@pytest.mark.parametrize("name, keys", [
+    ("aws-p3dn", ("gpu_model", "nics_per_node", "nic_bandwidth")),
+    ("aws-p5en", ("transport", "pcie_bandwidth")),
+    ("aws-p6-b200", ("transport", "nics_per_node", "nic_bandwidth")),
+    ("azure-nd-h200-v5", ("transport", "nics_per_node", "nic_bandwidth")),
+    ("oci-bm-gpu-h100-8", ("nic_bandwidth",)),
+])
+def test_figures_no_document_gives_say_unverified(name, keys):
+    """Figures the shape's public documents do not give (p3dn's spec page, EFA generations,
+    OCI's per-HCA rates) are marked unverified in their source, for the user to check."""
+    for key in keys:
+        assert "unverified" in SHAPES[name].sources[key], (name, key)
+
+
 def test_unequal_nvl72_racks_over_the_rails():
     G = build("gb300-nvl72", 34, {"domain_hosts": "18,16"})
     assert G.out_degree("nvl0/nvswitch") == 72 and G.out_degree("nvl1/nvswitch") == 64
