@@ -1,12 +1,14 @@
 """What the text of an nccl-tests log names, beside its result rows: the binary (``*_perf``,
-``-t NAME``), GPUs per process (``nGpus``, ``-g``), a forced ``NCCL_ALGO``, and the rank count
-an allreduce table's busbw/algbw implies (read by :mod:`.nccltests`)."""
+``-t NAME``, a run's closing line), GPUs per process (``nGpus``, ``-g``), a forced
+``NCCL_ALGO``, the rank count an allreduce table's busbw/algbw implies, and a launcher's line
+prefix (read by :mod:`.nccltests`)."""
 
 from __future__ import annotations
 
 import re
 
-__all__ = ["COLLECTIVES", "FileNames", "binary_of", "concluded", "forced_algorithm", "ranks_from_ratio"]
+__all__ = ["COLLECTIVES", "FileNames", "binary_of", "concluded", "forced_algorithm", "ranks_from_ratio",
+           "strip_launcher"]
 
 COLLECTIVES = ("all_reduce", "all_gather", "reduce_scatter", "alltoall", "broadcast", "reduce", "sendrecv",
                "gather", "scatter", "hypercube")
@@ -90,3 +92,19 @@ def ranks_from_ratio(t) -> int | None:
     if ratio >= 1.999:
         return None
     return max(2, round(2 / (2 - ratio)))
+
+
+#: a launcher's line prefix: ``0: `` (srun -l) or ``[1,0]<stdout>:`` (mpirun --tag-output)
+_LAUNCHER = re.compile(r"^\s*(?:\[\d+,\d+\]<std(?:out|err)>:|\d+:(?=\s|$))\s?")
+
+
+def strip_launcher(line: str) -> str:
+    """``line`` without a launcher's prefix: ``0: `` (``srun -l``) or ``[1,0]<stdout>:``
+    (``mpirun --tag-output``)."""
+    head = line.lstrip()[:24]
+    if ":" not in head or head[:1] not in _LAUNCHER_START:       # most lines: no regex
+        return line
+    return _LAUNCHER.sub("", line, count=1)
+
+
+_LAUNCHER_START = frozenset("[0123456789")

@@ -46,7 +46,7 @@ import re
 from dataclasses import dataclass, field
 
 from ..errors import UserInputError
-from .logtext import FileNames, binary_of, concluded, forced_algorithm, ranks_from_ratio
+from .logtext import FileNames, binary_of, concluded, forced_algorithm, ranks_from_ratio, strip_launcher
 from .settings import nccl_version_of, settings_of
 
 __all__ = ["Row", "Table", "parse_log", "parse_lines", "MAX_TABLES", "MAX_ROWS", "MAX_ALL_ROWS", "strip_launcher", "BUS_FACTOR", "DTYPES"]
@@ -144,19 +144,6 @@ def _is_num(tok: str) -> bool:
 _INT = re.compile(r"-?\d+")
 #: an nccl-tests type name (``float``, ``bfloat16``, ``f8e4m3``): the third column of a result row
 _TYPE = re.compile(r"[a-z][a-z0-9_]*")
-#: a launcher's line prefix: ``0: `` (srun -l) or ``[1,0]<stdout>:`` (mpirun --tag-output)
-_LAUNCHER = re.compile(r"^\s*(?:\[\d+,\d+\]<std(?:out|err)>:|\d+:(?=\s|$))\s?")
-
-
-def strip_launcher(line: str) -> str:
-    """``line`` without a launcher's prefix (see the module docstring)."""
-    head = line.lstrip()[:24]
-    if ":" not in head or head[:1] not in _LAUNCHER_START:       # most lines: no regex
-        return line
-    return _LAUNCHER.sub("", line, count=1)
-
-
-_LAUNCHER_START = frozenset("[0123456789")
 
 
 def _parse_row(tokens: list):
