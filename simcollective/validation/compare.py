@@ -149,6 +149,7 @@ def compare(log, topology="dgx-h100", nodes=1, topology_opts=None, algorithm="au
         "algorithm": algorithm if algorithm != BEST else f"best of {', '.join(candidates)}",
         "profile": prof.name, "nccl_version": version_note, "options": options, "gpus_per_process": gpp, "launch_overhead_us": extra_us,
         "forced": forced_note or None, "rows": rows, "summary": summarize(rows),
+        "network": next((r["network"] for r in reversed(rows) if r["network"]), None),
         "log_settings": {k: ls[k] for k in ("read", "applied", "overridden", "not_modelled", "diagnostic")},
         "settings_note": settings_note(ls, rows),
         **({"dropped_rows": list(table.dropped)} if table.dropped else {}),
@@ -318,7 +319,7 @@ def _row(log, row, table, coll, n, dtype, use_ip, extra_us, runner) -> dict:
         "busbw_ratio": s_bus / m_bus if m_bus else None,
         "algorithm_chosen": rep.fields.get("algorithm_chosen", rep["algorithm"]),
         "protocol": rep.fields.get("protocol"), "channels": rep.fields.get("channels"),
-        "verified": rep["verified"],
+        "verified": rep["verified"], "network": rep.fields.get("nccl_network"),
         "other_time_us": o_time, "other_busbw": o_bus,
         "log_disagrees": disagrees(row.size, m_time, o_time, m_bus, o_bus),
     }

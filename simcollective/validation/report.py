@@ -25,7 +25,9 @@ def format_table(res: dict) -> str:
     if res["launch_overhead_us"]:
         sim += (f"; single process driving {res['gpus_per_process']} GPUs: "
                 f"+{res['launch_overhead_us']:.1f} us of serialised launches per call")
-    lines = ([fit_line(res["fit"])] if res.get("fit") else []) + [head, sim] + ([f"log settings: {res['settings_note']}"] if res.get("settings_note") else []) + [
+    lines = ([fit_line(res["fit"])] if res.get("fit") else []) + [head, sim] + (
+        [f"network: {res['network']}"] if res.get("network") else []) + (
+        [f"log settings: {res['settings_note']}"] if res.get("settings_note") else []) + [
              f"{'size':>10} {'meas us':>10} {'sim us':>10} {'t ratio':>8} {'meas busbw':>11} {'sim busbw':>10} "
              f"{'bw ratio':>8}  chosen"]
     derived = False

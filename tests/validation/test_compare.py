@@ -205,3 +205,18 @@ def test_compare_checks_symbolic_data_and_times_as_real_data_would(monkeypatch):
     full = compare(str(P4D), **kw)
     assert [r["simulated_time_us"] for r in full["rows"]] == [r["simulated_time_us"] for r in symbolic["rows"]]
     assert len(full["rows"]) == 7
+
+
+def test_the_network_of_the_simulated_machine_is_named(capsys, tmp_path):
+    """Across nodes, compare names what the simulation crossed (the network line of a run at the
+    log's largest size): the preset's transport, its advertised latency and the NIC layout; on
+    one node there is no network line."""
+    log = write(tmp_path, "p4d.txt", P4D.read_text())
+    code, out, err = cli(capsys, "compare", log, "--topology", "aws-p4d", *SMALL, "--json", str(tmp_path / "r.json"))
+    assert code == 0, err
+    line = ("network: 4 efa-v1 NICs per node, 2 GPUs per NIC, 75 us advertised per network hop; "
+            "NCCL's model: 4 network rings at 12 GB/s")
+    assert line in out.splitlines()
+    assert json.loads((tmp_path / "r.json").read_text())["network"] == line.removeprefix("network: ")
+    code, out, err = cli(capsys, "compare", log, "--topology", "aws-p4d", "--ranks", "8", *SMALL)
+    assert code == 0 and "network:" not in out
