@@ -142,7 +142,7 @@ def compare(log, topology="dgx-h100", nodes=1, topology_opts=None, algorithm="au
         raise UserInputError(f"{log}: no size of the log is within --min-size/--max-size")
     return {
         "log": str(log), "collective": table.collective, "format": table.format, "section": table.title or None,
-        "ranks": n, "ranks_note": ranks_note, "dtype": dtype, "measured": "in-place" if use_ip else "out-of-place",
+        "ranks": n, "ranks_note": ranks_note, "dtype": dtype, "log_dtype": dtype_name, "measured": "in-place" if use_ip else "out-of-place",
         "topology": topology_file or topology, "nodes": None if topology_file else nodes,
         **({"nodes_note": nodes_note} if nodes_note else {}),
         "topology_opts": dict(topology_opts or {}),

@@ -220,3 +220,26 @@ def test_the_network_of_the_simulated_machine_is_named(capsys, tmp_path):
     assert json.loads((tmp_path / "r.json").read_text())["network"] == line.removeprefix("network: ")
     code, out, err = cli(capsys, "compare", log, "--topology", "aws-p4d", "--ranks", "8", *SMALL)
     assert code == 0 and "network:" not in out
+
+
+def test_a_bfloat16_log_runs_with_data_of_the_same_width(capsys, tmp_path):
+    """``-d bfloat16`` (and the other types bench runs with a stand-in: uint32, int64, uint64):
+    simulated with data of the same width, as ``bench`` does, and said so; the times are those
+    of the half-precision log of the same sizes."""
+    def as_type(text, name, per):
+        out = []
+        for ln in text.splitlines():
+            cols = ln.split()
+            if ln[:1] == " " and len(cols) > 3 and cols[2] == "float":
+                ln = ln.replace(f" {cols[1]} ", f" {int(cols[0]) // per} ", 1).replace(" float ", f" {name} ", 1)
+            out.append(ln)
+        return "\n".join(out)
+
+    bf = write(tmp_path, "bf16.txt", as_type(P4D.read_text(), "bfloat16", 2))
+    half = write(tmp_path, "half.txt", as_type(P4D.read_text(), "half", 2))
+    code, out, err = cli(capsys, "compare", bf, *MACHINE, *SMALL, "--json", str(tmp_path / "bf.json"))
+    assert code == 0, err
+    assert "bfloat16 (simulated with float16 data, the same width)" in out.splitlines()[0]
+    assert cli(capsys, "compare", half, *MACHINE, *SMALL, "--json", str(tmp_path / "half.json"))[0] == 0
+    bf_rows, half_rows = (json.loads((tmp_path / f"{n}.json").read_text())["rows"] for n in ("bf", "half"))
+    assert [r["simulated_time_us"] for r in bf_rows] == [r["simulated_time_us"] for r in half_rows]
