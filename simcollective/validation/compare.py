@@ -148,12 +148,16 @@ def compare(log, topology="dgx-h100", nodes=1, topology_opts=None, algorithm="au
         "topology_opts": dict(topology_opts or {}),
         "algorithm": algorithm if algorithm != BEST else f"best of {', '.join(candidates)}",
         "profile": prof.name, "nccl_version": version_note, "options": options, "gpus_per_process": gpp, "launch_overhead_us": extra_us,
-        "forced": forced_note or None, "rows": rows, "summary": summarize(rows),
-        "network": next((r["network"] for r in reversed(rows) if r["network"]), None),
+        "forced": forced_note or None, "rows": rows, "summary": summarize(rows), "network": _network(rows),
         "log_settings": {k: ls[k] for k in ("read", "applied", "overridden", "not_modelled", "diagnostic")},
         "settings_note": settings_note(ls, rows),
         **({"dropped_rows": list(table.dropped)} if table.dropped else {}),
     }
+
+
+def _network(rows) -> str | None:
+    """The network line of the largest size's run (its transport, NICs and what NCCL counts)."""
+    return next((r["network"] for r in reversed(rows) if r["network"]), None)
 
 
 def log_version(log, table, explicit, candidates) -> tuple:

@@ -52,8 +52,7 @@ from .settings import nccl_version_of, settings_of
 __all__ = ["Row", "Table", "parse_log", "parse_lines", "MAX_TABLES", "MAX_ROWS", "MAX_ALL_ROWS", "strip_launcher", "BUS_FACTOR", "DTYPES",
            "STAND_INS"]
 
-#: nccl-tests types the simulator runs with data of another type of the same width (a time
-#: depends on the bytes, not on the values; as ``bench -d``)
+#: nccl-tests types simulated with data of another type of the same width (as ``bench -d``)
 STAND_INS = {"bfloat16": "float16", "uint32": "int32", "int64": "float64", "uint64": "float64"}
 #: nccl-tests type name -> NumPy dtype name the simulator runs (its own, or a stand-in)
 DTYPES = {"float": "float32", "half": "float16", "double": "float64", "int32": "int32", "int": "int32",
