@@ -21,6 +21,7 @@ NOT_MODELLED_WHY = {
     "NCCL_TREE_THRESHOLD": "the size below which NCCL 2.4 ran tree instead of ring, a rule later NCCL "
                            "replaced by its tuning model; the model here is that later one, with "
                            "protocols and channels 2.4 did not have",
+    "NCCL_IB_HCA": "the NICs NCCL uses: --topology-opt nics_per_node=N leaves the others out of the machine",
 }
 
 

@@ -99,3 +99,11 @@ def test_each_section_of_the_h100_thread_has_its_own_version():
     text = (Path(__file__).resolve().parents[2] / "experiments" / "nccl-tests" /
             "h100x8-2to8node-ib400_allreduce_ncclt309.txt").read_text()
     assert [t.nccl_version for t in parse_log(text)] == ["2.26.2", "2.26.2", None, None, None, None, None]
+
+
+def test_the_hcas_a_log_names_point_to_nics_per_node():
+    """``NCCL_IB_HCA`` (the NICs NCCL uses) is not read as a NIC count, but the note says how to
+    leave the others out of the machine: ``--topology-opt nics_per_node``."""
+    ls = log_settings({"NCCL_IB_HCA": "mlx5_0:1,mlx5_1:1"}, "log", "allreduce", "auto")
+    assert ls["not_modelled"]["NCCL_IB_HCA"].startswith("mlx5_0:1,mlx5_1:1 (the NICs NCCL uses: "
+                                                        "--topology-opt nics_per_node=N")
