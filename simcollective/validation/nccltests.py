@@ -288,7 +288,7 @@ def parse_lines(lines, where: str = "log") -> list:
     many is read."""
     r = _Reader()
     for lineno, raw in enumerate(lines, 1):
-        line = strip_launcher(raw)
+        line = strip_launcher(raw.lstrip("\ufeff") if lineno == 1 else raw)   # a BOM (Windows "UTF-8 with BOM")
         if "_perf" in line or "-t" in line or "-g" in line or "nGpus" in line:
             r.names.scan(line)
         s = line.strip()

@@ -109,6 +109,14 @@ def test_interleaved_ranks_and_stderr_lines_are_read_through():
     assert tables_of("\n".join(noisy)) == tables_of(text)
 
 
+def test_a_byte_order_mark_does_not_hide_the_first_row():
+    """A file saved by a Windows editor as "UTF-8 with BOM" starts with U+FEFF: the first line
+    (here the table's first row, the header not pasted) reads as without it."""
+    rows = "\n".join(ln for ln in P4D.read_text().splitlines() if ln[:1] == " ")
+    assert tables_of("\ufeff" + rows) == tables_of(rows)
+    assert tables_of("\ufeff" + P4D.read_text()) == tables_of(P4D.read_text())
+
+
 def test_strip_launcher_leaves_other_lines_alone():
     assert strip_launcher("12: # nThread 1") == "# nThread 1"
     assert strip_launcher("[12,3]<stderr>:x") == "x"
