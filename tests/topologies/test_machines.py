@@ -10,12 +10,13 @@ import pytest
 
 from tests.conftest import machine, run_cli
 from topologies import PRESETS, TopologyError, build, describe, gpus
-from topologies.hardware.cloud import SHAPES
+from topologies.hardware.cloud import FAMILY_GPUS, SHAPES
+from topologies.hardware.common import MAX_NICS_PER_GPU
 from topologies.summary import figures
 from topologies.transports import transport
 
-#: shapes with more NICs than the builders' bound of 2 per GPU allows today (aws-p5: 32)
-OVER_BOUND = sorted(name for name, s in SHAPES.items() if s.nics > 16)
+#: shapes with more NICs than the builders' bound (MAX_NICS_PER_GPU per GPU) allows: none today
+OVER_BOUND = sorted(name for name, s in SHAPES.items() if s.nics > MAX_NICS_PER_GPU * FAMILY_GPUS[s.family])
 BUILDABLE = [name for name in SHAPES if name not in OVER_BOUND]
 REQUIRED = ["dgx-h200", "dgx-b300", "gb300-nvl72", "aws-p3dn", "aws-p4d", "aws-p4de", "aws-p5",
             "aws-p5en", "aws-p6-b200", "gcp-a3-high", "gcp-a3-mega", "gcp-a3-ultra", "gcp-a4",
@@ -54,6 +55,7 @@ def test_shape_as_built(name):
     G = build(name, nodes)
     t = transport(shape.transport)
     per_node = G.graph["gpus_per_node"]
+    assert per_node == FAMILY_GPUS[shape.family]
     assert len(gpus(G)) == nodes * per_node
     assert {G.nodes[g]["model"] for g in gpus(G)} == {shape.gpu_model}
     nics = _nics(G)
