@@ -49,8 +49,8 @@ from ..errors import UserInputError
 from .logtext import FileNames, binary_of, concluded, forced_algorithm, ranks_from_ratio, strip_launcher
 from .settings import nccl_version_of, settings_of
 
-__all__ = ["Row", "Table", "parse_log", "parse_lines", "MAX_TABLES", "MAX_ROWS", "MAX_ALL_ROWS", "strip_launcher", "BUS_FACTOR", "DTYPES",
-           "STAND_INS"]
+__all__ = ["Row", "Table", "parse_log", "parse_lines", "MAX_TABLES", "MAX_ROWS", "MAX_ALL_ROWS", "strip_launcher",
+           "BUS_FACTOR", "DTYPES", "STAND_INS"]
 
 #: nccl-tests types simulated with data of another type of the same width (as ``bench -d``)
 STAND_INS = {"bfloat16": "float16", "uint32": "int32", "int64": "float64", "uint64": "float64"}
@@ -145,8 +145,7 @@ def _is_num(tok: str) -> bool:
 
 
 _INT = re.compile(r"-?\d+")
-#: an nccl-tests type name (``float``, ``bfloat16``, ``f8e4m3``): the third column of a result row
-_TYPE = re.compile(r"[a-z][a-z0-9_]*")
+_TYPE = re.compile(r"[a-z][a-z0-9_]*")       # an nccl-tests type name: a result row's third column
 
 
 def _parse_row(tokens: list):
@@ -226,8 +225,9 @@ class _Reader:
         if closing is not None and self.tables and not self.tables[-1].collective:
             self.tables[-1].collective = closing      # the run it closes named no binary before
         if "Avg bus bandwidth" in s and self.current is not None:
-            self.current = None
-            self.closed = True
+            self.current, self.closed = None, True
+        if _RUN_START.match(s):
+            self.current = None          # another run starts: its rows, dropped ones too, are its own
         sec = re.match(r"#\s*-{2,}\s*(.*?)\s*-*$", s)
         if sec and sec.group(1):
             self.title = sec.group(1)

@@ -215,6 +215,17 @@ def test_a_runs_closing_line_names_its_own_collective_not_the_next_runs():
     assert [t.problem for t in tables] == [None, None, None] and [t.nranks for t in tables] == [16, 16, 16]
 
 
+def test_a_dropped_row_of_the_next_run_is_listed_with_that_run():
+    """The second run's first row cannot be simulated (size 0, as alltoall_perf prints for
+    sizes below one element per rank) and the first run's closing lines were not pasted: the
+    drop is the second run's, which starts at its own ``# Collective test starting`` line."""
+    first = "\n".join(ln for ln in P4D.read_text().splitlines() if "Avg bus" not in ln and "Out of bounds" not in ln)
+    second = alltoall_run().replace("# Collective test starting: alltoall_perf", "# Collective test starting: "
+                                    "alltoall_perf\n0 0 float none -1 0.1 0.00 0.00 0 0.1 0.00 0.00 0", 1)
+    a, b = parse_log(first + "\n" + second)
+    assert (a.dropped, [d["size"] for d in b.dropped]) == ([], [0])
+
+
 def test_a_closing_line_names_the_collective_of_a_run_that_named_none_before():
     """A run whose only mention of its binary is its closing line reads that collective."""
     rows = [_row(s, s // 32, redop="none") for s in (4096, 8192)]
