@@ -15,7 +15,7 @@ from topologies.hardware.common import MAX_NICS_PER_GPU
 from topologies.summary import figures
 from topologies.transports import transport
 
-#: shapes with more NICs than the builders' bound (MAX_NICS_PER_GPU per GPU) allows: none today
+#: shapes with more NICs than the builders' bound (MAX_NICS_PER_GPU per GPU) allows (none)
 OVER_BOUND = sorted(name for name, s in SHAPES.items() if s.nics > MAX_NICS_PER_GPU * FAMILY_GPUS[s.family])
 BUILDABLE = [name for name in SHAPES if name not in OVER_BOUND]
 REQUIRED = ["dgx-h200", "dgx-b300", "gb300-nvl72", "aws-p3dn", "aws-p4d", "aws-p4de", "aws-p5",
