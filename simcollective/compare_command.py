@@ -22,7 +22,9 @@ def add_parser(sub) -> None:
                                    "formats, busbw-only summaries; launcher prefixes such as '0: ' (srun -l) or "
                                    "'[1,0]<stdout>:' (mpirun --tag-output) are removed), simulate every size on the "
                                    "given machine, and print measured and simulated time and busbw side by side; "
-                                   "rows that cannot be simulated (size 0, negative, nan, inf) are listed as dropped.")
+                                   "rows that cannot be simulated (size 0, negative, nan, inf, a row cut short) are "
+                                   "listed as dropped; bfloat16, uint32, int64 and uint64 run with data of the same "
+                                   "width.")
     p.add_argument("log", metavar="LOG", help="nccl-tests output file")
     add_topology_arguments(p, profile="nccl", nodes_default="the servers that hold the log's ranks")
     p.add_argument("--algorithm", default="auto", metavar="NAME",

@@ -17,6 +17,7 @@ from functools import cached_property
 
 from ..errors import UserInputError
 from . import nics
+from .nodes import NVLINK_TYPES, nccl_nodes
 from .protocols import ALGOS, TUNER_ORDER
 from .search import GraphInfo, graphs_of
 from .versions import (has_algorithm, latency_tables, ll_max_bw, nvls_rule, ring_inter_steps, ring_ll_factor,
@@ -79,7 +80,6 @@ COMPUTE_CAPABILITY = {"V100": 70, "A100": 80, "H100": 90, "H200": 90, "B200": 10
 THREAD_THRESHOLD = {"ll": 8, "ll128": 8, "simple": 64}
 NTHREADS = {"ll": 512, "ll128": 640, "simple": 512}
 
-_NVLINK_TYPES = ("nvlink", "nvswitch")
 _NET_TYPES = ("infiniband", "ethernet")
 
 
@@ -137,12 +137,8 @@ def machine_of(graph, gpus) -> Machine:
     models = {nodes_attr[g].get("model", "GPU") for g in gpus}
     ccs = [compute_capability(m) for m in sorted(models)]
     cc = min(ccs)
-    nodes = _nvlink_domains(graph, gpus)
-    ppns = {len(v) for v in nodes}
-    if len(ppns) != 1:
-        raise UserInputError(
-            f"NCCL's model needs the same number of ranks on every node (got {sorted(ppns)} per node)")
-    ppn = ppns.pop()
+    nodes = nccl_nodes(graph, gpus)
+    ppn = len(nodes[0])
     per_link, raw_lane = NVLINK_BW[cc if cc in NVLINK_BW else min(NVLINK_BW, key=lambda k: abs(k - cc))]
     frac = per_link / raw_lane
     # NVLink figures of the first node's GPUs
@@ -155,7 +151,7 @@ def machine_of(graph, gpus) -> Machine:
         tot = 0.0
         for _, v, d in graph.out_edges(g, data=True):
             lt = d.get("link_type")
-            if lt in _NVLINK_TYPES:
+            if lt in NVLINK_TYPES:
                 bw = d["bandwidth"] / 1e9 * frac
                 tot += bw
                 if nodes_attr[v].get("kind") == "nvswitch":
@@ -174,32 +170,6 @@ def machine_of(graph, gpus) -> Machine:
                    intra=intra, nvswitch=nvswitch, nvlink_total=nvlink_total, direct=direct,
                    nic_bw=nic_bw, nics=nics, net_latency_us=net_lat,
                    net_protocols=net_protocols(graph, len(nodes)))
-
-
-def _nvlink_domains(graph, gpus) -> list:
-    """Per NCCL "node", the ranks on it in rank order. NCCL's node is an NVLink domain:
-    servers sharing an NVSwitch (GB200 NVL72) are one."""
-    nodes_attr = graph.nodes
-    parent: dict = {}
-
-    def find(a):
-        while parent.setdefault(a, a) != a:
-            a = parent[a]
-        return a
-
-    switch_of = {}
-    for g in set(gpus):
-        srv = nodes_attr[g].get("server", 0)
-        for _, v, d in graph.out_edges(g, data=True):
-            if d.get("link_type") in _NVLINK_TYPES and nodes_attr[v].get("kind") == "nvswitch":
-                if v in switch_of:
-                    parent[find(srv)] = find(switch_of[v])
-                else:
-                    switch_of[v] = srv
-    by_server: dict = {}
-    for r, g in enumerate(gpus):
-        by_server.setdefault(find(nodes_attr[g].get("server", 0)), []).append(r)
-    return list(by_server.values())
 
 
 def _nccl_pcie(raw: float) -> float:

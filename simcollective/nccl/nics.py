@@ -172,10 +172,12 @@ def rings_fed(capacity: float, speed: float, most: int | None = None) -> int:
 
 
 def network_note(graph, machine, graphs: dict, algorithm: str) -> str | None:
-    """One line on what NCCL's model counts of the network of a multi-node call, naming how
-    the node's GPUs and NICs pair up (several NICs per GPU, GPUs sharing a NIC, a GPU's PCIe
-    link narrower than its NICs): the reason when the simulated time and NCCL's prediction
-    differ on such machines. None on one node or a graph without NICs."""
+    """One line on the network of a multi-node call and what NCCL's model counts of it: the
+    NICs' transport (a rented machine's, graph ``transport``) and advertised latency, how the
+    node's GPUs and NICs pair up (several NICs per GPU, GPUs sharing a NIC, a GPU's PCIe link
+    narrower than its NICs): the reason when the simulated time and NCCL's prediction differ on
+    such machines. NCCL's node is a server, or an NVLink domain of several hosts. None on one
+    node or a graph without NICs."""
     if machine.nnodes < 2:
         return None
     first = [machine.gpus[r] for r in machine.nodes[0]]
@@ -193,6 +195,20 @@ def network_note(graph, machine, graphs: dict, algorithm: str) -> str | None:
     if name == "nvlstree":
         seen = f"NVLSTree: {g.nchannels} heads cross the network at {g.bw_inter:g} GB/s each"
     else:
-        seen = f"{machine.nics} network rings at {inter_speed(machine.cc, machine.nic_bw):g} GB/s"
+        rings = machine.nics
+        seen = f"{rings} network ring{'s' if rings != 1 else ''} at {inter_speed(machine.cc, machine.nic_bw):g} GB/s"
     bound = " (a GPU's PCIe link, not its NICs, bounds its rings)" if count > ppn and machine.nics < count else ""
-    return f"{count} NICs per node, {pairing}; NCCL's model: {seen}{bound}"
+    return f"{_nics_per_node(graph, first, count)}, {pairing}{_latency(machine)}; NCCL's model: {seen}{bound}"
+
+
+def _nics_per_node(graph, first: list, count: int) -> str:
+    """``"32 efa-v2 NICs per node"``, ``"72 NICs per NVLink domain (18 hosts)"``."""
+    transport = graph.graph.get("transport")
+    what = f"{count} {transport + ' ' if transport else ''}NIC{'s' if count != 1 else ''}"
+    hosts = {graph.nodes[g].get("server") for g in first}
+    return f"{what} per {'node' if len(hosts) <= 1 else f'NVLink domain ({len(hosts)} hosts)'}"
+
+
+def _latency(machine) -> str:
+    lat = getattr(machine, "net_latency_us", 0.0)
+    return f", {lat:g} us advertised per network hop" if lat else ""

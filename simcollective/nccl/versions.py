@@ -158,13 +158,13 @@ def modelled_range() -> str:
 
 
 def parse_version(text, flag: str = "--nccl-version") -> tuple:
-    """``(major, minor, patch or None)`` of ``"X.Y[.Z]"`` (a ``+cuda...`` or ``-1`` suffix is
-    dropped); a one-line error naming the value and the modelled range otherwise."""
+    """``(major, minor, patch or None)`` of ``"X.Y[.Z]"`` (a ``+cuda...`` or ``-1`` suffix and a
+    tag's ``v`` are dropped); a one-line error naming the value and the modelled range otherwise."""
     if not isinstance(text, str):
         raise UserInputError(f"{flag} {text!r} must be given as text (e.g. \"2.18.5\"; a number drops zeros: "
                              f"2.20 reads as 2.2); modelled: {modelled_range()}")
     raw = text.strip()
-    core = raw.split("+", 1)[0].split("-", 1)[0]
+    core = raw.split("+", 1)[0].split("-", 1)[0].removeprefix("v").removeprefix("V")   # a git tag: v2.18.3-1
     parts = core.split(".")
     try:
         if not 2 <= len(parts) <= 3 or not all(p.isdigit() for p in parts):

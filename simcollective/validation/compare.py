@@ -142,17 +142,22 @@ def compare(log, topology="dgx-h100", nodes=1, topology_opts=None, algorithm="au
         raise UserInputError(f"{log}: no size of the log is within --min-size/--max-size")
     return {
         "log": str(log), "collective": table.collective, "format": table.format, "section": table.title or None,
-        "ranks": n, "ranks_note": ranks_note, "dtype": dtype, "measured": "in-place" if use_ip else "out-of-place",
+        "ranks": n, "ranks_note": ranks_note, "dtype": dtype, "log_dtype": dtype_name, "measured": "in-place" if use_ip else "out-of-place",
         "topology": topology_file or topology, "nodes": None if topology_file else nodes,
         **({"nodes_note": nodes_note} if nodes_note else {}),
         "topology_opts": dict(topology_opts or {}),
         "algorithm": algorithm if algorithm != BEST else f"best of {', '.join(candidates)}",
         "profile": prof.name, "nccl_version": version_note, "options": options, "gpus_per_process": gpp, "launch_overhead_us": extra_us,
-        "forced": forced_note or None, "rows": rows, "summary": summarize(rows),
+        "forced": forced_note or None, "rows": rows, "summary": summarize(rows), "network": _network(rows),
         "log_settings": {k: ls[k] for k in ("read", "applied", "overridden", "not_modelled", "diagnostic")},
         "settings_note": settings_note(ls, rows),
         **({"dropped_rows": list(table.dropped)} if table.dropped else {}),
     }
+
+
+def _network(rows) -> str | None:
+    """The network line of the largest size's run (its transport, NICs and what NCCL counts)."""
+    return next((r["network"] for r in reversed(rows) if r["network"]), None)
 
 
 def log_version(log, table, explicit, candidates) -> tuple:
@@ -318,7 +323,7 @@ def _row(log, row, table, coll, n, dtype, use_ip, extra_us, runner) -> dict:
         "busbw_ratio": s_bus / m_bus if m_bus else None,
         "algorithm_chosen": rep.fields.get("algorithm_chosen", rep["algorithm"]),
         "protocol": rep.fields.get("protocol"), "channels": rep.fields.get("channels"),
-        "verified": rep["verified"],
+        "verified": rep["verified"], "network": rep.fields.get("nccl_network"),
         "other_time_us": o_time, "other_busbw": o_bus,
         "log_disagrees": disagrees(row.size, m_time, o_time, m_bus, o_bus),
     }

@@ -1,12 +1,14 @@
 """What the text of an nccl-tests log names, beside its result rows: the binary (``*_perf``,
-``-t NAME``), GPUs per process (``nGpus``, ``-g``), a forced ``NCCL_ALGO``, and the rank count
-an allreduce table's busbw/algbw implies (read by :mod:`.nccltests`)."""
+``-t NAME``, a run's closing line), GPUs per process (``nGpus``, ``-g``), a forced
+``NCCL_ALGO``, the rank count an allreduce table's busbw/algbw implies, and a launcher's line
+prefix (read by :mod:`.nccltests`)."""
 
 from __future__ import annotations
 
 import re
 
-__all__ = ["COLLECTIVES", "FileNames", "binary_of", "forced_algorithm", "ranks_from_ratio"]
+__all__ = ["COLLECTIVES", "FileNames", "binary_of", "concluded", "forced_algorithm", "ranks_from_ratio",
+           "strip_launcher"]
 
 COLLECTIVES = ("all_reduce", "all_gather", "reduce_scatter", "alltoall", "broadcast", "reduce", "sendrecv",
                "gather", "scatter", "hypercube")
@@ -39,9 +41,22 @@ class FileNames:
         return self.perf or self.t, gpp
 
 
+_CONCLUDED = re.compile(r"#\s*Collective test concluded:\s*([a-z_]+)_perf\b")
+
+
+def concluded(line: str) -> str | None:
+    """The collective a run's closing line names (``# Collective test concluded: alltoall_perf``:
+    ``"alltoall"``), or None for any other line."""
+    m = _CONCLUDED.search(line) if "concluded" in line else None
+    return m.group(1) if m and m.group(1) in COLLECTIVES else None
+
+
 def binary_of(text: str) -> tuple:
     """``(collective, GPUs per process)``: the binary named in the text (``all_reduce_perf``,
-    ``-t all_gather``) and ``nGpus``/``-g`` (-1: ``-g <nGPUs>``, one process drives every GPU)."""
+    ``-t all_gather``; not a previous run's closing line, :func:`concluded`) and ``nGpus``/``-g``
+    (-1: ``-g <nGPUs>``, one process drives every GPU)."""
+    if "concluded" in text:
+        text = "\n".join(ln for ln in text.splitlines() if concluded(ln) is None)
     binaries = re.findall(r"\b([a-z_]+)_perf\b", text)
     collective = None
     binaries += re.findall(r"\s-t\s+([a-z_]+)\b", text)  # run_nccl_tests.sh -t all_gather
@@ -77,3 +92,19 @@ def ranks_from_ratio(t) -> int | None:
     if ratio >= 1.999:
         return None
     return max(2, round(2 / (2 - ratio)))
+
+
+#: a launcher's line prefix: ``0: `` (srun -l) or ``[1,0]<stdout>:`` (mpirun --tag-output)
+_LAUNCHER = re.compile(r"^\s*(?:\[\d+,\d+\]<std(?:out|err)>:|\d+:(?=\s|$))\s?")
+
+
+def strip_launcher(line: str) -> str:
+    """``line`` without a launcher's prefix: ``0: `` (``srun -l``) or ``[1,0]<stdout>:``
+    (``mpirun --tag-output``)."""
+    head = line.lstrip()[:24]
+    if ":" not in head or head[:1] not in _LAUNCHER_START:       # most lines: no regex
+        return line
+    return _LAUNCHER.sub("", line, count=1)
+
+
+_LAUNCHER_START = frozenset("[0123456789")

@@ -14,14 +14,17 @@ Lines may carry a launcher's prefix, removed before reading: ``0: `` (Slurm ``sr
 
 Each table's collective comes from the binary named in its own text (the lines from the end
 of the previous table to its first row: ``# Collective test starting: alltoall_perf``, a
-command naming ``alltoall_perf`` or ``-t alltoall``), else from the first one the file names;
+command naming ``alltoall_perf`` or ``-t alltoall``; the previous run's closing ``# Collective
+test concluded: X_perf`` line is that run's), else from its own closing line, else from the
+first one the file names;
 a table read as all_reduce, reduce_scatter or reduce whose op column says ``none`` (as the
 collectives that do not reduce print it) is refused when picked (:attr:`Table.problem`). The rank count comes from the table's ``# Rank N`` lines, else from
 busbw/algbw (allreduce: 2(n-1)/n) or printed size / count; GPUs per process from the
 ``nGpus`` header or ``-g N``.
 
 Rows that cannot be simulated are dropped and listed (:attr:`Table.dropped`, with the line
-number and the reason): size 0, a negative size, nan or inf in a time or bandwidth column.
+number and the reason): size 0, a negative size, nan or inf in a time or bandwidth column, a
+row cut short (size, count and type, then fewer columns than a result row has).
 
 NCCL environment settings the run stated (``Table.settings``: ``NCCL_X=V`` in a command,
 an ``-x``/``export``/``env`` line or a section title, or NCCL's own ``NCCL_X set by
@@ -43,14 +46,17 @@ import re
 from dataclasses import dataclass, field
 
 from ..errors import UserInputError
-from .logtext import FileNames, binary_of, forced_algorithm, ranks_from_ratio
+from .logtext import FileNames, binary_of, concluded, forced_algorithm, ranks_from_ratio, strip_launcher
 from .settings import nccl_version_of, settings_of
 
-__all__ = ["Row", "Table", "parse_log", "parse_lines", "MAX_TABLES", "MAX_ROWS", "MAX_ALL_ROWS", "strip_launcher", "BUS_FACTOR", "DTYPES"]
+__all__ = ["Row", "Table", "parse_log", "parse_lines", "MAX_TABLES", "MAX_ROWS", "MAX_ALL_ROWS", "strip_launcher",
+           "BUS_FACTOR", "DTYPES", "STAND_INS"]
 
-#: nccl-tests type name -> NumPy dtype name (those the simulator runs)
+#: nccl-tests types simulated with data of another type of the same width (as ``bench -d``)
+STAND_INS = {"bfloat16": "float16", "uint32": "int32", "int64": "float64", "uint64": "float64"}
+#: nccl-tests type name -> NumPy dtype name the simulator runs (its own, or a stand-in)
 DTYPES = {"float": "float32", "half": "float16", "double": "float64", "int32": "int32", "int": "int32",
-          "float32": "float32", "float16": "float16", "float64": "float64"}
+          "float32": "float32", "float16": "float16", "float64": "float64", **STAND_INS}
 
 
 def BUS_FACTOR(collective: str, n: int) -> float:
@@ -139,19 +145,7 @@ def _is_num(tok: str) -> bool:
 
 
 _INT = re.compile(r"-?\d+")
-#: a launcher's line prefix: ``0: `` (srun -l) or ``[1,0]<stdout>:`` (mpirun --tag-output)
-_LAUNCHER = re.compile(r"^\s*(?:\[\d+,\d+\]<std(?:out|err)>:|\d+:(?=\s|$))\s?")
-
-
-def strip_launcher(line: str) -> str:
-    """``line`` without a launcher's prefix (see the module docstring)."""
-    head = line.lstrip()[:24]
-    if ":" not in head or head[:1] not in _LAUNCHER_START:       # most lines: no regex
-        return line
-    return _LAUNCHER.sub("", line, count=1)
-
-
-_LAUNCHER_START = frozenset("[0123456789")
+_TYPE = re.compile(r"[a-z][a-z0-9_]*")       # an nccl-tests type name: a result row's third column
 
 
 def _parse_row(tokens: list):
@@ -169,6 +163,8 @@ def _parse_row(tokens: list):
             return "dropped", "size 0: nothing to simulate", 0
         return "busbw-only", Row(size, None, None, None, None, None, None, None, bw)
     if n < 12 or not _INT.fullmatch(tokens[0]) or not _INT.fullmatch(tokens[1]):
+        if 3 <= n < 12 and _INT.fullmatch(tokens[0]) and _INT.fullmatch(tokens[1]) and _TYPE.fullmatch(tokens[2]):
+            return "dropped", "incomplete row: fewer columns than a result row (a cut line?)", int(tokens[0])
         return None
     has_root = n >= 13 and _INT.fullmatch(tokens[4]) is not None and _is_num(tokens[5]) and n in (13, 21)
     base = 5 if has_root else 4
@@ -225,9 +221,13 @@ class _Reader:
             self.header.append(s)
         if re.match(r"#\s+Rank\s+\d+", s):
             self.devices += 1
+        closing = concluded(s)
+        if closing is not None and self.tables and not self.tables[-1].collective:
+            self.tables[-1].collective = closing      # the run it closes named no binary before
         if "Avg bus bandwidth" in s and self.current is not None:
-            self.current = None
-            self.closed = True
+            self.current, self.closed = None, True
+        if _RUN_START.match(s):
+            self.current = None          # another run starts: its rows, dropped ones too, are its own
         sec = re.match(r"#\s*-{2,}\s*(.*?)\s*-*$", s)
         if sec and sec.group(1):
             self.title = sec.group(1)
@@ -288,7 +288,7 @@ def parse_lines(lines, where: str = "log") -> list:
     many is read."""
     r = _Reader()
     for lineno, raw in enumerate(lines, 1):
-        line = strip_launcher(raw)
+        line = strip_launcher(raw.lstrip("\ufeff") if lineno == 1 else raw)   # a BOM (Windows "UTF-8 with BOM")
         if "_perf" in line or "-t" in line or "-g" in line or "nGpus" in line:
             r.names.scan(line)
         s = line.strip()

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from ..units import format_bytes
+from .nccltests import STAND_INS
 
 __all__ = ["format_table", "fit_line", "dropped_lines"]
 
@@ -14,7 +15,7 @@ def _fmt(v, spec="8.2f"):
 def format_table(res: dict) -> str:
     head = (f"{res['log']}: {res['collective']}_perf, {res['format']} format"
             + (f", section '{res['section']}'" if res["section"] else "")
-            + f", {res['ranks_note']}, {res['dtype']}, {res['measured']}")
+            + f", {res['ranks_note']}, {_dtype(res)}, {res['measured']}")
     sim = (f"simulated: {res['algorithm']}" + (f" ({res['forced']})" if res.get("forced") else "")
            + f" on {res['topology']}"
            + (f" (--nodes {res['nodes']}" + (f": {res['nodes_note']}" if res.get("nodes_note") else "") + ")"
@@ -25,7 +26,9 @@ def format_table(res: dict) -> str:
     if res["launch_overhead_us"]:
         sim += (f"; single process driving {res['gpus_per_process']} GPUs: "
                 f"+{res['launch_overhead_us']:.1f} us of serialised launches per call")
-    lines = ([fit_line(res["fit"])] if res.get("fit") else []) + [head, sim] + ([f"log settings: {res['settings_note']}"] if res.get("settings_note") else []) + [
+    lines = ([fit_line(res["fit"])] if res.get("fit") else []) + [head, sim] + (
+        [f"network: {res['network']}"] if res.get("network") else []) + (
+        [f"log settings: {res['settings_note']}"] if res.get("settings_note") else []) + [
              f"{'size':>10} {'meas us':>10} {'sim us':>10} {'t ratio':>8} {'meas busbw':>11} {'sim busbw':>10} "
              f"{'bw ratio':>8}  chosen"]
     derived = False
@@ -61,6 +64,14 @@ def format_table(res: dict) -> str:
         lines.append(f"  where the log agrees with itself ({len(res['rows']) - s['rows_log_disagrees']} sizes, "
                      f"without the {s['rows_log_disagrees']} marked !): " + "; ".join(parts))
     return "\n".join(lines)
+
+
+def _dtype(res: dict) -> str:
+    """The simulated data type; a log's type run with a stand-in of the same width says so."""
+    logged = res.get("log_dtype")
+    if logged and logged != res["dtype"] and logged in STAND_INS:
+        return f"{logged} (simulated with {res['dtype']} data, the same width)"
+    return res["dtype"]
 
 
 def dropped_lines(dropped) -> list:

@@ -21,6 +21,7 @@ NOT_MODELLED_WHY = {
     "NCCL_TREE_THRESHOLD": "the size below which NCCL 2.4 ran tree instead of ring, a rule later NCCL "
                            "replaced by its tuning model; the model here is that later one, with "
                            "protocols and channels 2.4 did not have",
+    "NCCL_IB_HCA": "the NICs NCCL uses: --topology-opt nics_per_node=N leaves the others out of the machine",
 }
 
 
@@ -31,12 +32,11 @@ _KEY = re.compile(r"\s*([A-Za-z][A-Za-z0-9 _()/-]{0,40}?)\s*:\s")
 _PROSE_KEYS = ("note", "notes")
 
 
-def settings_of(lines) -> dict:
-    """``{NCCL_X: value}`` stated in ``lines`` (see :mod:`.nccltests`); placeholders such as
-    ``NCCL_ALGO=<algo>`` or ``$VAR`` are not settings."""
-    out: dict = {}
+def _stated(lines):
+    """The lines' bodies (comment mark removed) that state something of the run: not those
+    under a ``notes:`` key, nor their indented continuations (prose about other runs)."""
     key = None
-    for line in lines:
+    for line in lines or ():
         body = line.strip()
         body = body[1:] if body.startswith("#") else body
         m = _KEY.match(body) if ":" in body else None
@@ -44,7 +44,16 @@ def settings_of(lines) -> dict:
             key = m.group(1).strip().lower()
         elif not (body[:1].isspace() and len(body) - len(body.lstrip()) > 2):
             key = None                       # a line of its own, not a continuation
-        if "NCCL_" not in body or (key is not None and key.split()[0] in _PROSE_KEYS):
+        if key is None or key.split()[0] not in _PROSE_KEYS:
+            yield body
+
+
+def settings_of(lines) -> dict:
+    """``{NCCL_X: value}`` stated in ``lines`` (see :mod:`.nccltests`); placeholders such as
+    ``NCCL_ALGO=<algo>`` or ``$VAR`` are not settings."""
+    out: dict = {}
+    for body in _stated(lines):
+        if "NCCL_" not in body:
             continue
         for name, value in _SETTING.findall(body) + _SET_BY_ENV.findall(body):
             value = value.strip("\"'").rstrip(",.")
@@ -208,8 +217,8 @@ _VERSION_CODE = re.compile(r"nccl-library=(\d{5})\b")
 
 def nccl_version_of(lines) -> str | None:
     """The first NCCL version named in ``lines`` (``"2.18.5"``; a version code 22809 as
-    ``"2.28.9"``), or None."""
-    for line in lines or ():
+    ``"2.28.9"``), not in prose (:func:`_stated`), or None."""
+    for line in _stated(lines):
         m = _VERSION.search(line)
         if m:
             return m.group(1)

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import pytest
 
+import topologies
+from simcollective.errors import UserInputError
 from simcollective.nccl import model
 from tests.conftest import machine
 
@@ -65,3 +67,19 @@ def test_node_of_is_the_index_of_each_rank_node():
     for r in range(16):
         assert r in m.nodes[m.node_of[r]]
     assert [m.node_of[r] for r in (0, 2)] == [m.node_of[0]] * 2 and m.node_of[1] != m.node_of[0]
+
+
+@pytest.mark.parametrize("name, nodes, opts, ranks, words", [
+    ("gb300-nvl72", 34, {"domain_hosts": "18,16"}, None, ["72 and 64 ranks", "NVLink domain", "domain_hosts"]),
+    ("dgx-h100", 2, {}, 12, ["8 and 4 ranks", "a server", "a multiple of 8"]),
+])
+def test_unequal_nccl_nodes_are_refused_naming_the_counts_and_the_way_out(name, nodes, opts, ranks, words):
+    """NCCL's model needs as many ranks on every NCCL node (a server, or an NVLink domain of
+    several hosts): the one-line refusal names the counts found and how to place them evenly."""
+    g = topologies.build(name, nodes, opts)
+    gpus = sorted((n for n, d in g.nodes(data=True) if d.get("kind") == "gpu"),
+                  key=lambda n: (g.nodes[n]["server"], g.nodes[n]["local"]))[:ranks]
+    with pytest.raises(UserInputError) as e:
+        model.machine_of(g, gpus)
+    msg = str(e.value)
+    assert "\n" not in msg and all(w in msg for w in words), msg

@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 import topologies
 from simcollective.nccl import model
-from simcollective.nccl.nics import ring_vias, tree_vias
+from simcollective.nccl.nics import network_note, ring_vias, tree_vias
 from simcollective.nccl.search import ring_orders, tree_links
 from simcollective.simulate import RunConfig, run
 from tests.conftest import machine, run_cli
@@ -117,6 +117,31 @@ def test_cli_run_with_16_nics_uses_both_nics_of_every_gpu(capsys, tmp_path):
     links = {d["link"]: d["bytes"] for d in json.loads(out.read_text())["links"]}
     sent = [links[f"n0/nic{j}->su0/leaf{j}"] for j in range(16)]
     assert min(sent) == max(sent) > 0     # 16 channels: one per NIC, all equal
+
+
+def _note(name: str, nodes: int, algorithm: str, opts=None) -> str:
+    g = topologies.build(name, nodes, dict(opts or {}))
+    m = machine(name, nodes, opts)
+    return network_note(g, m, model.graphs_of(m), algorithm)
+
+
+@pytest.mark.parametrize("name, nodes, algorithm, opts, line", [
+    ("aws-p5", 2, "nvlstree", None, "32 efa-v2 NICs per node, 4 NICs per GPU, 75 us advertised per network hop; "
+                                    "NCCL's model: NVLSTree: 8 heads cross the network at 48 GB/s each"),
+    ("aws-p3dn", 2, "ring", None, "1 efa-v1 NIC per node, 8 GPUs per NIC, 150 us advertised per network hop; "
+                                  "NCCL's model: 1 network ring at 12 GB/s"),
+    ("aws-p4d", 2, "ring", {"transport": "ib-hdr"}, "4 ib-hdr NICs per node, 2 GPUs per NIC; "
+                                                    "NCCL's model: 4 network rings at 12 GB/s"),
+    ("gb300-nvl72", 36, "nvlstree", None, "72 ib-xdr NICs per NVLink domain (18 hosts), 1 NIC per GPU; "
+                                          "NCCL's model: NVLSTree: 32 heads cross the network at 30 GB/s each"),
+    ("dgx-h100", 2, "ring", {"nics_per_node": 16}, "16 NICs per node, 2 NICs per GPU; NCCL's model: 8 network "
+                                                   "rings at 48 GB/s (a GPU's PCIe link, not its NICs, bounds its rings)"),
+])
+def test_the_network_line_names_the_transport_its_latency_and_the_nic_layout(name, nodes, algorithm, opts, line):
+    """A multi-node NCCL run's ``network`` line names the NICs' transport (a rented machine's),
+    its advertised latency when it has one, and counts NICs per NCCL node: a server, or an NVLink
+    domain of several hosts (an NVL72 rack)."""
+    assert _note(name, nodes, algorithm, opts) == line
 
 
 def nvls_run(nics: int, nodes: int = 2, nic_bandwidth: float = NIC, nbytes: int = 16 * MiB) -> tuple:

@@ -86,6 +86,11 @@ def test_suffixes_are_dropped():
     assert parse_version("2.12.12-1") == (2, 12, 12)
 
 
+def test_a_release_tag_reads_as_its_version():
+    """NCCL's git tags (``v2.18.3-1``), as a user copies them from the release page."""
+    assert parse_version("v2.18.3-1") == (2, 18, 3) and parse_version("V2.30") == (2, 30, None)
+
+
 def test_run_names_the_version_and_changes_the_pick(capsys, tmp_path):
     out = {}
     for v in ("2.16", "2.30"):

@@ -10,12 +10,13 @@ import pytest
 
 from tests.conftest import machine, run_cli
 from topologies import PRESETS, TopologyError, build, describe, gpus
-from topologies.hardware.cloud import SHAPES
+from topologies.hardware.cloud import FAMILY_GPUS, SHAPES
+from topologies.hardware.common import MAX_NICS_PER_GPU
 from topologies.summary import figures
 from topologies.transports import transport
 
-#: shapes with more NICs than the builders' bound of 2 per GPU allows today (aws-p5: 32)
-OVER_BOUND = sorted(name for name, s in SHAPES.items() if s.nics > 16)
+#: shapes with more NICs than the builders' bound (MAX_NICS_PER_GPU per GPU) allows (none)
+OVER_BOUND = sorted(name for name, s in SHAPES.items() if s.nics > MAX_NICS_PER_GPU * FAMILY_GPUS[s.family])
 BUILDABLE = [name for name in SHAPES if name not in OVER_BOUND]
 REQUIRED = ["dgx-h200", "dgx-b300", "gb300-nvl72", "aws-p3dn", "aws-p4d", "aws-p4de", "aws-p5",
             "aws-p5en", "aws-p6-b200", "gcp-a3-high", "gcp-a3-mega", "gcp-a3-ultra", "gcp-a4",
@@ -54,6 +55,7 @@ def test_shape_as_built(name):
     G = build(name, nodes)
     t = transport(shape.transport)
     per_node = G.graph["gpus_per_node"]
+    assert per_node == FAMILY_GPUS[shape.family]
     assert len(gpus(G)) == nodes * per_node
     assert {G.nodes[g]["model"] for g in gpus(G)} == {shape.gpu_model}
     nics = _nics(G)
@@ -109,6 +111,59 @@ def test_transport_option_changes_the_figures_it_gives():
     assert machine("aws-p3dn", 2).net_latency_us == pytest.approx(150.0)
 
 
+@pytest.mark.parametrize("name", [n for n, s in SHAPES.items() if "net_latency" in s.figures])
+def test_another_transport_brings_its_own_advertised_latency(name):
+    """A shape's own ``net_latency`` is what its transport's plugin advertises there (aws-ofi-nccl
+    on p4d: 75 us): with another transport the preset takes that transport's figure (NCCL's IB
+    transport advertises none; EFA v3 35 us), as it does for the protocols; given, it wins."""
+    own = SHAPES[name]
+    assert build(name, 2).graph["net_latency"] == own.figures["net_latency"]
+    assert build(name, 2, {"transport": own.transport}).graph["net_latency"] == own.figures["net_latency"]
+    for other in ("ib-ndr", "efa-v3", "tcpxo"):
+        if other != own.transport:
+            G = build(name, 2, {"transport": other})
+            assert G.graph.get("net_latency", 0.0) == transport(other).net_latency, other
+    assert build(name, 2, {"transport": "ib-ndr", "net_latency": "1e-5"}).graph["net_latency"] == 1e-5
+
+
+def test_show_names_the_shapes_own_latency():
+    rows = {k: (v, src) for k, v, src in figures("aws-p4d")}
+    assert rows["net_latency"][0] == 75e-6 and "[OFI-plat]" in rows["net_latency"][1]
+
+
+@pytest.mark.parametrize("name, good, bad", [
+    ("aws-p5", [1, 2, 4, 8, 16, 24, 32], [3, 5, 12, 31]),
+    ("aws-p4d", [1, 2, 4], [3]),
+    ("oci-bm-gpu-gb300-4", [1, 2, 4, 8], [3, 6]),
+    ("aws-p3dn", [1], [2]),
+])
+def test_nics_left_out_leave_every_gpu_an_equal_share(name, good, bad):
+    """NICs left out of a shape (as NCCL_IB_HCA does) leave the GPUs an equal share of the rest:
+    k NICs per GPU or one NIC per GPUs / k GPUs; an uneven count (3 on p5's 8 GPUs: 3, 3 and 2
+    GPUs on a NIC) is not the shape with NICs left out and is refused, naming the allowed ones."""
+    for k in good:
+        assert len(_nics(build(name, 1, {"nics_per_node": str(k)}))) == k
+    for k in bad:
+        with pytest.raises(TopologyError) as e:
+            build(name, 1, {"nics_per_node": str(k)})
+        allowed = ", ".join(map(str, good))
+        assert f"nics_per_node must be one of {allowed}" in str(e.value) and f"got {k}" in str(e.value)
+
+
+@pytest.mark.parametrize("name, keys", [
+    ("aws-p3dn", ("gpu_model", "nics_per_node", "nic_bandwidth")),
+    ("aws-p5en", ("transport", "pcie_bandwidth")),
+    ("aws-p6-b200", ("transport", "nics_per_node", "nic_bandwidth")),
+    ("azure-nd-h200-v5", ("transport", "nics_per_node", "nic_bandwidth")),
+    ("oci-bm-gpu-h100-8", ("nic_bandwidth",)),
+])
+def test_figures_no_document_gives_say_unverified(name, keys):
+    """Figures the shape's public documents do not give (p3dn's spec page, EFA generations,
+    OCI's per-HCA rates) are marked unverified in their source, for the user to check."""
+    for key in keys:
+        assert "unverified" in SHAPES[name].sources[key], (name, key)
+
+
 def test_unequal_nvl72_racks_over_the_rails():
     G = build("gb300-nvl72", 34, {"domain_hosts": "18,16"})
     assert G.out_degree("nvl0/nvswitch") == 72 and G.out_degree("nvl1/nvswitch") == 64
@@ -118,7 +173,8 @@ def test_unequal_nvl72_racks_over_the_rails():
 
 @pytest.mark.parametrize("opt, words", [
     ("transport=myrinet", ["unknown transport 'myrinet'", "ib-ndr", "efa-v1", "tcpxo"]),
-    ("nics_per_node=8", ["aws-p4d has 4 NICs per node", "from 1 to 4", "got 8"]),
+    ("nics_per_node=8", ["aws-p4d has 4 NICs per node", "one of 1, 2, 4", "got 8"]),
+    ("nics_per_node=3", ["aws-p4d has 4 NICs per node", "one of 1, 2, 4", "got 3"]),
     ("domain_hosts=18,18", None),
 ])
 def test_bad_input_is_one_line_and_exit_2(capsys, opt, words):

@@ -205,3 +205,41 @@ def test_compare_checks_symbolic_data_and_times_as_real_data_would(monkeypatch):
     full = compare(str(P4D), **kw)
     assert [r["simulated_time_us"] for r in full["rows"]] == [r["simulated_time_us"] for r in symbolic["rows"]]
     assert len(full["rows"]) == 7
+
+
+def test_the_network_of_the_simulated_machine_is_named(capsys, tmp_path):
+    """Across nodes, compare names what the simulation crossed (the network line of a run at the
+    log's largest size): the preset's transport, its advertised latency and the NIC layout; on
+    one node there is no network line."""
+    log = write(tmp_path, "p4d.txt", P4D.read_text())
+    code, out, err = cli(capsys, "compare", log, "--topology", "aws-p4d", *SMALL, "--json", str(tmp_path / "r.json"))
+    assert code == 0, err
+    line = ("network: 4 efa-v1 NICs per node, 2 GPUs per NIC, 75 us advertised per network hop; "
+            "NCCL's model: 4 network rings at 12 GB/s")
+    assert line in out.splitlines()
+    assert json.loads((tmp_path / "r.json").read_text())["network"] == line.removeprefix("network: ")
+    code, out, err = cli(capsys, "compare", log, "--topology", "aws-p4d", "--ranks", "8", *SMALL)
+    assert code == 0 and "network:" not in out
+
+
+def test_a_bfloat16_log_runs_with_data_of_the_same_width(capsys, tmp_path):
+    """``-d bfloat16`` (and the other types bench runs with a stand-in: uint32, int64, uint64):
+    simulated with data of the same width, as ``bench`` does, and said so; the times are those
+    of the half-precision log of the same sizes."""
+    def as_type(text, name, per):
+        out = []
+        for ln in text.splitlines():
+            cols = ln.split()
+            if ln[:1] == " " and len(cols) > 3 and cols[2] == "float":
+                ln = ln.replace(f" {cols[1]} ", f" {int(cols[0]) // per} ", 1).replace(" float ", f" {name} ", 1)
+            out.append(ln)
+        return "\n".join(out)
+
+    bf = write(tmp_path, "bf16.txt", as_type(P4D.read_text(), "bfloat16", 2))
+    half = write(tmp_path, "half.txt", as_type(P4D.read_text(), "half", 2))
+    code, out, err = cli(capsys, "compare", bf, *MACHINE, *SMALL, "--json", str(tmp_path / "bf.json"))
+    assert code == 0, err
+    assert "bfloat16 (simulated with float16 data, the same width)" in out.splitlines()[0]
+    assert cli(capsys, "compare", half, *MACHINE, *SMALL, "--json", str(tmp_path / "half.json"))[0] == 0
+    bf_rows, half_rows = (json.loads((tmp_path / f"{n}.json").read_text())["rows"] for n in ("bf", "half"))
+    assert [r["simulated_time_us"] for r in bf_rows] == [r["simulated_time_us"] for r in half_rows]

@@ -12,7 +12,7 @@ from simcollective.errors import UserInputError
 from simcollective.validation.nccltests import parse_log, strip_launcher
 from simcollective.validation.settings import log_settings
 from tests.conftest import _log
-from tests.validation.paste_logs import LOGS, P4D, alltoall_run, one_node_of_ranks, prefixed, tables_of, with_bad_rows
+from tests.validation.paste_logs import GCP, LOGS, P4D, alltoall_run, one_node_of_ranks, prefixed, tables_of, with_bad_rows
 
 
 REF = Path(__file__).resolve().parents[2] / "experiments" / "nccl-tests"
@@ -109,6 +109,14 @@ def test_interleaved_ranks_and_stderr_lines_are_read_through():
     assert tables_of("\n".join(noisy)) == tables_of(text)
 
 
+def test_a_byte_order_mark_does_not_hide_the_first_row():
+    """A file saved by a Windows editor as "UTF-8 with BOM" starts with U+FEFF: the first line
+    (here the table's first row, the header not pasted) reads as without it."""
+    rows = "\n".join(ln for ln in P4D.read_text().splitlines() if ln[:1] == " ")
+    assert tables_of("\ufeff" + rows) == tables_of(rows)
+    assert tables_of("\ufeff" + P4D.read_text()) == tables_of(P4D.read_text())
+
+
 def test_strip_launcher_leaves_other_lines_alone():
     assert strip_launcher("12: # nThread 1") == "# nThread 1"
     assert strip_launcher("[12,3]<stderr>:x") == "x"
@@ -131,6 +139,21 @@ def test_size_0_inf_and_negative_rows_are_dropped_and_listed():
         (where[2], -2147483648, "negative size or count"),
     ]
     assert t.dropped[1]["text"] == "4096 1024 float sum 0.00 inf inf 0e+00 0.00 inf inf 0e+00"
+
+
+def test_a_truncated_row_is_dropped_and_listed():
+    """A paste cut in the middle of a row (the last one, or one in the middle of the table) is
+    listed with its line, not read as a row and not passed over in silence."""
+    lines = P4D.read_text().splitlines()
+    rows = [i for i, ln in enumerate(lines) if ln.strip()[:1].isdigit()]
+    mid, last = rows[3], rows[-1]
+    cut = lines[:mid] + [lines[mid][:40]] + lines[mid + 1:last] + [lines[last][:60]]
+    (t,) = parse_log("\n".join(cut))
+    (c,) = parse_log(P4D.read_text())
+    assert [r.size for r in t.rows] == [r.size for r in c.rows if r.size not in (64, 1 << 30)]
+    assert [(d["line"], d["size"]) for d in t.dropped] == [(mid + 1, 64), (last + 1, 1 << 30)]
+    assert {d["reason"] for d in t.dropped} == {"incomplete row: fewer columns than a result row (a cut line?)"}
+    assert t.dropped[1]["text"] == " ".join(lines[last][:60].split())
 
 
 def test_nan_in_a_busbw_only_summary_is_dropped():
@@ -176,6 +199,41 @@ def test_two_published_logs_pasted_into_one_file_keep_their_own_settings(prefix)
     assert b.settings == {} and b.forced_algorithm is None
     assert (a.nccl_version, b.nccl_version) == ("2.7.8", "2.25.1")
     assert [t.nranks for t in (a, b)] == [16, 16]
+
+
+def test_a_runs_closing_line_names_its_own_collective_not_the_next_runs():
+    """nccl-tests closes a run with ``# Collective test concluded: X_perf`` (as ``bench`` prints
+    it): in a file of three runs one after the other, that line belongs to the run it closes, and
+    each table reads the collective its own run starts with."""
+    gather = [ln for ln in GCP.read_text().splitlines() if ln[:1].isdigit()][:6]
+    text = "\n".join([P4D.read_text(), "# Collective test concluded: all_reduce_perf", alltoall_run(),
+                      "# Collective test concluded: alltoall_perf", "# Collective test starting: all_gather_perf",
+                      "# nThread 1 nGpus 1 minBytes 4096 maxBytes 131072 step: 2(factor)", *gather,
+                      "# Collective test concluded: all_gather_perf"])
+    tables = parse_log(text, "mixed.txt")
+    assert [t.collective for t in tables] == ["all_reduce", "alltoall", "all_gather"]
+    assert [t.problem for t in tables] == [None, None, None] and [t.nranks for t in tables] == [16, 16, 16]
+
+
+def test_a_dropped_row_of_the_next_run_is_listed_with_that_run():
+    """The second run's first row cannot be simulated (size 0, as alltoall_perf prints for
+    sizes below one element per rank) and the first run's closing lines were not pasted: the
+    drop is the second run's, which starts at its own ``# Collective test starting`` line."""
+    first = "\n".join(ln for ln in P4D.read_text().splitlines() if "Avg bus" not in ln and "Out of bounds" not in ln)
+    second = alltoall_run().replace("# Collective test starting: alltoall_perf", "# Collective test starting: "
+                                    "alltoall_perf\n0 0 float none -1 0.1 0.00 0.00 0 0.1 0.00 0.00 0", 1)
+    a, b = parse_log(first + "\n" + second)
+    assert (a.dropped, [d["size"] for d in b.dropped]) == ([], [0])
+
+
+def test_a_closing_line_names_the_collective_of_a_run_that_named_none_before():
+    """A run whose only mention of its binary is its closing line reads that collective."""
+    rows = [_row(s, s // 32, redop="none") for s in (4096, 8192)]
+    text = "\n".join(["# all_reduce_perf", CURRENT.strip(), "# Collective test concluded: all_reduce_perf",
+                      "# nThread 1 nGpus 1 minBytes 4096 maxBytes 8192", *rows,
+                      "# Collective test concluded: alltoall_perf"])
+    a, b = parse_log(text)
+    assert (a.collective, b.collective) == ("all_reduce", "alltoall") and b.problem is None
 
 
 def test_a_run_naming_no_binary_is_refused_when_its_op_column_contradicts():

@@ -99,3 +99,20 @@ def test_each_section_of_the_h100_thread_has_its_own_version():
     text = (Path(__file__).resolve().parents[2] / "experiments" / "nccl-tests" /
             "h100x8-2to8node-ib400_allreduce_ncclt309.txt").read_text()
     assert [t.nccl_version for t in parse_log(text)] == ["2.26.2", "2.26.2", None, None, None, None, None]
+
+
+def test_the_hcas_a_log_names_point_to_nics_per_node():
+    """``NCCL_IB_HCA`` (the NICs NCCL uses) is not read as a NIC count, but the note says how to
+    leave the others out of the machine: ``--topology-opt nics_per_node``."""
+    ls = log_settings({"NCCL_IB_HCA": "mlx5_0:1,mlx5_1:1"}, "log", "allreduce", "auto")
+    assert ls["not_modelled"]["NCCL_IB_HCA"].startswith("mlx5_0:1,mlx5_1:1 (the NICs NCCL uses: "
+                                                        "--topology-opt nics_per_node=N")
+
+
+def test_a_version_named_in_notes_is_prose_not_the_runs():
+    """Lines under a ``notes:`` key are prose about other runs: a version they name is not the
+    log's (as the settings they name are not), a version stated on its own line is."""
+    notes = ["# notes: the same test with NCCL 2.19.3 was slower", "#        and NCCL_ALGO=Tree too"]
+    assert nccl_version_of(notes) is None and settings_of(notes) == {}
+    assert nccl_version_of(notes + ["# NCCL version: 2.18.5"]) == "2.18.5"
+    assert nccl_version_of(["NCCL version 2.21.5+cuda12.4"] + notes) == "2.21.5"

@@ -7,14 +7,17 @@ transport (:mod:`topologies.transports`) and the figures that differ from the
 family's, each with its source. :func:`shape_builder` turns a shape into a
 builder whose keywords are the family's options with the shape's figures as
 defaults, plus ``transport``. Three figures come from the transport unless
-the shape gives its own (``nan`` default = "the transport's"):
-``net_latency`` (the latency the transport advertises to NCCL),
+the shape gives its own for its own transport (``nan`` default = "the
+transport's"): ``net_latency`` (the latency the transport advertises to NCCL),
 ``nic_latency`` (the NIC - leaf cable) and ``net_conn_bandwidth`` (the most
-one NCCL connection carries). Every NIC node and NIC cable records the
-transport's name; the cables take its ``link_type``.
+one NCCL connection carries); with another ``transport=`` they are that
+transport's (p4d's 75 us are aws-ofi-nccl's on p4d, not InfiniBand's). Every
+NIC node and NIC cable records the transport's name; the cables take its
+``link_type``.
 
-``nics_per_node`` may be lowered (NICs left out, as ``NCCL_IB_HCA`` does) but
-not raised above the shape's count.
+``nics_per_node`` may be lowered (NICs left out, as ``NCCL_IB_HCA`` does) to
+an equal share of the GPUs (k NICs per GPU, or one NIC per k GPUs) but not
+raised above the shape's count.
 
 Examples
 --------
@@ -26,7 +29,9 @@ Examples
 >>> shape_builder("aws-p4d")(2, nics_per_node=8)  # doctest: +ELLIPSIS
 Traceback (most recent call last):
 ...
-topologies.schema.TopologyError: aws-p4d has 4 NICs per node: nics_per_node must be an int from 1 to 4, got 8
+topologies.schema.TopologyError: aws-p4d has 4 NICs per node: nics_per_node must be one of 1, 2, 4 (each of its 8 GPUs an equal share), got 8
+>>> shape_builder("aws-p4d")(2, transport="ib-ndr").graph.get("net_latency", 0.0)
+0.0
 """
 
 from __future__ import annotations
@@ -46,11 +51,14 @@ from .hgx import dgx_a100, dgx_b200, dgx_h100
 from .nvl72 import gb200_nvl72
 from .v100 import dgx1_v100
 
-__all__ = ["Shape", "SHAPES", "FAMILIES", "FROM_TRANSPORT", "shape_builder", "figure_rows"]
+__all__ = ["Shape", "SHAPES", "FAMILIES", "FAMILY_GPUS", "FROM_TRANSPORT", "shape_builder", "figure_rows"]
 
 #: Family name -> builder the shapes are built on.
 FAMILIES = {"dgx-a100": dgx_a100, "dgx-h100": dgx_h100, "dgx-b200": dgx_b200,
             "gb200-nvl72": gb200_nvl72, "dgx1-v100": dgx1_v100}
+
+#: Family name -> GPUs per node (per host of gb200-nvl72), as its builder's graph says.
+FAMILY_GPUS = {"dgx-a100": 8, "dgx-h100": 8, "dgx-b200": 8, "gb200-nvl72": 4, "dgx1-v100": 8}
 
 #: Builder option -> the transport figure it defaults to when the shape gives none.
 FROM_TRANSPORT = {"net_latency": "net_latency", "nic_latency": "hop_latency",
@@ -101,16 +109,16 @@ def _load() -> dict:
 SHAPES: dict[str, Shape] = _load()
 
 
-def _defaults(shape: Shape) -> dict:
+def _defaults(shape: Shape, own: bool = False) -> dict:
     """The builder's keyword defaults: the family's, the shape's figures over them, ``nan`` for
-    the figures the transport gives."""
+    the figures the transport gives (``own``: the shape's own figure for its own transport)."""
     family = inspect.signature(FAMILIES[shape.family]).parameters
     out = {"transport": shape.transport}
     for key, p in list(family.items())[1:]:
         default = p.default
         if key in FROM_TRANSPORT:
             default = math.nan
-        if key in shape.figures:
+        if key in shape.figures and (own or key not in FROM_TRANSPORT):
             value = shape.figures[key]
             default = float(value) if isinstance(p.default, float) else value
         out[key] = default
@@ -118,17 +126,28 @@ def _defaults(shape: Shape) -> dict:
 
 
 def _resolved(shape: Shape, t, options: dict) -> dict:
+    """``options`` with each ``nan`` figure of :data:`FROM_TRANSPORT` resolved: the shape's own
+    under its own transport, else transport ``t``'s."""
     out = dict(options)
     for key, figure in FROM_TRANSPORT.items():
         if key in out and isinstance(out[key], float) and math.isnan(out[key]):
-            out[key] = getattr(t, figure)
+            own = t.name == shape.transport and key in shape.figures
+            out[key] = float(shape.figures[key]) if own else getattr(t, figure)
     return out
 
 
+def _nic_counts(shape: Shape, gpus: int) -> list:
+    """The NIC counts that leave each of ``gpus`` GPUs an equal share, up to the shape's."""
+    return [k for k in range(1, shape.nics + 1) if gpus % k == 0 or k % gpus == 0]
+
+
 def _check_nics(shape: Shape, nics: object) -> None:
-    if isinstance(nics, bool) or not isinstance(nics, int) or not 1 <= nics <= shape.nics:
-        raise TopologyError(f"{shape.name} has {shape.nics} NICs per node: nics_per_node must be an "
-                            f"int from 1 to {shape.nics}, got {nics!r}")
+    gpus = FAMILY_GPUS[shape.family]
+    allowed = _nic_counts(shape, gpus)
+    if isinstance(nics, bool) or not isinstance(nics, int) or nics not in allowed:
+        raise TopologyError(f"{shape.name} has {shape.nics} NICs per node: nics_per_node must be one of "
+                            f"{', '.join(map(str, allowed))} (each of its {gpus} GPUs an equal share), "
+                            f"got {nics!r}")
 
 
 def _build(shape: Shape, nodes, transport: str, options: dict) -> nx.DiGraph:
@@ -187,7 +206,7 @@ def figure_rows(name: str) -> list:
     shape = SHAPES[name]
     t = get_transport(shape.transport)
     rows = [("gpu_model", shape.gpu_model, shape.sources["gpu_model"])]
-    for key, default in _defaults(shape).items():
+    for key, default in _defaults(shape, own=True).items():
         if key in shape.sources:
             rows.append((key, default, shape.sources[key]))
         elif key in FROM_TRANSPORT:
