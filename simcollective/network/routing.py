@@ -123,15 +123,30 @@ class Router(CachedRoutes):
         call for ``dst`` resumes it. Every node closer to ``dst`` than ``src`` is then
         known (a level is complete before the next one is searched), which is all a
         shortest path from ``src`` needs; a full search from every destination made route
-        lookups quadratic in the number of hosts (1 s of a 1024-host ring)."""
+        lookups quadratic in the number of hosts (1 s of a 1024-host ring).
+
+        When the search takes the first node of a level ``L`` in a call, every node of
+        level ``L`` is known, so a ``src`` not among them with a successor among them is at
+        ``L + 1``: it is given its distance then (queued after the nodes found so far, in
+        breadth-first order), without searching level ``L`` for it (half of the search
+        between two hosts of a two-level fabric)."""
         state = self._dist.get(dst)
         if state is None:
             state = self._dist[dst] = ({dst: 0}, deque([dst]))
         dist, queue = state
-        pred = self._pred
+        pred, near = self._pred, self._succ.get(src, ())
+        level = -1
         while queue and src not in dist:
             v = queue.popleft()
-            dv = dist[v] + 1
+            dv = dist[v]
+            if dv != level:   # the first node of its level in this call: the level is known
+                level = dv
+                if any(dist.get(w) == dv for w in near):
+                    queue.appendleft(v)
+                    dist[src] = dv + 1
+                    queue.append(src)
+                    break
+            dv += 1
             for u in pred[v]:
                 if u not in dist:
                     dist[u] = dv
