@@ -154,7 +154,7 @@ class Router(CachedRoutes):
             dv = dist[v]
             if dv != level:   # the first node of its level in this call: the level is known
                 level = dv
-                if any(dist.get(w) == dv for w in near):
+                if dv in map(dist.get, near):   # a successor of src on this level
                     queue.appendleft(v)
                     dist[src] = dv + 1
                     queue.append(src)
