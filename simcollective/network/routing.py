@@ -109,7 +109,8 @@ class Router(CachedRoutes):
         edge_resource, edge_latency, flow_cap = self.edge_resource, self.edge_latency, self.flow_cap
         shared: dict[frozenset, int] = {}
         for u, v, attrs in graph.edges(data=True):
-            edge_latency[u, v] = float(attrs["latency"])
+            hop = (u, v)   # one key for both tables
+            edge_latency[hop] = float(attrs["latency"])
             if attrs.get("duplex", "full") == "shared":
                 key = frozenset((u, v))
                 rid = shared.get(key)
@@ -120,7 +121,7 @@ class Router(CachedRoutes):
                 capacity.append(float(attrs["bandwidth"]))
                 names.append(f"{u}->{v}")
                 types.append(attrs.get("link_type", "link"))
-            edge_resource[u, v] = rid
+            edge_resource[hop] = rid
             if "flow_bandwidth" in attrs:
                 flow_cap[rid] = min(float(attrs["flow_bandwidth"]), flow_cap.get(rid, float("inf")))
 
