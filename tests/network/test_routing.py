@@ -148,3 +148,19 @@ def test_fabric_routes_are_those_of_the_complete_distances(policy):
     for s, d in pairs[::5]:   # through the NICs of another rail
         via = (f"{s.split('/')[0]}/nic{len(s) % 8}", f"{d.split('/')[0]}/nic{len(s) % 8}")
         assert router.route(s, d, via) == ref.route(s, d, via), (s, d, via)
+
+
+def test_a_route_across_the_spines_does_not_search_every_nic():
+    # counted, not timed: the search toward a NIC stops at the source once a level holding
+    # its leaf is complete, before the level of every other NIC of the fabric (96 servers,
+    # 3 scalable units of 32: the NICs found are the 32 under the destination's leaf and
+    # the source; 160 when the search went on into the level of the source's leaf's NICs)
+    import topologies
+
+    g = topologies.build("dgx-h100", 96)
+    router = Router(g, "dest")
+    route = router.route("n0/nic3", "n95/nic3")
+    assert route.nodes[0] == "n0/nic3" and route.nodes[-1] == "n95/nic3" and len(route.nodes) == 5
+    found = router._dist["n95/nic3"][0]
+    nics = sum(1 for n in found if g.nodes[n]["kind"] == "nic")
+    assert nics <= 33, nics
