@@ -86,6 +86,21 @@ def test_malformed_topology_file(capsys, tmp_path):
     assert code == 2 and str(bad) in err
 
 
+def test_topology_file_against_the_schema_is_refused(capsys, tmp_path):
+    """A user's graph file is validated as it is read (a preset's graph only by its builder)."""
+    import networkx as nx
+
+    import topologies
+
+    G = topologies.build("dgx2", 1)
+    u, v = next(iter(G.edges))
+    G.edges[u, v]["bandwidth"] = -1.0
+    path = tmp_path / "bad.json"
+    path.write_text(json.dumps(nx.node_link_data(G, edges="links")))
+    code, out, err = run_cli(capsys, "run", "--algorithm", "ring", "--elements", "64K", "--topology-file", str(path))
+    assert code == 2 and str(path) in err and "bandwidth" in err and err.count("\n") == 1
+
+
 def test_topology_file_round_trip_runs(capsys, tmp_path):
     import topologies
 

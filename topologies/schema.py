@@ -136,6 +136,10 @@ class TopologyError(ValueError):
     """
 
 
+#: an attribute an edge does not carry
+_ABSENT = object()
+
+
 def _is_int(x: Any) -> bool:
     return isinstance(x, int) and not isinstance(x, bool)
 
@@ -287,28 +291,36 @@ def _check_gpu(n: str, data: dict, seen: dict[tuple[int, int], str]) -> None:
 
 
 def _check_edges(G: nx.DiGraph) -> None:
-    """Every edge: no self-loop, bandwidth, latency, link type, flow cap, duplex."""
-    kinds = ", ".join(LINK_TYPES)
+    """Every edge: no self-loop, bandwidth, latency, link type, flow cap, duplex. The
+    attribute values are checked once per distinct set of them with their types (a few
+    kinds of link make a machine of 160,000 edges), so the first edge at fault is the one
+    named."""
+    seen: set = set()
     for u, v, data in G.edges(data=True):
-        where = f"edge {u!r} -> {v!r}"
         if u == v:
-            raise TopologyError(f"{where} is a self-loop")
-        _check_bandwidth(data.get("bandwidth"), where)
-        _check_latency(data.get("latency"), where)
-        link_type = data.get("link_type")
-        if link_type not in LINK_TYPES:
-            raise TopologyError(
-                f"{where} has link_type {link_type!r} (allowed: {kinds})"
-            )
-        if "flow_bandwidth" in data:
-            fb = data["flow_bandwidth"]
-            if not _is_real(fb) or math.isnan(fb) or fb <= 0:
-                raise TopologyError(f"{where} has flow_bandwidth {fb!r}; expected a number > 0 (bytes/s)")
-        duplex = data.get("duplex")
-        if duplex not in DUPLEX:
-            raise TopologyError(
-                f"{where} has duplex {duplex!r} (allowed: {', '.join(DUPLEX)})"
-            )
+            raise TopologyError(f"edge {u!r} -> {v!r} is a self-loop")
+        bw, lat, fb = data.get("bandwidth"), data.get("latency"), data.get("flow_bandwidth", _ABSENT)
+        link_type, duplex = data.get("link_type"), data.get("duplex")
+        values = (bw, type(bw), lat, type(lat), fb, type(fb), link_type, type(link_type), duplex, type(duplex))
+        try:
+            if values in seen:
+                continue
+            seen.add(values)
+        except TypeError:   # an unhashable value: checked on its own
+            pass
+        _check_edge_values(f"edge {u!r} -> {v!r}", bw, lat, fb, link_type, duplex)
+
+
+def _check_edge_values(where: str, bw, lat, fb, link_type, duplex) -> None:
+    """One edge's attribute values (``fb``: its flow_bandwidth, :data:`_ABSENT` if none)."""
+    _check_bandwidth(bw, where)
+    _check_latency(lat, where)
+    if link_type not in LINK_TYPES:
+        raise TopologyError(f"{where} has link_type {link_type!r} (allowed: {', '.join(LINK_TYPES)})")
+    if fb is not _ABSENT and (not _is_real(fb) or math.isnan(fb) or fb <= 0):
+        raise TopologyError(f"{where} has flow_bandwidth {fb!r}; expected a number > 0 (bytes/s)")
+    if duplex not in DUPLEX:
+        raise TopologyError(f"{where} has duplex {duplex!r} (allowed: {', '.join(DUPLEX)})")
 
 
 def _check_shared_cables(G: nx.DiGraph) -> None:
@@ -336,8 +348,10 @@ def _check_reachable(G: nx.DiGraph, gpu_ids: list[str]) -> None:
         raise TopologyError("topology has no GPU node")
     gpu_ids.sort(key=lambda g: (G.nodes[g]["server"], G.nodes[g]["local"]))
     first = gpu_ids[0]
-    forward = nx.descendants(G, first)
-    backward = nx.ancestors(G, first)
+    # the nodes within reach of ``first`` and those it is within reach of (NetworkX's plain
+    # breadth-first searches: half the time of ``descendants`` / ``ancestors`` at 50,000 nodes)
+    forward = nx.single_source_shortest_path_length(G, first)
+    backward = dict(nx.single_target_shortest_path_length(G, first))
     for g in gpu_ids[1:]:
         if g not in forward:
             raise TopologyError(f"GPU {first!r} cannot reach GPU {g!r}")

@@ -22,16 +22,15 @@ How the ``nccl-*`` algorithms run a plan (their bodies are in ``simcollective/al
 
 from __future__ import annotations
 
-import hashlib
 import math
-import weakref
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 
 from ..errors import UserInputError
 from . import coll_model, model
 from .constants import NcclConstants
 from .fill import FILL, FillRules, nvls_fill, ring_fill
 from .nics import network_note, nvlstree_vias, ring_vias, tree_vias
+from .plan_keys import constants_key, graph_key
 from .protocols import (MAX_CHAIN_CHUNKS, MAX_CHANNELS, MAX_LOOPS, MAX_NVLSTREE_PIECES, MAX_TREE_CHUNKS,
                         NVLSTREE_PIECES, TUNER_ORDER, check_protocol, nvls_chunk_bytes, tree_chunk_bytes)
 from .search import nvlstree_links, ring_orders, ring_search, tree_links
@@ -96,44 +95,12 @@ class Plan:
 
 # -- the cache, by value -----------------------------------------------------------------------
 _PLANS: dict = {}
-_GRAPH_KEYS: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
-_CONSTANT_KEYS: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
 
 
 def nccl_table(profile) -> NcclConstants:
     """The profile's ``[nccl]`` figures (the ``nccl`` profile's when the run's has none)."""
     table = getattr(profile, "nccl", None)
     return NcclConstants.default() if table is None else table
-
-
-def _frozen(value):
-    """``value`` (dicts, lists, tuples, scalars) as nested tuples, dicts in key order."""
-    if isinstance(value, dict):
-        return tuple((k, _frozen(v)) for k, v in sorted(value.items(), key=lambda kv: str(kv[0])))
-    if isinstance(value, (list, tuple)):
-        return tuple(_frozen(v) for v in value)
-    return value
-
-
-def _constants_key(table: NcclConstants) -> tuple:
-    """The values of ``table`` as nested tuples, computed once per constants object (every rank
-    of a call asks for the same plan)."""
-    key = _CONSTANT_KEYS.get(table)
-    if key is None:
-        key = _CONSTANT_KEYS[table] = _frozen(asdict(table))
-    return key
-
-
-def graph_key(graph) -> str:
-    """A fingerprint of ``graph``'s values (its attributes, nodes and edges with theirs),
-    computed once per graph object: equal graphs have equal keys."""
-    key = _GRAPH_KEYS.get(graph)
-    if key is None:
-        attrs = {k: v for k, v in graph.graph.items() if not hasattr(v, "nodes")}
-        text = repr((_frozen(attrs), [(n, _frozen(d)) for n, d in graph.nodes(data=True)],
-                     [(u, v, _frozen(d)) for u, v, d in graph.edges(data=True)]))
-        key = _GRAPH_KEYS[graph] = hashlib.sha256(text.encode()).hexdigest()
-    return key
 
 
 def clear_plans() -> None:
@@ -145,9 +112,9 @@ def cached_plan(graph, gpus, profile, what: tuple, build) -> Plan:
     """The plan of ``what`` (collective, algorithm, size, options, fill rules) on ``gpus`` of
     ``graph`` (its line-rate graph when it has one): ``build(graph)`` the first time, cached
     after, since every rank asks for the same plan (at most 256 kept). The key is made of
-    values: the graph's fingerprint, the GPUs, the profile's ``[nccl]`` figures and ``what``."""
+    values: the graph's digest (:func:`graph_key`), the GPUs, the profile's ``[nccl]`` figures and ``what``."""
     graph = graph.graph.get("line_rate_graph", graph)
-    key = (graph_key(graph), tuple(gpus), _constants_key(nccl_table(profile))) + what
+    key = (graph_key(graph), tuple(gpus), constants_key(nccl_table(profile))) + what
     plan = _PLANS.get(key)
     if plan is None:
         if len(_PLANS) > 256:

@@ -65,19 +65,7 @@ class Router(CachedRoutes):
         self.edge_resource: dict[tuple, int] = {}
         self.edge_latency: dict[tuple, float] = {}
         self.flow_cap: dict[int, float] = {}  # resource -> the most one flow may carry on it
-        shared: dict[frozenset, int] = {}
-        for u, v, attrs in graph.edges(data=True):
-            self.edge_latency[(u, v)] = float(attrs["latency"])
-            if attrs.get("duplex", "full") == "shared":
-                key = frozenset((u, v))
-                rid = shared.get(key)
-                if rid is None:
-                    rid = shared[key] = self._new_resource(attrs["bandwidth"], f"{u}<->{v}", attrs.get("link_type", "link"))
-            else:
-                rid = self._new_resource(attrs["bandwidth"], f"{u}->{v}", attrs.get("link_type", "link"))
-            self.edge_resource[(u, v)] = rid
-            if "flow_bandwidth" in attrs:
-                self.flow_cap[rid] = min(float(attrs["flow_bandwidth"]), self.flow_cap.get(rid, float("inf")))
+        self._edge_resources(graph)
         self.crossing_resource: dict[object, int] = {}
         self.crossing_latency: dict[object, float] = {}
         self.unbinding_crossings: list = []
@@ -94,10 +82,13 @@ class Router(CachedRoutes):
                     self.unbinding_crossings.append(n)
             if attrs.get("kind") != "gpu" and "latency" in attrs:
                 self.crossing_latency[n] = float(attrs["latency"])
-        # sorted successor lists (by node order) for deterministic next-hop choice
-        self._succ = {n: sorted(graph.successors(n), key=self.index.__getitem__) for n in self.nodes}
+        # sorted successor lists (by node order) for deterministic next-hop choice, and
         # predecessor lists for the breadth-first search from each destination
-        self._pred = {n: list(graph.predecessors(n)) for n in self.nodes}
+        # NOTE: read from the graph's adjacency dicts (NetworkX's ``_succ`` and ``_pred``),
+        # 5 times faster than its per-node views at 50,000 nodes
+        order = self.index.__getitem__
+        self._succ = {n: sorted(nbrs, key=order) for n, nbrs in graph._succ.items()}
+        self._pred = {n: list(nbrs) for n, nbrs in graph._pred.items()}
         self._dist: dict[object, tuple] = {}  # per destination: (distances so far, search queue)
         self._routes: dict[tuple, Route] = {}
         # latency terms (link and crossing latencies in path order) of the routes the
@@ -111,6 +102,29 @@ class Router(CachedRoutes):
 
             self._study = StudyRoutes(graph, self)
 
+    def _edge_resources(self, graph) -> None:
+        """A resource per directed edge (one per shared cable, both its edges), its latency,
+        and the flow cap of an edge with ``flow_bandwidth``."""
+        capacity, names, types = self.capacity, self.resource_name, self.resource_type
+        edge_resource, edge_latency, flow_cap = self.edge_resource, self.edge_latency, self.flow_cap
+        shared: dict[frozenset, int] = {}
+        for u, v, attrs in graph.edges(data=True):
+            hop = (u, v)   # one key for both tables
+            edge_latency[hop] = float(attrs["latency"])
+            if attrs.get("duplex", "full") == "shared":
+                key = frozenset((u, v))
+                rid = shared.get(key)
+                if rid is None:
+                    rid = shared[key] = self._new_resource(attrs["bandwidth"], f"{u}<->{v}", attrs.get("link_type", "link"))
+            else:
+                rid = len(capacity)
+                capacity.append(float(attrs["bandwidth"]))
+                names.append(f"{u}->{v}")
+                types.append(attrs.get("link_type", "link"))
+            edge_resource[hop] = rid
+            if "flow_bandwidth" in attrs:
+                flow_cap[rid] = min(float(attrs["flow_bandwidth"]), flow_cap.get(rid, float("inf")))
+
     def _new_resource(self, bandwidth, name, link_type) -> int:
         self.capacity.append(float(bandwidth))
         self.resource_name.append(name)
@@ -123,15 +137,31 @@ class Router(CachedRoutes):
         call for ``dst`` resumes it. Every node closer to ``dst`` than ``src`` is then
         known (a level is complete before the next one is searched), which is all a
         shortest path from ``src`` needs; a full search from every destination made route
-        lookups quadratic in the number of hosts (1 s of a 1024-host ring)."""
+        lookups quadratic in the number of hosts (1 s of a 1024-host ring).
+
+        When the search takes the first node of a level ``L`` in a call, every node of
+        level ``L`` is known, so a ``src`` not among them with a successor among them is at
+        ``L + 1``: it is given its distance then (queued after the nodes found so far, in
+        breadth-first order), without searching level ``L`` for it: a NIC-to-NIC search
+        across the spines of a rail fabric stops before the level that holds every NIC
+        (2048 DGX H100 nodes: 1 M nodes found for 16,384 destinations, 15 M without)."""
         state = self._dist.get(dst)
         if state is None:
             state = self._dist[dst] = ({dst: 0}, deque([dst]))
         dist, queue = state
-        pred = self._pred
+        pred, near = self._pred, self._succ.get(src, ())
+        level = -1
         while queue and src not in dist:
             v = queue.popleft()
-            dv = dist[v] + 1
+            dv = dist[v]
+            if dv != level:   # the first node of its level in this call: the level is known
+                level = dv
+                if dv in map(dist.get, near):   # a successor of src on this level
+                    queue.appendleft(v)
+                    dist[src] = dv + 1
+                    queue.append(src)
+                    break
+            dv += 1
             for u in pred[v]:
                 if u not in dist:
                     dist[u] = dv

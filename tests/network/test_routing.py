@@ -94,3 +94,73 @@ def test_a_gpu_listing_a_nic_that_is_not_one_is_refused_in_one_line():
         nics_of(G, "n0/gpu0")
     del G.nodes["n0/gpu0"]["nics"]
     assert nics_of(G, "n0/gpu0") == ["n0/nic0"]
+
+
+def _with_full_distances(g, policy, dsts):
+    """A router given every destination's complete hop distances (NetworkX's search): the
+    routes its partial searches must give."""
+    from collections import deque
+
+    ref = Router(g, policy)
+    for d in dsts:
+        ref._dist[d] = (dict(nx.single_target_shortest_path_length(g, d)), deque())
+    return ref
+
+
+@settings(max_examples=40, deadline=None)
+@given(n=st.integers(2, 14), density=st.floats(0.1, 0.5), seed=st.integers(0, 2**16),
+       policy=st.sampled_from(["first", "hash"]), data=st.data())
+def test_routes_are_those_of_the_complete_distances(n, density, seed, policy, data):
+    # the search stops at a source whose successor is on the last complete level: the
+    # routes are still those that the complete distances give, whatever the order asked
+    import random
+
+    from simcollective.errors import UserInputError
+
+    rng = random.Random(seed)
+    g = nx.gnp_random_graph(n, density, seed=rng.randrange(2**16), directed=True)
+    nx.set_node_attributes(g, "switch", "kind")
+    for u, v, a in g.edges(data=True):
+        a.update(bandwidth=1.0, latency=0.0, duplex="full", link_type="link")
+    ref, router = _with_full_distances(g, policy, range(n)), Router(g, policy)
+    for s, d in data.draw(st.permutations([(s, d) for s in range(n) for d in range(n)])):
+        if not nx.has_path(g, s, d):
+            with pytest.raises(UserInputError):
+                router.route(s, d)
+            continue
+        assert router.route(s, d) == ref.route(s, d)
+
+
+@pytest.mark.parametrize("policy", ["first", "dest", "hash"])
+def test_fabric_routes_are_those_of_the_complete_distances(policy):
+    # 96 DGX H100 servers: 3 scalable units under spines; NIC to NIC, GPU to GPU, GPU to NIC
+    import random
+
+    import topologies
+
+    g = topologies.build("dgx-h100", 96)
+    rng = random.Random(7)
+    ends = [f"n{rng.randrange(96)}/{kind}{rng.randrange(8)}" for kind in ("gpu", "nic") for _ in range(40)]
+    pairs = [(s, d) for s in ends for d in rng.sample(ends, 6) if s != d]
+    ref, router = _with_full_distances(g, policy, {d for _, d in pairs}), Router(g, policy)
+    for s, d in pairs:
+        assert router.route(s, d) == ref.route(s, d), (s, d)
+    for s, d in pairs[::5]:   # through the NICs of another rail
+        via = (f"{s.split('/')[0]}/nic{len(s) % 8}", f"{d.split('/')[0]}/nic{len(s) % 8}")
+        assert router.route(s, d, via) == ref.route(s, d, via), (s, d, via)
+
+
+def test_a_route_across_the_spines_does_not_search_every_nic():
+    # counted, not timed: the search toward a NIC stops at the source once a level holding
+    # its leaf is complete, before the level of every other NIC of the fabric (96 servers,
+    # 3 scalable units of 32: the NICs found are the 32 under the destination's leaf and
+    # the source; 160 when the search went on into the level of the source's leaf's NICs)
+    import topologies
+
+    g = topologies.build("dgx-h100", 96)
+    router = Router(g, "dest")
+    route = router.route("n0/nic3", "n95/nic3")
+    assert route.nodes[0] == "n0/nic3" and route.nodes[-1] == "n95/nic3" and len(route.nodes) == 5
+    found = router._dist["n95/nic3"][0]
+    nics = sum(1 for n in found if g.nodes[n]["kind"] == "nic")
+    assert nics <= 33, nics

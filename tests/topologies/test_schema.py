@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import re
 
 import networkx as nx
 import pytest
@@ -192,7 +193,8 @@ def test_validate_is_linear_on_large_graph(monkeypatch):
     assert G.number_of_nodes() > 5000
     calls = {}
     for name in ("descendants", "ancestors", "has_path", "shortest_path", "shortest_path_length",
-                 "single_source_shortest_path_length", "bfs_tree", "dfs_tree",
+                 "single_source_shortest_path_length", "single_target_shortest_path_length",
+                 "bfs_tree", "dfs_tree",
                  "strongly_connected_components", "is_strongly_connected"):
         real = getattr(nx, name)
 
@@ -202,4 +204,21 @@ def test_validate_is_linear_on_large_graph(monkeypatch):
 
         monkeypatch.setattr(nx, name, counted)
     validate(G)
-    assert calls == {"descendants": 1, "ancestors": 1}
+    assert calls == {"single_source_shortest_path_length": 1, "single_target_shortest_path_length": 1}
+
+
+@pytest.mark.parametrize("bad, said", [(True, "bandwidth True"), ([1.0], "bandwidth [1.0]"),
+                                       (float("nan"), "bandwidth nan")])
+def test_an_edge_whose_values_equal_a_checked_edges_but_for_type_is_checked(bad, said):
+    # the edges' values are checked once per distinct set with their types: True equals 1,
+    # a list cannot be hashed; the edge at fault is still the one named
+    G = nx.DiGraph(name="x", description="x", gpus_per_node=3, default_group_size=3)
+    for i in range(3):
+        G.add_node(f"g{i}", kind="gpu", server=0, local=i)
+    good = dict(latency=0.0, link_type="nvlink", duplex="full")
+    G.add_edge("g0", "g1", bandwidth=1, **good)
+    G.add_edge("g1", "g0", bandwidth=1, **good)
+    G.add_edge("g1", "g2", bandwidth=bad, **good)
+    G.add_edge("g2", "g1", bandwidth=1, **good)
+    with pytest.raises(TopologyError, match=rf"^edge 'g1' -> 'g2' has {re.escape(said)};"):
+        validate(G)

@@ -67,6 +67,7 @@ duplex : {"full", "shared"}
 from __future__ import annotations
 
 import math
+from functools import lru_cache
 
 import networkx as nx
 
@@ -225,7 +226,8 @@ def _driver(j: int, g: int, nics: int) -> int:
     return min(i for i in range(g) if j in gpu_nics(i, g, nics))
 
 
-def _complexes(g: int, nics: int, switches: int) -> list:
+@lru_cache(maxsize=64)   # the same for every server of a machine
+def _complexes(g: int, nics: int, switches: int) -> tuple:
     """Per PCIe switch complex, ``(GPU indices, NIC indices, one switch per GPU)``.
 
     GPU ``i`` sits in complex ``floor(i * P / g)`` with ``P`` the switches, or the
@@ -237,10 +239,10 @@ def _complexes(g: int, nics: int, switches: int) -> list:
     P = min(switches, nics)
     out = []
     for k in range(P):
-        members = [i for i in range(g) if i * P // g == k]
-        their = sorted({j for i in members for j in gpu_nics(i, g, nics) if _driver(j, g, nics) in members})
+        members = tuple(i for i in range(g) if i * P // g == k)
+        their = tuple(sorted({j for i in members for j in gpu_nics(i, g, nics) if _driver(j, g, nics) in members}))
         out.append((members, their, len(members) > 1 and nics >= g))
-    return out
+    return tuple(out)
 
 
 def pcie_tree(G, server, gpu_ids, *, switches, nics, pcie_bandwidth, pcie_latency, nic_model,
