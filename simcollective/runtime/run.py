@@ -122,7 +122,8 @@ def run_ranks(graph, placement, main, args_for_rank, profile, routing: str = "fi
     unreceived = world.unreceived_report()
     if unreceived:
         raise SimCollectiveError(unreceived)
-    return _result(env, net, world, starts, trace, placement, t0, c0)
+    with collector_paused():    # the link statistics: one object a link, thousands of links
+        return _result(env, net, world, starts, trace, placement, t0, c0)
 
 
 def _result(env, net, world, starts, trace, placement, t0, c0) -> RunResult:
