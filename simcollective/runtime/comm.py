@@ -138,13 +138,7 @@ class Comm:
         the order they complete (``waitany`` over a changing set of requests, without
         rescanning the set at every wait), and sends whose completions are only counted
         (:meth:`Completions.send`, :meth:`Completions.sent`)."""
-        return Completions(self.world.env, self._send_counted)
-
-    def _send_counted(self, dst: int, payload, tag, via, counted) -> None:
-        """:meth:`isend` counted by ``counted`` (see :meth:`Completions.send`)."""
-        if not 0 <= dst < self.size:
-            self._check_peer(dst, "destination")
-        self.world.post(Request, self._me, self.cid, self.members[dst], payload, tag, None, None, via, counted)
+        return Completions(self.world, self._me, self.cid, self.members, self._check_peer)
 
     # -- compute and phases ---------------------------------------------------------------
     def compute(self, seconds: float, value=None):
