@@ -157,9 +157,16 @@ class World:
                 nbytes = int(payload.nbytes)  # arrays, symbolic arrays, sparse streams
             except AttributeError:
                 nbytes = payload_bytes(payload)
-            m = _new(Message)
-            m.owner, m.peer, m.tag, m.cid, m.nbytes = me, dst, tag, cid, nbytes
-            m.payload, m.flow, m.arrived, m.via = payload, None, False, via
+            m = _new(Message)  # (one store per field: a tuple assignment would build and unpack a tuple)
+            m.owner = me
+            m.peer = dst
+            m.tag = tag
+            m.cid = cid
+            m.nbytes = nbytes
+            m.payload = payload
+            m.flow = None
+            m.arrived = False
+            m.via = via
             if trace:
                 m.t_post = now
             if self._smpi:

@@ -312,12 +312,12 @@ class _WideNvlsTree:
 
     def result(self) -> list:
         where = {c: (t, i) for t, chans in self.trees for i, c in enumerate(chans)}
-        out = []
+        out, chunks = [], range(self.K)
         for c in range(self.C):
             t, i = where[c]
+            final, got = self.final[t], self.got_ag[t]
             for h in range(self.P):
-                for k in range(self.K):
-                    out.append(self.final[t][k][i] if h == self.me else self.got_ag[t][k][h][i])
+                out += [final[k][i] for k in chunks] if h == self.me else [got[k][h][i] for k in chunks]
         return out
 
 
