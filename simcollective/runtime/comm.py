@@ -136,7 +136,9 @@ class Comm:
     def completions(self) -> Completions:
         """A :class:`~simcollective.runtime.messages.Completions`: requests to react to in
         the order they complete (``waitany`` over a changing set of requests, without
-        rescanning the set at every wait), and sends whose completions are only counted
+        rescanning the set at every wait), receives posted and watched in one call
+        (:meth:`Completions.recv`, and :meth:`Completions.recv_all` for several messages from
+        one peer as one request), and sends whose completions are only counted
         (:meth:`Completions.send`, :meth:`Completions.sent`)."""
         return Completions(self.world, self._me, self.cid, self.members, self._check_peer)
 

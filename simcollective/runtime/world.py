@@ -30,9 +30,10 @@ class RankState:
     spans: list | None = None
 
 
+# NOTE: World.post writes these two out (it runs once or twice per message: one frame on
+# purpose); World.post_recvs, once per group of receives, calls them.
 def _take(boxes: dict, key):
-    """The first item waiting in ``boxes`` under ``key`` (None if none), taken out
-    (:meth:`World.post` writes this out)."""
+    """The first item waiting in ``boxes`` under ``key`` (None if none), taken out."""
     item = boxes.pop(key, None)
     if item.__class__ is deque:
         queue = item
@@ -42,8 +43,7 @@ def _take(boxes: dict, key):
 
 
 def _put(boxes: dict, key, item) -> None:
-    """``item`` waits in ``boxes`` under ``key``, after those already there (:meth:`World.post`
-    writes this out)."""
+    """``item`` waits in ``boxes`` under ``key``, after those already there."""
     box = boxes.get(key)
     if box is None:
         boxes[key] = item
