@@ -105,7 +105,7 @@ class Completions:
     kept per send), and ``sent()`` is the one event for all of them."""
 
     __slots__ = ("env", "ready", "waiter", "added", "left", "_trigger", "_post", "_post_recvs", "_me", "_cid",
-                 "_members", "_check", "_sends")
+                 "_members", "_size", "_check", "_sends")
 
     def __init__(self, world, me: int, cid: int, members: tuple, check):
         """The completions of world rank ``me`` on the communicator ``cid`` over ``members``
@@ -113,7 +113,7 @@ class Completions:
         self.env = env = world.env
         self._trigger = trigger_now(env)   # (succeed: the same queue entry, without its two frames)
         self._post, self._post_recvs = world.post, world.post_recvs
-        self._me, self._cid, self._members, self._check = me, cid, members, check
+        self._me, self._cid, self._members, self._size, self._check = me, cid, members, len(members), check
         self._sends = sends = _new(Posting)   # counts the sends running, plus one until sent()
         sends.env = env
         sends.callbacks = []
@@ -138,7 +138,7 @@ class Completions:
     def recv(self, src: int, tag, key) -> None:
         """Post a receive from ``src`` with ``tag`` and watch it with ``key``."""
         members = self._members
-        if not 0 <= src < len(members):
+        if not 0 <= src < self._size:
             self._check(src, "source")
         req = self._post(Request, self._me, self._cid, None, None, None, members[src], tag)
         order = self.added   # (add, written out: this runs once per message)
@@ -153,7 +153,7 @@ class Completions:
         """Post a receive from ``src`` of each of ``tags`` and watch them as one request
         with ``key``, whose value is the list of their payloads in the order of ``tags``."""
         members = self._members
-        if not 0 <= src < len(members):
+        if not 0 <= src < self._size:
             self._check(src, "source")
         if len(set(tags)) < len(tags):
             raise SimCollectiveError(f"recv_all from rank {src}: {tags} repeats a tag")
@@ -172,7 +172,7 @@ class Completions:
         """Send ``payload`` to ``dst`` as :meth:`Comm.isend` does, counted by :meth:`sent`
         instead of returning a request."""
         members = self._members
-        if not 0 <= dst < len(members):
+        if not 0 <= dst < self._size:
             self._check(dst, "destination")
         self._post(Request, self._me, self._cid, members[dst], payload, tag, None, None, via, self._sends)
 
