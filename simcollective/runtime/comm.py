@@ -136,15 +136,11 @@ class Comm:
     def completions(self) -> Completions:
         """A :class:`~simcollective.runtime.messages.Completions`: requests to react to in
         the order they complete (``waitany`` over a changing set of requests, without
-        rescanning the set at every wait), and sends whose completions are only counted
+        rescanning the set at every wait), receives posted and watched in one call
+        (:meth:`Completions.recv`, and :meth:`Completions.recv_all` for several messages from
+        one peer as one request), and sends whose completions are only counted
         (:meth:`Completions.send`, :meth:`Completions.sent`)."""
-        return Completions(self.world.env, self._send_counted)
-
-    def _send_counted(self, dst: int, payload, tag, via, counted) -> None:
-        """:meth:`isend` counted by ``counted`` (see :meth:`Completions.send`)."""
-        if not 0 <= dst < self.size:
-            self._check_peer(dst, "destination")
-        self.world.post(Request, self._me, self.cid, self.members[dst], payload, tag, None, None, via, counted)
+        return Completions(self.world, self._me, self.cid, self.members, self._check_peer)
 
     # -- compute and phases ---------------------------------------------------------------
     def compute(self, seconds: float, value=None):

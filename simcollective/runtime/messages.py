@@ -11,7 +11,7 @@ import simpy
 from ..errors import SimCollectiveError
 from ..network.calendar import mark_processed, trigger_now
 
-__all__ = ["payload_bytes", "Posting", "Request", "Message", "Completions", "waiting"]
+__all__ = ["payload_bytes", "Posting", "Request", "Gather", "Message", "Completions", "waiting"]
 
 _new = object.__new__
 
@@ -57,6 +57,14 @@ class Request(Posting):
     __slots__ = ()
 
 
+class Gather(Posting):
+    """The receives of :meth:`World.post_recvs` as one count: ``left`` the messages still
+    to arrive; ``msgs`` the matched messages by tag, ``tags`` their order; ``done`` the
+    event it completes once processed."""
+
+    __slots__ = ("done", "tags", "msgs")
+
+
 class Message:
     """A message (the runtime's bookkeeping; not a SimPy event): ``owner`` the source and
     ``peer`` the destination (world ranks), the payload, ``rjoin`` the receiver's event
@@ -87,18 +95,25 @@ class Completions:
     first to complete. That is ``waitany`` over the requests not yet returned in the order
     they were added (same choice, same events scheduled), at a cost per request instead of
     per request and call: a completed request waits in a heap keyed by its order of
-    addition. ``len()``: the requests not yet returned.
+    addition. ``len()``: the requests not yet returned. ``recv(src, tag, key)`` is
+    ``add(comm.irecv(src, tag), key)``; ``recv_all(src, tags, key)`` is ``add(comm.waitall(
+    [comm.irecv(src, tag) for tag in tags]), key)`` (the same choices and times, without an
+    event per receive: :meth:`World.post_recvs`).
 
     A program that reacts to arrivals seldom waits for one send in particular: ``send``
     posts a send without a request of its own (no event per send through the queue, nothing
     kept per send), and ``sent()`` is the one event for all of them."""
 
-    __slots__ = ("env", "ready", "waiter", "added", "left", "_trigger", "_post", "_sends")
+    __slots__ = ("env", "ready", "waiter", "added", "left", "_trigger", "_post", "_post_recvs", "_me", "_cid",
+                 "_members", "_size", "_check", "_sends")
 
-    def __init__(self, env, post=None):
-        self.env = env
+    def __init__(self, world, me: int, cid: int, members: tuple, check):
+        """The completions of world rank ``me`` on the communicator ``cid`` over ``members``
+        (world ranks); ``check(rank, what)`` raises for a rank out of range."""
+        self.env = env = world.env
         self._trigger = trigger_now(env)   # (succeed: the same queue entry, without its two frames)
-        self._post = post                  # post(dst, payload, tag, via, counted): the communicator's send
+        self._post, self._post_recvs = world.post, world.post_recvs
+        self._me, self._cid, self._members, self._size, self._check = me, cid, members, len(members), check
         self._sends = sends = _new(Posting)   # counts the sends running, plus one until sent()
         sends.env = env
         sends.callbacks = []
@@ -120,6 +135,30 @@ class Completions:
         else:
             req.callbacks.append(partial(self._complete, order, key))   # (a partial: no frame of its own)
 
+    def recv(self, src: int, tag, key) -> None:
+        """Post a receive from ``src`` with ``tag`` and watch it with ``key``."""
+        members = self._members
+        if not 0 <= src < self._size:
+            self._check(src, "source")
+        req = self._post(Request, self._me, self._cid, None, None, None, members[src], tag)
+        order = self.added   # (add, written out: this runs once per message)
+        self.added = order + 1
+        self.left += 1
+        if req.callbacks is None:
+            heappush(self.ready, (order, key, req.value))
+        else:
+            req.callbacks.append(partial(self._complete, order, key))
+
+    def recv_all(self, src: int, tags: tuple, key) -> None:
+        """Post a receive from ``src`` of each of ``tags`` and watch them as one request
+        with ``key``, whose value is the list of their payloads in the order of ``tags``."""
+        members = self._members
+        if not 0 <= src < self._size:
+            self._check(src, "source")
+        if len(set(tags)) < len(tags):
+            raise SimCollectiveError(f"recv_all from rank {src}: {tags} repeats a tag")
+        self.add(self._post_recvs(Request, self._me, self._cid, members[src], tags), key)
+
     def _complete(self, order: int, key, ev) -> None:
         value = ev.value
         waiter = self.waiter
@@ -132,7 +171,10 @@ class Completions:
     def send(self, dst: int, payload, tag=0, via=None) -> None:
         """Send ``payload`` to ``dst`` as :meth:`Comm.isend` does, counted by :meth:`sent`
         instead of returning a request."""
-        self._post(dst, payload, tag, via, self._sends)
+        members = self._members
+        if not 0 <= dst < self._size:
+            self._check(dst, "destination")
+        self._post(Request, self._me, self._cid, members[dst], payload, tag, None, None, via, self._sends)
 
     def sent(self) -> simpy.Event:
         """The event that fires once every send of :meth:`send` is complete (call it once,

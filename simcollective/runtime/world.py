@@ -9,7 +9,7 @@ from ..network.calendar import mark_processed, trigger_now
 from ..network.engine import Network, SimEnvironment
 from .comm import Comm
 from .compute import ComputeModel
-from .messages import Message, Posting, payload_bytes, waiting
+from .messages import Gather, Message, Posting, payload_bytes, waiting
 
 __all__ = ["World", "RankState"]
 
@@ -28,6 +28,29 @@ class RankState:
     finish: float | None = None
     output: object = None
     spans: list | None = None
+
+
+# NOTE: World.post writes these two out (it runs once or twice per message: one frame on
+# purpose); World.post_recvs, once per group of receives, calls them.
+def _take(boxes: dict, key):
+    """The first item waiting in ``boxes`` under ``key`` (None if none), taken out."""
+    item = boxes.pop(key, None)
+    if item.__class__ is deque:
+        queue = item
+        item = queue.popleft()
+        boxes[key] = queue if len(queue) > 1 else queue[0]
+    return item
+
+
+def _put(boxes: dict, key, item) -> None:
+    """``item`` waits in ``boxes`` under ``key``, after those already there."""
+    box = boxes.get(key)
+    if box is None:
+        boxes[key] = item
+    elif box.__class__ is deque:
+        box.append(item)
+    else:
+        boxes[key] = deque((box, item))
 
 
 class World:
@@ -119,21 +142,31 @@ class World:
         by (receiver, source, tag, communicator): ``_unexpected`` holds messages sent
         and not yet received, ``_posted`` the events of receives not yet matched."""
         env = self.env
-        ev = _new(cls)  # (Event.__init__'s two stores, without its frame)
-        ev.env = env
-        ev.callbacks = []
         trace = self.trace
         if trace:
-            ev.t_post = now = env.now
+            now = env.now
+        if counted is None:
+            ev = _new(cls)  # (Event.__init__'s two stores, without its frame)
+            ev.env = env
+            ev.callbacks = []
+            if trace:
+                ev.t_post = now
         left = 1  # this posting
         if dst is not None:
             try:
                 nbytes = int(payload.nbytes)  # arrays, symbolic arrays, sparse streams
             except AttributeError:
                 nbytes = payload_bytes(payload)
-            m = _new(Message)
-            m.owner, m.peer, m.tag, m.cid, m.nbytes = me, dst, tag, cid, nbytes
-            m.payload, m.flow, m.arrived, m.via = payload, None, False, via
+            m = _new(Message)  # (one store per field: a tuple assignment would build and unpack a tuple)
+            m.owner = me
+            m.peer = dst
+            m.tag = tag
+            m.cid = cid
+            m.nbytes = nbytes
+            m.payload = payload
+            m.flow = None
+            m.arrived = False
+            m.via = via
             if trace:
                 m.t_post = now
             if self._smpi:
@@ -150,6 +183,8 @@ class World:
                     rj = queue.popleft()
                     self._posted[key] = queue if len(queue) > 1 else queue[0]
                 m.rjoin = rj
+                if rj.__class__ is Gather:
+                    rj.msgs[tag] = m
                 m.flow = self._transfer(self.placement[me], self.placement[dst], nbytes, self._on_arrival, m, via)
             else:
                 m.rjoin = None
@@ -209,6 +244,58 @@ class World:
         else:  # completed while posting: the caller continues without a trip through the queue
             mark_processed(ev, ev.val)
         return ev
+
+    def post_recvs(self, cls, me: int, cid: int, src: int, tags: tuple):
+        """Post, for world rank ``me`` on communicator ``cid``, a receive from world rank
+        ``src`` of each of ``tags``, as one event (of class ``cls``) whose value is the list
+        of their payloads in the order of ``tags``: what ``waitall`` over one receive per
+        tag gives, completing at the same place in the event queue.
+
+        Its receives share one :class:`Gather`, triggered by the last message to arrive
+        where that message's own receive would have been; processing it triggers the
+        returned event, where ``waitall``'s would have been. The receives before the last
+        are not events (their processing only counted down ``waitall``'s count)."""
+        env = self.env
+        done = _new(cls)
+        done.env = env
+        done.callbacks = []
+        g = _new(Gather)
+        g.env = env
+        g.callbacks = [self._gathered]
+        g.done, g.tags, g.msgs = done, tags, {}
+        if self.trace:
+            g.t_post = env.now
+        msgs = g.msgs
+        left = 1  # this posting
+        unexpected = self._unexpected
+        for tag in tags:
+            key = (me, src, tag, cid)
+            m = _take(unexpected, key)
+            if m is None:   # nothing sent yet: post the receive
+                left += 1
+                _put(self._posted, key, g)
+            elif m.arrived:
+                msgs[tag] = m
+                if self.trace:
+                    self._spans(m, False, g)
+            else:
+                msgs[tag] = m
+                m.rjoin = g
+                left += 1
+                if m.flow is None:  # start the rendezvous flow
+                    m.flow = self._transfer(self.placement[src], self.placement[me], m.nbytes, self._on_arrival, m,
+                                            m.via)
+        left -= 1  # posting done
+        if left:
+            g.left = left
+        else:  # every message was in: the caller continues at once (as waitall's would)
+            mark_processed(done, [msgs[tag].payload for tag in tags])
+        return done
+
+    def _gathered(self, g) -> None:
+        """A :class:`Gather` processed: its event completes with the payloads."""
+        msgs = g.msgs
+        self._trigger(g.done, [msgs[tag].payload for tag in g.tags])
 
     def _arrived(self, flow) -> None:
         """The engine's callback: a message's last byte arrived."""

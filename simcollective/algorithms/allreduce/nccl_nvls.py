@@ -181,6 +181,12 @@ def _cut_bytes(n: int, C: int, P: int, K: int, itemsize: int, factor: float) -> 
             for t, heads in _cuts(n, C, P, K).items()}
 
 
+#: the kinds of message of :class:`_WideNvlsTree` (NVLS scatter to the heads, NVLS multicast,
+#: up the tree, down the tree); a message's tag is ``(8 k + 2 kind + t) W + i`` for chunk ``k``
+#: of tree ``t``, channel ``i`` of the tree (0 but up and down), ``W`` channels per tree at most
+_RS, _AG, _UP, _DOWN = range(4)
+
+
 class _WideNvlsTree:
     """One rank's state in an NVLSTree allreduce on 3 or more nodes (see :func:`nvlstree_wide`)."""
 
@@ -201,21 +207,24 @@ class _WideNvlsTree:
         self.cuts = _cuts(len(x), C, P, K)
         self.cut_bytes = _cut_bytes(len(x), C, P, K, x.dtype.itemsize, self.f)   # their wire bytes, by the same keys
         self.peers = [h for h in range(P) if h != self.me]
-        # (t, k) -> my block's partial sum, until sent on: a piece per channel of the tree (a list,
-        # or one SymbolicPieces for size-only data, see _add)
-        self.acc = {}
-        self.missing = {}    # (t, k) -> contributions still to add
-        self.final = {}      # (t, k) -> my block, fully reduced
-        self.got_ag = {}     # (t, k, h) -> head h's block, fully reduced
+        # [t][k]: my block's partial sum, until sent on (a piece per channel of the tree: a list,
+        # or one SymbolicPieces for size-only data, see _add); the contributions still to add;
+        # my block, fully reduced; [t][k][h]: head h's block, fully reduced
+        self.acc = [[None] * K for _ in range(2)]
+        self.missing = [[0] * K for _ in range(2)]
+        self.final = [[None] * K for _ in range(2)]
+        self.got_ag = [[[None] * P for _ in range(K)] for _ in range(2)]
         # the posted receive of every stream, keyed (src, kind, t, k); and every send (only
         # counted: nothing waits for one send in particular)
         self.inbox = comm.completions()
-        self.width = {t: len(chans) for t, chans in self.trees}
-        self.parent, self.kids = {}, {}
+        self.width = [0, 0]
+        self.parent, self.kids = [None, None], [(), ()]
         for t, chans in self.trees:
+            self.width[t] = len(chans)
             self.parent[t], self.kids[t] = plan.trees[chans[0]][r]
+        self.W = max(self.width)   # (the tags' stride)
         # vias[t][i]: peer -> the NICs (out, in) of the tree's i-th channel's sends across nodes
-        self.vias = {t: [plan.tree_via(c, r) for c in chans] for t, chans in self.trees}
+        self.vias = [[plan.tree_via(c, r) for c in chans] for _, chans in self.trees]
 
     def piece(self, t, h, k):
         """Chunk k of head h's block of every channel of tree t, of this rank's input."""
@@ -223,97 +232,92 @@ class _WideNvlsTree:
 
     def post(self, src, kind, t, k):
         if k < self.K:
-            comm = self.comm
-            if kind in ("up", "down"):   # one message per channel (NCCL connection)
-                req = comm.waitall([comm.irecv(src, tag=(kind, t, k, i)) for i in range(self.width[t])])
+            tag = (8 * k + 2 * kind + t) * self.W
+            if kind >= _UP:   # one message per channel (NCCL connection)
+                self.inbox.recv_all(src, tuple(range(tag, tag + self.width[t])), (src, kind, t, k))
             else:
-                req = comm.irecv(src, tag=(kind, t, k))
-            self.inbox.add(req, (src, kind, t, k))
+                self.inbox.recv(src, tag, (src, kind, t, k))
 
-    def send(self, dst, kind, t, k, payload):
-        """Send a chunk to ``dst``: ``payload`` one message (Wires, WireCut), or for "up"
-        and "down" one Wire per channel, each its own message through the channel's NICs."""
-        send = self.inbox.send
-        if kind in ("up", "down"):
-            vias = self.vias[t]
-            for i, w in enumerate(payload):
-                send(dst, w, (kind, t, k, i), vias[i].get(dst))
-        else:
-            send(dst, payload, (kind, t, k))
+    def send_wires(self, dst, kind, t, k, wires):
+        """Send a chunk up or down the tree: one Wire per channel, each its own message
+        through the channel's NICs."""
+        send, vias = self.inbox.send, self.vias[t]
+        tag = (8 * k + 2 * kind + t) * self.W
+        for i, w in enumerate(wires):
+            send(dst, w, tag + i, vias[i].get(dst))
 
     def deliver(self, t, k, data):
-        self.final[(t, k)] = data
+        self.final[t][k] = data
         kids = self.kids[t]
         if kids:
             wires = [Wire(a, 1.0) for a in data]   # (payloads are immutable: every child gets the same)
             for child in kids:
-                self.send(child, "down", t, k, wires)
-        ag = Wires(data, self.f)
+                self.send_wires(child, _DOWN, t, k, wires)
+        ag, send, local = Wires(data, self.f), self.inbox.send, self.local
+        tag = (8 * k + 2 * _AG + t) * self.W
         for h in self.peers:
-            self.send(self.local[h], "ag", t, k, ag)
+            send(local[h], ag, tag)
 
     def reduced(self, t, k):
-        acc = self.acc.pop((t, k))
+        acc, self.acc[t][k] = self.acc[t][k], None
         if self.parent[t] is None:
             self.deliver(t, k, acc)
         else:
-            self.send(self.parent[t], "up", t, k, [Wire(a, 1.0) for a in acc])
+            self.send_wires(self.parent[t], _UP, t, k, [Wire(a, 1.0) for a in acc])
 
     def start(self):
         """Send this rank's data of every chunk to its heads; post the first receive of every stream."""
+        send, local = self.inbox.send, self.local
         for t, _ in self.trees:
             kids, parent = self.kids[t], self.parent[t]
+            cuts, cut_bytes = self.cuts[t], self.cut_bytes[t]
             for k in range(self.K):
-                self.acc[(t, k)] = self.piece(t, self.me, k)
-                self.missing[(t, k)] = len(self.peers) + len(kids)
+                self.acc[t][k] = self.piece(t, self.me, k)
+                self.missing[t][k] = len(self.peers) + len(kids)
+                tag = (8 * k + 2 * _RS + t) * self.W
                 for h in self.peers:            # NVLS scatter: my data of head h's block (cut when received)
-                    payload = WireCut(self.x, self.cuts[t][h][k], self.f, self.cut_bytes[t][h][k])
-                    self.inbox.send(self.local[h], payload, ("rs", t, k))
+                    send(local[h], WireCut(self.x, cuts[h][k], self.f, cut_bytes[h][k]), tag)
             for h in self.peers:
-                self.post(self.local[h], "rs", t, 0)
-                self.post(self.local[h], "ag", t, 0)
+                self.post(local[h], _RS, t, 0)
+                self.post(local[h], _AG, t, 0)
             for child in kids:
-                self.post(child, "up", t, 0)
+                self.post(child, _UP, t, 0)
             if parent is not None:
-                self.post(parent, "down", t, 0)
-            if self.missing[(t, 0)] == 0:       # one GPU per node and a leaf: nothing to wait for
+                self.post(parent, _DOWN, t, 0)
+            if self.missing[t][0] == 0:       # one GPU per node and a leaf: nothing to wait for
                 for k in range(self.K):
                     self.reduced(t, k)
 
     def run(self):
         """This rank's generator: send its data to its heads, then react to every message as
         it arrives until every stream is done; returns the result parts in order."""
-        comm, inbox = self.comm, self.inbox
+        comm, inbox, acc, missing = self.comm, self.inbox, self.acc, self.missing
         self.start()
         with comm.phase("nvlstree"):
             while inbox:
                 (src, kind, t, k), payload = yield inbox.next()
                 self.post(src, kind, t, k + 1)   # keep the stream busy while we work on this chunk
-                if kind in ("up", "down"):       # one Wire per channel
-                    data = [w.data for w in payload]
-                else:                            # one message of the tree's channels (Wires, WireCut)
-                    data = payload.data
-                if kind == "down":
-                    self.deliver(t, k, data)
-                elif kind == "ag":
-                    self.got_ag[(t, k, self.head[src])] = data
-                else:                       # "rs" (the switch's reduction) or "up" (a child's sum)
-                    self.acc[(t, k)] = yield comm.add(self.acc[(t, k)], data, op=_add)
-                    self.missing[(t, k)] -= 1
-                    if self.missing[(t, k)] == 0:
-                        del self.missing[(t, k)]
+                if kind == _DOWN:                # one Wire per channel
+                    self.deliver(t, k, [w.data for w in payload])
+                elif kind == _AG:                # one message of the tree's channels (Wires)
+                    self.got_ag[t][k][self.head[src]] = payload.data
+                else:                            # the switch's reduction (WireCut) or a child's sum (Wires)
+                    data = payload.data if kind == _RS else [w.data for w in payload]
+                    acc[t][k] = yield comm.add(acc[t][k], data, op=_add)
+                    missing[t][k] -= 1
+                    if not missing[t][k]:
                         self.reduced(t, k)
             yield inbox.sent()
         return self.result()
 
     def result(self) -> list:
         where = {c: (t, i) for t, chans in self.trees for i, c in enumerate(chans)}
-        out = []
+        out, chunks = [], range(self.K)
         for c in range(self.C):
             t, i = where[c]
+            final, got = self.final[t], self.got_ag[t]
             for h in range(self.P):
-                for k in range(self.K):
-                    out.append(self.final[(t, k)][i] if h == self.me else self.got_ag[(t, k, h)][i])
+                out += [final[k][i] for k in chunks] if h == self.me else [got[k][h][i] for k in chunks]
         return out
 
 

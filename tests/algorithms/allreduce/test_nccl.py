@@ -44,6 +44,19 @@ def test_nccl_runs_verify_across_nodes(algorithm):
     assert rep["ranks"] == 16
 
 
+@pytest.mark.parametrize("nodes,channels,elements,time_s,messages", [
+    (5, 3, 2**20, 0.0001876330873604428, 3936),      # trees of 2 and 1 channels
+    (4, None, 2**22, 0.0003008033401221997, 3328)])
+def test_wide_nvlstree_keeps_its_times_and_messages(nodes, channels, elements, time_s, messages):
+    # the values of the reactor as it was written with one request per receive (waitall over
+    # a tree message's channels): its receives through Completions.recv and recv_all, and its
+    # int tags, give the same times to the last bit
+    opts = {"channels": channels} if channels else {}
+    rep = run("nccl-nvls", nodes=nodes, elements=elements, dtype="float32", **opts)
+    assert rep["verified"]
+    assert (rep["time_s"], rep["messages"]) == (time_s, messages)
+
+
 def test_nccl_ring_verifies_on_the_dgx1_mesh():
     rep = run("nccl-ring", topology="dgx1-v100", elements=3001, channels=12)
     assert rep["verified"] and "exact" in rep["verification"]
