@@ -17,7 +17,7 @@ import sys
 
 import numpy as np
 
-__all__ = ["fill", "fill_with", "NIW", "max_min_rates", "interpreted_work"]
+__all__ = ["fill", "fill_with", "fill_unit", "NIW", "max_min_rates", "interpreted_work"]
 
 _INF = np.inf
 #: rows of :func:`fill_with`'s int scratch: entries by resource and by flow, the flows'
@@ -98,16 +98,34 @@ def fill_with(w, b, fi, rj, av, c, rates, level_tol, iw, fw, bw):
 
 def _fill_unit(b, fi, rj, c, rates, level_tol, iw):
     """:func:`fill_with` where every weight and coefficient is 1.0 and the entries come in
-    flow order: a pass walks the unfixed flows in order, each over its own entries (a
-    flow stops at its bound or on a resource at the pass's level), and a resource keeps
-    only its count of unfixed entries and the capacity the flows fixed in the pass take
-    (summed in flow order, its entry order)."""
-    m, n = b.shape[0], c.shape[0]
-    fptr, flows = iw[_FPTR], iw[_FLOWS]
-    lamf = _flow_starts(b, fi, fptr, flows)  # the lowest bound of the unfixed flows
-    rlen = np.zeros(n, np.intp)  # unfixed entries
-    for e in range(fi.shape[0]):
+    flow order (:func:`fill_unit`)."""
+    m, k = b.shape[0], fi.shape[0]
+    fptr = iw[_FPTR]
+    e = 0
+    for i in range(m):
+        fptr[i] = e
+        while e < k and fi[e] == i:
+            e += 1
+    fptr[m] = e
+    rlen = np.zeros(c.shape[0], np.intp)
+    for e in range(k):
         rlen[rj[e]] += 1
+    return fill_unit(b, fptr, rj, rlen, c, rates, level_tol, iw[_FLOWS])
+
+
+def fill_unit(b, fptr, rj, rlen, c, rates, level_tol, flows):
+    """:func:`fill` where every weight and coefficient is 1.0, the entries given by flow
+    (flow ``i`` uses resources ``rj[fptr[i]:fptr[i + 1]]``) with their count on each
+    resource (``rlen``, used up): a pass walks the unfixed flows in order, each over its
+    own entries (a flow stops at its bound or on a resource at the pass's level), and a
+    resource keeps only its count of unfixed entries and the capacity the flows fixed in
+    the pass take (summed in flow order, its entry order). ``flows`` is scratch, at least
+    one per flow."""
+    m, n = b.shape[0], c.shape[0]
+    lamf = np.inf  # the lowest bound of the unfixed flows
+    for i in range(m):
+        flows[i] = i
+        lamf = min(lamf, b[i])
     level, touched, dec = np.empty(n), np.zeros(n, np.bool_), np.zeros(n)
     res, tl = np.arange(n), np.arange(n)  # resources, touched
     nf, nr, nt, passes = m, n, n, 0
@@ -130,21 +148,6 @@ def _fill_unit(b, fi, rj, c, rates, level_tol, iw):
         nt, nf, lamf = _pass_unit(lam * (1.0 + level_tol), lam, flows, nf, b, rj, fptr, rates, rlen, dec, level,
                                   touched, tl)
     return passes
-
-
-def _flow_starts(b, fi, fptr, flows):
-    """Each flow's first entry (``fptr``, entries in flow order, ``fptr[m]`` their count),
-    every flow listed unfixed in ``flows``; returns the lowest bound."""
-    m, k = b.shape[0], fi.shape[0]
-    e, low = 0, np.inf
-    for i in range(m):
-        fptr[i] = e
-        while e < k and fi[e] == i:
-            e += 1
-        flows[i] = i
-        low = min(low, b[i])
-    fptr[m] = e
-    return low
 
 
 def _pass_unit(thresh, lam, flows, nf, b, rj, fptr, rates, rlen, dec, level, touched, tl):
