@@ -235,7 +235,9 @@ def _gather(cut, tol, sf, si, rf, ri, pres, pcoef, pwb, X):
     compactly in order of first appearance through ``ri[LOOKUP]``), the resources, their
     entries' count and what the live flows use of each (summed in entry order). Returns
     (live slots, entries, resources, whether every flow is live, whether every weight
-    and coefficient is 1.0, the earliest completion of the others)."""
+    and coefficient is 1.0, the earliest completion of the others). The entries' flows
+    and coefficients are written only where a weight or coefficient is not 1.0 (from
+    the first such on, then filled in before it): the unit filling reads neither."""
     D = pres.shape[1]
     lookup = ri[LOOKUP]
     _saturable(rf, lookup)
@@ -243,7 +245,7 @@ def _gather(cut, tol, sf, si, rf, ri, pres, pcoef, pwb, X):
     fptr, cnt = X[0][_XFPTR], X[0][_XCNT]
     av, w, b, mine = X[1][_XAV], X[1][_XW], X[1][_XB], X[1][_XRES]
     lim = cut * (1.0 - tol)
-    m, k, u, total, unit, t = 0, 0, 0, 0, True, _INF
+    m, k, u, total, unit, k1, t = 0, 0, 0, 0, True, 0, _INF
     for s in range(si.shape[1]):
         if not si[ALIVE, s]:
             continue
@@ -254,7 +256,8 @@ def _gather(cut, tol, sf, si, rf, ri, pres, pcoef, pwb, X):
                 t = sf[TDONE, s]
             continue
         live[m], w[m], b[m], fptr[m] = s, pwb[W, p], pwb[B, p], k
-        unit &= pwb[W, p] == 1.0
+        if unit and pwb[W, p] != 1.0:
+            unit, k1 = False, k
         for d in range(D):
             r = pres[p, d]
             j = lookup[r]
@@ -265,13 +268,20 @@ def _gather(cut, tol, sf, si, rf, ri, pres, pcoef, pwb, X):
                 uniq[u], mine[u], cnt[u] = r, 0.0, 0
                 u += 1
             a = pcoef[p, d]
-            fi[k], rj[k], av[k] = m, j, a
-            unit &= a == 1.0
+            if unit and a != 1.0:
+                unit, k1 = False, k
+            if not unit:
+                fi[k], av[k] = m, a
+            rj[k] = j
             mine[j] += a * x
             cnt[j] += 1
             k += 1
         m += 1
     fptr[m] = k
+    if not unit:  # the entries before the first weight or coefficient other than 1.0
+        for i in range(m):
+            for e in range(fptr[i], min(fptr[i + 1], k1)):
+                fi[e], av[e] = i, 1.0
     return m, k, u, m == total, unit, t
 
 
