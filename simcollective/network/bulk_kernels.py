@@ -199,14 +199,14 @@ def _bounds_fit(now, nnew, sf, si, rf, pres, pcoef, pwb):
 
 
 @njit(cache=True, inline="always")
-def _cutoff(low, zero, nz, sf, si, rf, pres, pwb):
+def _cutoff(low, zero, sf, si, rf, pres, pwb):
     """The lowest level a change can reach: ``low`` (the lowest level of the flows that
     ended: removing them cannot change any lower level, progressive filling reaches those
-    through the same saturations) and, for each new flow (the slots of ``zero[:nz]``
-    still unrated), the lowest level it can get (its bound, or capacity / total weight on
-    one of its saturable resources)."""
+    through the same saturations) and, for each new flow (the slots of ``zero`` still
+    unrated), the lowest level it can get (its bound, or capacity / total weight on one
+    of its saturable resources)."""
     cut = low
-    for q in range(nz):
+    for q in range(zero.shape[0]):
         s = zero[q]
         if sf[RATE, s] == 0.0:
             p = si[SPID, s]
@@ -306,13 +306,13 @@ def _apply(now, live, new, sf, si, rf, pres, pcoef, t):
 
 
 @njit(cache=True, inline="always")
-def _solve(now, low, nz, cutoff_tol, level_tol, sf, si, rf, ri, pres, pcoef, pwb, X):
+def _solve(now, low, zero, cutoff_tol, level_tol, sf, si, rf, ri, pres, pcoef, pwb, X):
     """Max-min rates of the live flows: those below the cutoff keep their rates, the
     others are solved by progressive filling on the capacity the kept flows leave.
-    ``X[0][_XZERO, :nz]`` lists the live unrated slots (and maybe some rated since).
+    ``zero`` lists the live unrated slots (and maybe some rated since).
     Returns (the number of changed slots (written to ``si[CHANGED]``), the next
     completion time)."""
-    cut = _cutoff(low, X[0][_XZERO], nz, sf, si, rf, pres, pwb)
+    cut = _cutoff(low, zero, sf, si, rf, pres, pwb)
     m, k, u, every, unit, t = _gather(cut, cutoff_tol, sf, si, rf, ri, pres, pcoef, pwb, X)
     if m == 0:
         return 0, t
@@ -333,12 +333,12 @@ def _solve(now, low, nz, cutoff_tol, level_tol, sf, si, rf, ri, pres, pcoef, pwb
 
 
 @njit(cache=True)
-def _counted_solve(now, low, nz, cutoff_tol, level_tol, sf, si, rf, ri, pres, pcoef, pwb, ctl, X):
+def _counted_solve(now, low, zero, cutoff_tol, level_tol, sf, si, rf, ri, pres, pcoef, pwb, ctl, X):
     """:func:`_solve`, with the sums recomputed every ``ctl[1]`` solves."""
     ctl[0] += 1
     if ctl[0] % ctl[1] == 0:
         refresh(sf, si, rf, pres, pcoef, pwb)
-    return _solve(now, low, nz, cutoff_tol, level_tol, sf, si, rf, ri, pres, pcoef, pwb, X)
+    return _solve(now, low, zero, cutoff_tol, level_tol, sf, si, rf, ri, pres, pcoef, pwb, X)
 
 
 @njit(cache=True)
@@ -359,7 +359,8 @@ def step(now, nnew, cutoff_tol, level_tol, sf, si, rf, ri, pres, pcoef, pwb, ctl
                 if sf[TDONE, si[NEW, i]] < t:
                     t = sf[TDONE, si[NEW, i]]
     if coupled:
-        nch, t = _counted_solve(now, low, nz, cutoff_tol, level_tol, sf, si, rf, ri, pres, pcoef, pwb, ctl, X)
+        nch, t = _counted_solve(now, low, X[0][_XZERO, :nz], cutoff_tol, level_tol, sf, si, rf, ri, pres, pcoef,
+                                pwb, ctl, X)
         what = SOLVED
     return k, nch, what, t
 
@@ -378,7 +379,7 @@ def enter(now, low, nnew, rates, tdones, cutoff_tol, level_tol, sf, si, rf, ri, 
             zero[nz] = s
             nz += 1
     refresh(sf, si, rf, pres, pcoef, pwb)
-    return _counted_solve(now, low, nz, cutoff_tol, level_tol, sf, si, rf, ri, pres, pcoef, pwb, ctl, X)
+    return _counted_solve(now, low, zero[:nz], cutoff_tol, level_tol, sf, si, rf, ri, pres, pcoef, pwb, ctl, X)
 
 
 @njit(cache=True)
