@@ -16,15 +16,22 @@ call: a dozen separate arrays cost microseconds per call):
   saturable and "nearly full" thresholds), the sums over live flows of coefficient x
   rate ``rf[LOAD]``, x rate bound ``rf[MAXL]``, x weight ``rf[WSUM]``, and the busy-time
   bookkeeping ``rf[SINCE | BUSY]``; ints ``ri[COUNT]`` (live flows on it) and
-  ``ri[LOOKUP]`` (scratch, all -1 between calls);
+  ``ri[LOOKUP]`` (scratch: a solve marks the saturable resources there, then numbers them);
 * ``ctl``: ints ``[solves so far, refresh period]``;
 * ``X``: the solves' scratch, kept across solves (fresh arrays of this size cost page
   faults at every solve): ``X[0]`` ints (rows of :func:`.filling.fill_with`, then the
-  live slots and the incidence), ``X[1]`` floats (the filling's row, then coefficients,
-  weights, bounds and new rates), ``X[2]`` booleans (the filling's), at least max(slots x
-  path width, slots + 1) long (:func:`work`). Their contents between calls do not matter.
+  live slots, the incidence and the unrated slots), ``X[1]`` floats (the filling's row,
+  then coefficients, weights, bounds, new rates and capacities left), ``X[2]`` booleans
+  (the filling's), at least max(slots x path width, slots + 1) long (:func:`work`).
+  Their contents between calls do not matter.
 
-A rate change moves a completion to ``now + (tdone - now) x old / new``.
+A step walks the slots twice: once to remove the flows complete (listing the unrated ones
+and the earliest completion of the others on the way), once for a solve to list the flows
+it re-solves with their entries on saturable resources (and the earliest completion of the
+others). Where every weight and coefficient is 1.0 (no penalty weights, no cross traffic)
+that listing is all :func:`.filling.fill_unit` needs; else the solve is
+:func:`.filling.fill_with`'s. A rate change moves a completion to
+``now + (tdone - now) x old / new``.
 """
 
 from __future__ import annotations
@@ -33,7 +40,7 @@ import numpy as np
 from numba import njit
 
 from .filling import NIW
-from .kernels import fill_with
+from .kernels import fill_unit, fill_with
 
 # NOTE: numba's cache keeps the compiled code of the kernels a cached kernel calls inside its own
 # entry and checks only the caller's source file: a change to a callee's module (:mod:`.filling`
@@ -51,10 +58,12 @@ COUNT, LOOKUP = 0, 1
 W, B = 0, 1
 #: what :func:`step` did about rates: nothing, new flows at their bounds, a solve
 NOTHING, BOUNDS, SOLVED = 0, 1, 2
-# scratch rows after the filling's: X[0] live slots, entries' flows, resources, the resources;
-# X[1] entries' coefficients, weights, bounds, new rates
-_XLIVE, _XFI, _XRJ, _XUNIQ = NIW, NIW + 1, NIW + 2, NIW + 3
-_XAV, _XW, _XB, _XNEW = 1, 2, 3, 4
+# scratch rows after the filling's: X[0] live slots, entries' flows, resources, the resources,
+# unrated slots, each live flow's first entry, entries on each resource; X[1] entries'
+# coefficients, weights, bounds, new rates, capacity left
+_XLIVE, _XFI, _XRJ, _XUNIQ, _XZERO, _XFPTR, _XCNT = NIW, NIW + 1, NIW + 2, NIW + 3, NIW + 4, NIW + 5, NIW + 6
+_XAV, _XW, _XB, _XNEW, _XRES = 1, 2, 3, 4, 5
+_NX0, _NX1 = NIW + 7, 6
 # padding of the scratch rows: rows a power of two of pages apart (the slots double, so would
 # the rows) share cache sets, and the filling reads several rows at the same flow
 _PAD = 1032
@@ -63,7 +72,7 @@ _PAD = 1032
 @njit(cache=True)
 def no_work():
     """Scratch of no size (:func:`work` grows it)."""
-    return np.empty((NIW + 4, 0), np.intp), np.empty((5, 0)), np.empty((2, 0), np.bool_)
+    return np.empty((_NX0, 0), np.intp), np.empty((_NX1, 0)), np.empty((2, 0), np.bool_)
 
 
 @njit(cache=True)
@@ -74,7 +83,7 @@ def work(X, slots, D):
     if X[0].shape[1] >= k:
         return X
     k += _PAD
-    return np.empty((NIW + 4, k), np.intp), np.empty((5, k)), np.empty((2, k), np.bool_)
+    return np.empty((_NX0, k), np.intp), np.empty((_NX1, k)), np.empty((2, k), np.bool_)
 
 
 @njit(cache=True, inline="always")
@@ -130,34 +139,43 @@ def _add(now, nnew, sf, si, rf, ri, pres, pcoef, pwb, occupy):
 
 
 @njit(cache=True, inline="always")
-def _remove_due(now, sf, si, rf, ri, pres, pcoef, pwb):
-    """Remove the flows complete by ``now`` (ascending slots, written to ``si[DUE]``).
-    Returns (count, lowest level rate / weight among them, whether one of them left a
-    nearly full resource: its other flows may speed up)."""
-    k = 0
-    low = _INF
+def _remove_due(now, sf, si, rf, ri, pres, pcoef, pwb, zero):
+    """Remove the flows complete by ``now`` (ascending slots, written to ``si[DUE]``) and
+    list the unrated live slots in ``zero``. Returns (count, lowest level rate / weight
+    among them, whether one of them left a nearly full resource: its other flows may
+    speed up, how many unrated, the earliest completion of the others)."""
+    k, nz = 0, 0
+    low, t = _INF, _INF
     coupled = False
     for s in range(si.shape[1]):
-        if si[ALIVE, s] and sf[TDONE, s] <= now:
-            p = si[SPID, s]
-            lvl = sf[RATE, s] / pwb[W, p]
-            if lvl < low:
-                low = lvl
-            for d in range(pres.shape[1]):
-                r = pres[p, d]
-                if rf[LOAD, r] >= rf[NEAR, r] and pcoef[p, d] > 0.0:
-                    coupled = True
-            _account(pres, pcoef, p, rf[MAXL], -pwb[B, p])
-            _account(pres, pcoef, p, rf[WSUM], -pwb[W, p])
-            if sf[RATE, s] != 0.0:
-                _account(pres, pcoef, p, rf[LOAD], -sf[RATE, s])
-            _occupy(pres, pcoef, p, rf, ri, now, -1)
-            si[ALIVE, s] = 0
-            sf[RATE, s] = 0.0
-            sf[TDONE, s] = _INF
-            si[DUE, k] = s
-            k += 1
-    return k, low, coupled
+        if not si[ALIVE, s]:
+            continue
+        if not sf[TDONE, s] <= now:
+            if sf[TDONE, s] < t:
+                t = sf[TDONE, s]
+            if sf[RATE, s] == 0.0:
+                zero[nz] = s
+                nz += 1
+            continue
+        p = si[SPID, s]
+        lvl = sf[RATE, s] / pwb[W, p]
+        if lvl < low:
+            low = lvl
+        for d in range(pres.shape[1]):
+            r = pres[p, d]
+            if rf[LOAD, r] >= rf[NEAR, r] and pcoef[p, d] > 0.0:
+                coupled = True
+        _account(pres, pcoef, p, rf[MAXL], -pwb[B, p])
+        _account(pres, pcoef, p, rf[WSUM], -pwb[W, p])
+        if sf[RATE, s] != 0.0:
+            _account(pres, pcoef, p, rf[LOAD], -sf[RATE, s])
+        _occupy(pres, pcoef, p, rf, ri, now, -1)
+        si[ALIVE, s] = 0
+        sf[RATE, s] = 0.0
+        sf[TDONE, s] = _INF
+        si[DUE, k] = s
+        k += 1
+    return k, low, coupled, nz, t
 
 
 @njit(cache=True, inline="always")
@@ -181,14 +199,16 @@ def _bounds_fit(now, nnew, sf, si, rf, pres, pcoef, pwb):
 
 
 @njit(cache=True, inline="always")
-def _cutoff(low, sf, si, rf, pres, pwb):
+def _cutoff(low, zero, sf, si, rf, pres, pwb):
     """The lowest level a change can reach: ``low`` (the lowest level of the flows that
     ended: removing them cannot change any lower level, progressive filling reaches those
-    through the same saturations) and, for each new flow, the lowest level it can get
-    (its bound, or capacity / total weight on one of its saturable resources)."""
+    through the same saturations) and, for each new flow (the slots of ``zero`` still
+    unrated), the lowest level it can get (its bound, or capacity / total weight on one
+    of its saturable resources)."""
     cut = low
-    for s in range(si.shape[1]):
-        if si[ALIVE, s] and sf[RATE, s] == 0.0:
+    for q in range(zero.shape[0]):
+        s = zero[q]
+        if sf[RATE, s] == 0.0:
             p = si[SPID, s]
             f = pwb[B, p] / pwb[W, p]
             for d in range(pres.shape[1]):
@@ -200,115 +220,125 @@ def _cutoff(low, sf, si, rf, pres, pwb):
 
 
 @njit(cache=True, inline="always")
-def _live(cut, tol, sf, si, pwb, live):
-    """Slots to re-solve: new flows and those at or above the cutoff level (written to
-    the scratch ``live``)."""
-    m = 0
-    total = 0
-    lim = cut * (1.0 - tol)
-    for s in range(si.shape[1]):
-        if si[ALIVE, s]:
-            total += 1
-            if sf[RATE, s] == 0.0 or sf[RATE, s] / pwb[W, si[SPID, s]] >= lim:
-                live[m] = s
-                m += 1
-    return live[:m], m == total
+def _saturable(rf, lookup):
+    """``lookup[r]`` = -1 for the saturable resources (their flows' bounds exceed them),
+    -2 for the others."""
+    for r in range(lookup.shape[0]):
+        lookup[r] = -1 if rf[MAXL, r] > rf[SAT, r] else -2
 
 
 @njit(cache=True, inline="always")
-def _incidence(live, si, rf, ri, pres, pcoef, X):
-    """Entries of the live flows on saturable resources, resources numbered compactly
-    in order of first appearance (``ri[LOOKUP]`` is scratch, all -1 on entry and exit),
-    written to the scratch ``X``."""
+def _gather(cut, tol, sf, si, rf, ri, pres, pcoef, pwb, X):
+    """The slots to re-solve (new flows and those at or above the cutoff level, in slot
+    order, to ``X[0][_XLIVE]``), their weights and bounds, their entries on saturable
+    resources (in flow order, each flow's first in ``X[0][_XFPTR]``; resources numbered
+    compactly in order of first appearance through ``ri[LOOKUP]``), the resources, their
+    entries' count and what the live flows use of each (summed in entry order). Returns
+    (live slots, entries, resources, whether every flow is live, whether every weight
+    and coefficient is 1.0, the earliest completion of the others). The entries' flows
+    and coefficients are written only where a weight or coefficient is not 1.0 (from
+    the first such on, then filled in before it): the unit filling reads neither."""
     D = pres.shape[1]
     lookup = ri[LOOKUP]
-    fi, rj, uniq, av = X[0][_XFI], X[0][_XRJ], X[0][_XUNIQ], X[1][_XAV]
-    k = 0
-    u = 0
-    for i in range(live.shape[0]):
-        p = si[SPID, live[i]]
+    _saturable(rf, lookup)
+    live, fi, rj, uniq = X[0][_XLIVE], X[0][_XFI], X[0][_XRJ], X[0][_XUNIQ]
+    fptr, cnt = X[0][_XFPTR], X[0][_XCNT]
+    av, w, b, mine = X[1][_XAV], X[1][_XW], X[1][_XB], X[1][_XRES]
+    lim = cut * (1.0 - tol)
+    m, k, u, total, unit, k1, t = 0, 0, 0, 0, True, 0, _INF
+    for s in range(si.shape[1]):
+        if not si[ALIVE, s]:
+            continue
+        total += 1
+        x, p = sf[RATE, s], si[SPID, s]
+        if not (x == 0.0 or x / pwb[W, p] >= lim):
+            if sf[TDONE, s] < t:
+                t = sf[TDONE, s]
+            continue
+        live[m], w[m], b[m], fptr[m] = s, pwb[W, p], pwb[B, p], k
+        if unit and pwb[W, p] != 1.0:
+            unit, k1 = False, k
         for d in range(D):
             r = pres[p, d]
-            if rf[MAXL, r] > rf[SAT, r]:
-                if lookup[r] < 0:
-                    lookup[r] = u
-                    uniq[u] = r
-                    u += 1
-                fi[k] = i
-                rj[k] = lookup[r]
-                av[k] = pcoef[p, d]
-                k += 1
-    for j in range(u):
-        lookup[uniq[j]] = -1
-    return fi[:k], rj[:k], av[:k], uniq[:u]
+            j = lookup[r]
+            if j == -2:
+                continue
+            if j == -1:
+                j = lookup[r] = u
+                uniq[u], mine[u], cnt[u] = r, 0.0, 0
+                u += 1
+            a = pcoef[p, d]
+            if unit and a != 1.0:
+                unit, k1 = False, k
+            if not unit:
+                fi[k], av[k] = m, a
+            rj[k] = j
+            mine[j] += a * x
+            cnt[j] += 1
+            k += 1
+        m += 1
+    fptr[m] = k
+    if not unit:  # the entries before the first weight or coefficient other than 1.0
+        for i in range(m):
+            for e in range(fptr[i], min(fptr[i + 1], k1)):
+                fi[e], av[e] = i, 1.0
+    return m, k, u, m == total, unit, t
 
 
 @njit(cache=True, inline="always")
-def _apply(now, live, new, sf, si, rf, pres, pcoef):
-    """Give the live flows their new rates; returns how many changed (in ``si[CHANGED]``)."""
+def _apply(now, live, new, sf, si, rf, pres, pcoef, t):
+    """Give the live flows their new rates; returns (how many changed (in
+    ``si[CHANGED]``), the earliest of ``t`` and their completions)."""
     k = 0
     for i in range(live.shape[0]):
         s = live[i]
         o, x = sf[RATE, s], new[i]
-        if x == o:
-            continue
-        left = sf[EFF, s] if o == 0.0 else max(sf[TDONE, s] - now, 0.0) * o
-        sf[TDONE, s] = now + left / x
-        sf[RATE, s] = x
-        _account(pres, pcoef, si[SPID, s], rf[LOAD], x - o)
-        si[CHANGED, k] = s
-        k += 1
-    return k
+        if x != o:
+            left = sf[EFF, s] if o == 0.0 else max(sf[TDONE, s] - now, 0.0) * o
+            sf[TDONE, s] = now + left / x
+            sf[RATE, s] = x
+            _account(pres, pcoef, si[SPID, s], rf[LOAD], x - o)
+            si[CHANGED, k] = s
+            k += 1
+        if sf[TDONE, s] < t:
+            t = sf[TDONE, s]
+    return k, t
 
 
 @njit(cache=True, inline="always")
-def _solve(now, low, cutoff_tol, level_tol, sf, si, rf, ri, pres, pcoef, pwb, X):
+def _solve(now, low, zero, cutoff_tol, level_tol, sf, si, rf, ri, pres, pcoef, pwb, X):
     """Max-min rates of the live flows: those below the cutoff keep their rates, the
     others are solved by progressive filling on the capacity the kept flows leave.
-    Returns the number of changed slots (written to ``si[CHANGED]``)."""
-    cut = _cutoff(low, sf, si, rf, pres, pwb)
-    live, every = _live(cut, cutoff_tol, sf, si, pwb, X[0][_XLIVE])
-    m = live.shape[0]
+    ``zero`` lists the live unrated slots (and maybe some rated since).
+    Returns (the number of changed slots (written to ``si[CHANGED]``), the next
+    completion time)."""
+    cut = _cutoff(low, zero, sf, si, rf, pres, pwb)
+    m, k, u, every, unit, t = _gather(cut, cutoff_tol, sf, si, rf, ri, pres, pcoef, pwb, X)
     if m == 0:
-        return 0
-    fi, rj, av, uniq = _incidence(live, si, rf, ri, pres, pcoef, X)
-    w, b, new = X[1][_XW, :m], X[1][_XB, :m], X[1][_XNEW, :m]
+        return 0, t
+    uniq, resid, new = X[0][_XUNIQ, :u], X[1][_XRES, :u], X[1][_XNEW, :m]
+    for j in range(u):
+        r = uniq[j]
+        # every flow live: the capacities; else the capacity left by the kept flows, the
+        # load minus what the live flows use (written over the latter)
+        resid[j] = rf[CAP, r] if every else max(rf[CAP, r] - (rf[LOAD, r] - resid[j]), 0.0)
     for i in range(m):
-        w[i] = pwb[W, si[SPID, live[i]]]
-        b[i] = pwb[B, si[SPID, live[i]]]
         new[i] = 0.0
-    resid = np.empty(uniq.shape[0])
-    if every:
-        for j in range(uniq.shape[0]):
-            resid[j] = rf[CAP, uniq[j]]
+    if unit:  # (the filling's own scratch rows are free)
+        fill_unit(X[1][_XB, :m], X[0][_XFPTR, : m + 1], X[0][_XRJ, :k], X[0][_XCNT, :u], resid, new, level_tol, X[0][0])
     else:
-        # capacity left by the kept flows: the load minus what the live flows use
-        mine = np.zeros(uniq.shape[0])
-        for e in range(fi.shape[0]):
-            mine[rj[e]] += av[e] * sf[RATE, live[fi[e]]]
-        for j in range(uniq.shape[0]):
-            r = uniq[j]
-            resid[j] = max(rf[CAP, r] - (rf[LOAD, r] - mine[j]), 0.0)
-    fill_with(w, b, fi, rj, av, resid, new, level_tol, X[0], X[1], X[2])
-    return _apply(now, live, new, sf, si, rf, pres, pcoef)
+        fill_with(X[1][_XW, :m], X[1][_XB, :m], X[0][_XFI, :k], X[0][_XRJ, :k], X[1][_XAV, :k], resid, new,
+                  level_tol, X[0], X[1], X[2])
+    return _apply(now, X[0][_XLIVE, :m], new, sf, si, rf, pres, pcoef, t)
 
 
 @njit(cache=True)
-def _counted_solve(now, low, cutoff_tol, level_tol, sf, si, rf, ri, pres, pcoef, pwb, ctl, X):
+def _counted_solve(now, low, zero, cutoff_tol, level_tol, sf, si, rf, ri, pres, pcoef, pwb, ctl, X):
     """:func:`_solve`, with the sums recomputed every ``ctl[1]`` solves."""
     ctl[0] += 1
     if ctl[0] % ctl[1] == 0:
         refresh(sf, si, rf, pres, pcoef, pwb)
-    return _solve(now, low, cutoff_tol, level_tol, sf, si, rf, ri, pres, pcoef, pwb, X)
-
-
-@njit(cache=True, inline="always")
-def _next_time(sf, si):
-    t = _INF
-    for s in range(si.shape[1]):
-        if si[ALIVE, s] and sf[TDONE, s] < t:
-            t = sf[TDONE, s]
-    return t
+    return _solve(now, low, zero, cutoff_tol, level_tol, sf, si, rf, ri, pres, pcoef, pwb, X)
 
 
 @njit(cache=True)
@@ -318,17 +348,21 @@ def step(now, nnew, cutoff_tol, level_tol, sf, si, rf, ri, pres, pcoef, pwb, ctl
     Returns (flows removed (in ``si[DUE]``), slots changed (in ``si[CHANGED]``) when
     solved, what was done (NOTHING, BOUNDS, SOLVED), the next completion time)."""
     _add(now, nnew, sf, si, rf, ri, pres, pcoef, pwb, True)
-    k, low, coupled = _remove_due(now, sf, si, rf, ri, pres, pcoef, pwb)
+    k, low, coupled, nz, t = _remove_due(now, sf, si, rf, ri, pres, pcoef, pwb, X[0][_XZERO])
     what = NOTHING
     nch = 0
     if not coupled and nnew > 0:
         coupled = not _bounds_fit(now, nnew, sf, si, rf, pres, pcoef, pwb)
         if not coupled:
             what = BOUNDS
+            for i in range(nnew):
+                if sf[TDONE, si[NEW, i]] < t:
+                    t = sf[TDONE, si[NEW, i]]
     if coupled:
-        nch = _counted_solve(now, low, cutoff_tol, level_tol, sf, si, rf, ri, pres, pcoef, pwb, ctl, X)
+        nch, t = _counted_solve(now, low, X[0][_XZERO, :nz], cutoff_tol, level_tol, sf, si, rf, ri, pres, pcoef,
+                                pwb, ctl, X)
         what = SOLVED
-    return k, nch, what, _next_time(sf, si)
+    return k, nch, what, t
 
 
 @njit(cache=True)
@@ -336,13 +370,16 @@ def enter(now, low, nnew, rates, tdones, cutoff_tol, level_tol, sf, si, rf, ri, 
     """Flows moving in with their rates (``rates``, ``tdones`` in ``si[NEW]`` order), then
     a solve; returns (slots changed, the next completion time)."""
     _add(now, nnew, sf, si, rf, ri, pres, pcoef, pwb, False)
+    zero, nz = X[0][_XZERO], 0
     for i in range(nnew):
         s = si[NEW, i]
         sf[RATE, s] = rates[i]
         sf[TDONE, s] = tdones[i]
+        if rates[i] == 0.0:
+            zero[nz] = s
+            nz += 1
     refresh(sf, si, rf, pres, pcoef, pwb)
-    nch = _counted_solve(now, low, cutoff_tol, level_tol, sf, si, rf, ri, pres, pcoef, pwb, ctl, X)
-    return nch, _next_time(sf, si)
+    return _counted_solve(now, low, zero[:nz], cutoff_tol, level_tol, sf, si, rf, ri, pres, pcoef, pwb, ctl, X)
 
 
 @njit(cache=True)

@@ -17,7 +17,7 @@ import sys
 
 import numpy as np
 
-__all__ = ["fill", "fill_with", "NIW", "max_min_rates", "interpreted_work"]
+__all__ = ["fill", "fill_with", "fill_unit", "NIW", "max_min_rates", "interpreted_work"]
 
 _INF = np.inf
 #: rows of :func:`fill_with`'s int scratch: entries by resource and by flow, the flows'
@@ -42,8 +42,8 @@ def fill(w, b, fi, rj, av, c, rates, level_tol):
     engines' problems under a profile without penalty weights or cross traffic), a
     resource's weight sum is the count of its unfixed entries (a sum of ones is exact)
     and the capacity its fixed flows take is summed as they are fixed, in flow order,
-    which is its entry order: the same numbers, with a pass visiting only the entries
-    of the flows it fixes (and once, the entries of a resource that stops its flows)."""
+    which is its entry order: the same numbers without grouping the entries by resource,
+    a pass walking the unfixed flows, each over its own entries (:func:`_fill_unit`)."""
     m = w.shape[0]
     k = max(fi.shape[0], m + 1)
     return fill_with(w, b, fi, rj, av, c, rates, level_tol, np.empty((NIW, k), np.intp), np.empty((1, k)),
@@ -55,22 +55,20 @@ def fill_with(w, b, fi, rj, av, c, rates, level_tol, iw, fw, bw):
     page faults each time): rows ``iw[:NIW]`` (ints), ``fw[0]`` (floats) and ``bw[:2]``
     (booleans), each at least max(entries, flows + 1) long; their contents on entry do
     not matter."""
+    if _unit(w, fi, av):
+        return _fill_unit(b, fi, rj, c, rates, level_tol, iw)
     m, n = w.shape[0], c.shape[0]
     rptr, rent = _csr(rj, n, np.empty(n + 1, np.intp), np.empty(n, np.intp), iw[_RENT])
     fptr, fent = _csr(fi, m, iw[_FPTR], iw[_FPOS], iw[_FENT])
-    unit = _unit(w, fi, av)
-    rlen = rptr[1:] - rptr[:n]  # entries of unfixed flows: rent[rptr[j]:rptr[j] + rlen[j]] (unit: how many)
+    rlen = rptr[1:] - rptr[:n]  # entries of unfixed flows: rent[rptr[j]:rptr[j] + rlen[j]]
     fl, fixed, fix, flows = fw[0], bw[0], bw[1], iw[_FLOWS]
     for i in range(m):
         fl[i], fixed[i], fix[i], flows[i] = b[i] / w[i], False, False, i
-    level, touched, dec = np.empty(n), np.zeros(n, np.bool_), np.zeros(n)
+    level, touched = np.empty(n), np.zeros(n, np.bool_)
     res, tl = np.arange(n), np.arange(n)  # resources, touched
     nf, nr, nt, lam, passes = m, n, n, 0.0, 0
     while True:
-        if unit:
-            _settle_unit(tl, nt, c, rlen, dec, level, touched)
-        else:
-            _settle(tl, nt, lam, w, b, fi, av, c, rptr, rlen, rent, fix, level, touched)
+        _settle(tl, nt, lam, w, b, fi, av, c, rptr, rlen, rent, fix, level, touched)
         kept = 0
         for q in range(nf):
             fix[flows[q]] = False
@@ -93,9 +91,95 @@ def fill_with(w, b, fi, rj, av, c, rates, level_tol, iw, fw, bw):
             lam = min(lam, level[res[q]])
         if lam == np.inf:
             break
-        nt = _fix(lam * (1.0 + level_tol), lam, flows, nf, res, nr, w, b, fl, fi, rj, av, rptr, rlen, rent, fptr,
-                  fent, rates, fix, fixed, level, touched, tl, unit, dec)
+        nt = _fix(lam * (1.0 + level_tol), lam, flows, nf, res, nr, w, b, fl, fi, rj, rptr, rlen, rent, fptr, fent,
+                  rates, fix, fixed, level, touched, tl)
     return passes
+
+
+def _fill_unit(b, fi, rj, c, rates, level_tol, iw):
+    """:func:`fill_with` where every weight and coefficient is 1.0 and the entries come in
+    flow order (:func:`fill_unit`)."""
+    m, k = b.shape[0], fi.shape[0]
+    fptr = iw[_FPTR]
+    e = 0
+    for i in range(m):
+        fptr[i] = e
+        while e < k and fi[e] == i:
+            e += 1
+    fptr[m] = e
+    rlen = np.zeros(c.shape[0], np.intp)
+    for e in range(k):
+        rlen[rj[e]] += 1
+    return fill_unit(b, fptr, rj, rlen, c, rates, level_tol, iw[_FLOWS])
+
+
+def fill_unit(b, fptr, rj, rlen, c, rates, level_tol, flows):
+    """:func:`fill` where every weight and coefficient is 1.0, the entries given by flow
+    (flow ``i`` uses resources ``rj[fptr[i]:fptr[i + 1]]``) with their count on each
+    resource (``rlen``, used up): a pass walks the unfixed flows in order, each over its
+    own entries (a flow stops at its bound or on a resource at the pass's level), and a
+    resource keeps only its count of unfixed entries and the capacity the flows fixed in
+    the pass take (summed in flow order, its entry order). ``flows`` is scratch, at least
+    one per flow."""
+    m, n = b.shape[0], c.shape[0]
+    lamf = np.inf  # the lowest bound of the unfixed flows
+    for i in range(m):
+        flows[i] = i
+        lamf = min(lamf, b[i])
+    level, touched, dec = np.empty(n), np.zeros(n, np.bool_), np.zeros(n)
+    res, tl = np.arange(n), np.arange(n)  # resources, touched
+    nf, nr, nt, passes = m, n, n, 0
+    while True:
+        _settle_unit(tl, nt, c, rlen, dec, level, touched)
+        kept, lamr = 0, np.inf
+        for q in range(nr):
+            j = res[q]
+            if level[j] < np.inf:
+                res[kept] = j
+                kept += 1
+                lamr = min(lamr, level[j])
+        nr = kept
+        if nf == 0:
+            break
+        passes += 1
+        lam = min(lamf, lamr)
+        if lam == np.inf:
+            break
+        nt, nf, lamf = _pass_unit(lam * (1.0 + level_tol), lam, flows, nf, b, rj, fptr, rates, rlen, dec, level,
+                                  touched, tl)
+    return passes
+
+
+def _pass_unit(thresh, lam, flows, nf, b, rj, fptr, rates, rlen, dec, level, touched, tl):
+    """One pass of :func:`_fill_unit`: fix the flows at or under ``thresh`` (their bound,
+    or on a resource at that level) at ``lam``, in flow order, summing what they take
+    per resource in ``dec``, counting them off ``rlen`` and listing their resources in
+    ``tl``. Returns (touched resources, unfixed flows (kept in ``flows``, in order), their
+    lowest bound)."""
+    nt, kept, low = 0, 0, np.inf
+    for q in range(nf):
+        i = flows[q]
+        stop = b[i] <= thresh
+        e = fptr[i]
+        while not stop and e < fptr[i + 1]:
+            stop = level[rj[e]] <= thresh
+            e += 1
+        if not stop:
+            flows[kept] = i
+            kept += 1
+            low = min(low, b[i])
+            continue
+        x = min(lam, b[i])
+        rates[i] += x
+        for e in range(fptr[i], fptr[i + 1]):
+            j = rj[e]
+            dec[j] += x
+            rlen[j] -= 1
+            if not touched[j]:
+                touched[j] = True
+                tl[nt] = j
+                nt += 1
+    return nt, kept, low
 
 
 def _unit(w, fi, av):
@@ -150,7 +234,7 @@ def _settle(tl, nt, lam, w, b, fi, av, c, rptr, rlen, rent, fix, level, touched)
 
 def _settle_unit(tl, nt, c, rlen, dec, level, touched):
     """:func:`_settle` where weights and coefficients are 1.0: the capacity taken is
-    ``dec`` (summed by :func:`_fix` in entry order), the weight the unfixed count."""
+    ``dec`` (summed by :func:`_pass_unit` in entry order), the weight the unfixed count."""
     for q in range(nt):
         j = tl[q]
         c[j] = max(c[j] - dec[j], 0.0)
@@ -160,23 +244,17 @@ def _settle_unit(tl, nt, c, rlen, dec, level, touched):
         dec[j] = 0.0
 
 
-def _fix(thresh, lam, flows, nf, res, nr, w, b, fl, fi, rj, av, rptr, rlen, rent, fptr, fent, rates, fix, fixed,
-         level, touched, tl, unit, dec):
+def _fix(thresh, lam, flows, nf, res, nr, w, b, fl, fi, rj, rptr, rlen, rent, fptr, fent, rates, fix, fixed,
+         level, touched, tl):
     """Fix the flows at or under ``thresh`` (their bound, or on a resource at that
-    level) at ``lam``; list their resources in ``tl``; returns how many. ``unit``: sum
-    what they take per resource in ``dec`` and count them off ``rlen``."""
+    level) at ``lam``; list their resources in ``tl``; returns how many."""
     for q in range(nf):
         fix[flows[q]] = fl[flows[q]] <= thresh
     for q in range(nr):
         j = res[q]
         if level[j] <= thresh:
-            if unit:  # (the whole list, once: every unfixed flow on it stops now)
-                for p in range(rptr[j], rptr[j + 1]):
-                    if not fixed[fi[rent[p]]]:
-                        fix[fi[rent[p]]] = True
-            else:
-                for p in range(rptr[j], rptr[j] + rlen[j]):
-                    fix[fi[rent[p]]] = True
+            for p in range(rptr[j], rptr[j] + rlen[j]):
+                fix[fi[rent[p]]] = True
     nt = 0
     for q in range(nf):
         i = flows[q]
@@ -185,11 +263,7 @@ def _fix(thresh, lam, flows, nf, res, nr, w, b, fl, fi, rj, av, rptr, rlen, rent
             rates[i] += x
             fixed[i] = True
             for p in range(fptr[i], fptr[i + 1]):
-                e = fent[p]
-                j = rj[e]
-                if unit:
-                    dec[j] += av[e] * x
-                    rlen[j] -= 1
+                j = rj[fent[p]]
                 if not touched[j]:
                     touched[j] = True
                     tl[nt] = j
