@@ -11,10 +11,12 @@ of the compiled filling (:func:`simcollective.network.kernels.fill`, best of 5):
   split-allgather solves of S2: the levels depend on one another, many passes.
 
 Compiled, a pass costs a few nanoseconds per entry, so the NumPy-era "parallel" filling
-(fixing independent bottlenecks in one pass) does not pay. A pass visits only the unfixed
-flows, the resources still in use and the remaining entries of the resources whose flows
-it fixed (same sums, same order); the smallest problems pay about 1 us for grouping the
-entries.
+(fixing independent bottlenecks in one pass) does not pay. Both problems have unit weights
+and coefficients with their entries in flow order, so the filling walks the unfixed flows in
+order, each over its own entries (``filling.fill_unit``); problems of other weights visit
+the unfixed flows, the resources still in use and the remaining entries of the resources
+whose flows a pass fixed, the entries grouped by resource and by flow first (same sums,
+same order).
 """
 
 from __future__ import annotations
