@@ -96,3 +96,22 @@ def test_auto_keeps_any_algorithm_on_the_simpy_path_where_the_compiled_arrays_wo
     rep = sim.run(RunConfig(engine="auto", **kw))
     assert rep.fields["engine"] == "simpy" and "more than half the memory available" in rep.fields["engine_note"]
     assert "NCCL" not in rep.fields["engine_note"] and rep.fields["time_s"] == simpy.fields["time_s"]
+
+
+def test_a_program_the_compiled_path_cannot_record_runs_on_the_network_it_built(monkeypatch):
+    """``auto`` on a program that reacts to the first message (``nccl-tree``): the compiled
+    path builds the network, the recording refuses the program, and the SimPy path runs on
+    that same network (one network built, not two), with the time of ``--engine simpy``."""
+    import simcollective.network.engine as engine
+    import simcollective.simulate as sim
+    from simcollective.run_config import RunConfig
+
+    monkeypatch.setattr(sim, "AUTO_MIN_MESSAGES", 0)
+    kw = dict(topology="dgx-h100", nodes=2, algorithm="nccl-tree", bytes=2**20, profile="nccl")
+    simpy = sim.run(RunConfig(engine="simpy", **kw))
+    built = []
+    init = engine.Network.__init__
+    monkeypatch.setattr(engine.Network, "__init__", lambda self, *a, **k: built.append(1) or init(self, *a, **k))
+    rep = sim.run(RunConfig(engine="auto", **kw))
+    assert rep.fields["engine"] == "simpy" and "waitany" in rep.fields["engine_note"]
+    assert len(built) == 1 and rep.fields["time_s"] == simpy.fields["time_s"]

@@ -31,8 +31,14 @@ def run_compiled(graph, placement, main, args_for_rank, profile, routing: str = 
     net = network if network is not None else Network(SimEnvironment(), model.effective_graph(graph), model, routing)
     why = unsupported_model(net)
     if why:
-        raise NotCompilable(why)
-    prog = record(net.router.graph, placement, main, args_for_rank, profile)
+        err = NotCompilable(why)
+        err.network = net  # not used yet: the SimPy path runs on it (at 16,384 GPUs a second one costs 1.5 s)
+        raise err
+    try:
+        prog = record(net.router.graph, placement, main, args_for_rank, profile)
+    except NotCompilable as e:
+        e.network = net  # (the recording reads only its graph)
+        raise
     arrays = prog.arrays()
     messages, message_bytes = len(arrays["bytes"]), int(arrays["bytes"].sum())   # (replay takes these columns)
     try:
