@@ -40,7 +40,7 @@ from .bench_flags import (AVERAGES, NCCL_TYPES, STAND_INS, add_nccl_flags, check
 from .errors import UserInputError
 from .parsing import check_output_path, parse_int, parse_topology_opts, write_json, writing
 from .run_config import SCHEMA_VERSION
-from .units import parse_size
+from .units import format_bytes, parse_size
 
 __all__ = ["add_parser", "cmd_bench", "bench_sizes", "run_bench", "check_bench_cost", "nccl_units", "format_table", "DEFAULT_ALGORITHM",
            "NCCL_TYPES"]
@@ -127,6 +127,10 @@ def run_bench(base, sizes: list[int], progress=None, nccl: dict | None = None, g
             algbw = row["size"] / t if t > 0 else 0.0
             row.update(time_s=t, algbw=algbw, busbw=algbw * coll.busbw_factor(P) if P > 1 else 0.0, wrong=wrong,
                        verification=rep["verification"])
+            f = rep.fields
+            if "algorithm_chosen" in f:     # NCCL's algorithms: its pick at this size, its version and network
+                row.update(nccl_algorithm=f["algorithm_chosen"], protocol=f["protocol"], channels=f["channels"],
+                           nccl_version=f.get("nccl_version"), network=f.get("nccl_network"))
         rows.append(row)
         if progress is not None:
             progress(row)
@@ -222,12 +226,31 @@ def format_footer(rows: list[dict], collective: str) -> str:
     from .data.collectives import get_collective
 
     avg = sum(r["busbw"] for r in rows) / len(rows) if rows else 0.0      # GB/s: rows in nccl_units
-    return "\n".join([
+    return "\n".join(_nccl_lines(rows) + [
         "# Out of bounds values : 0 OK",
         f"# Avg bus bandwidth    : {avg:g} ",
         "#",
         f"# Collective test concluded: {get_collective(collective).perf}",
     ])
+
+
+def _nccl_lines(rows: list[dict]) -> list[str]:
+    """NCCL's algorithms: the tuner's version, the network at the largest size, and NCCL's pick
+    (algorithm / protocol / channels) over the sizes, consecutive sizes of one pick joined."""
+    runs = [r for r in rows if "nccl_algorithm" in r]
+    if not runs:
+        return []
+    last, picks = runs[-1], []
+    for r in runs:
+        pick = f"{r['nccl_algorithm']}/{r['protocol']}/{r['channels']}ch"
+        if picks and picks[-1][0] == pick:
+            picks[-1][2] = r["size"]
+        else:
+            picks.append([pick, r["size"], r["size"]])
+    spans = (f"{p} at {format_bytes(a)}" + (f" to {format_bytes(b)}" if b != a else "") for p, a, b in picks)
+    network = f"; network at {format_bytes(last['size'])}: {last['network']}" if last.get("network") else ""
+    return [f"# NCCL {last.get('nccl_version') or 'the newest modelled'}'s tuner (simulated){network}",
+            f"# NCCL's pick: {', '.join(spans)}"]
 
 
 def add_parser(subparsers) -> None:

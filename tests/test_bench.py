@@ -152,3 +152,32 @@ def test_a_guard_refusal_prints_nothing_but_its_line(capsys, monkeypatch):
     assert code == 2 and out == ""
     assert len(err.strip().splitlines()) == 1 and "beyond the" in err and "--yes" in err
     assert len(builds) == 1
+
+
+def test_an_nccl_bench_names_the_tuner_the_network_and_nccls_pick_per_size(capsys, tmp_path):
+    """NCCL's algorithms: the footer names the NCCL version whose tuner ran, the network at the
+    largest size and NCCL's pick over the sizes (consecutive sizes of one pick joined), each the
+    run's own (its JSON rows carry them); other algorithms print no such line."""
+    from simcollective.run_config import RunConfig
+    from simcollective.simulate import run
+
+    out = tmp_path / "b.json"
+    code, text, err = run_cli(capsys, "bench", "--topology", "dgx-h100", "--nodes", "2", "--algorithm", "nccl",
+                              "--profile", "nccl", "--nccl-version", "2.26", "-b", "1M", "-e", "4M", "-f", "2",
+                              "--json", str(out))
+    assert code == 0, err
+    rows = json.loads(out.read_text())
+    runs = [run(RunConfig(topology="dgx-h100", nodes=2, algorithm="nccl", profile="nccl", nccl_version="2.26",
+                          elements=r["count"])).fields for r in rows]
+    for row, f in zip(rows, runs):
+        assert (row["nccl_algorithm"], row["protocol"], row["channels"]) == (f["algorithm_chosen"], f["protocol"],
+                                                                           f["channels"])
+        assert row["nccl_version"] == f["nccl_version"] and row["network"] == f["nccl_network"]
+    footer = [ln for ln in text.splitlines() if ln.startswith("# NCCL")]
+    assert footer[0].startswith(f"# NCCL {runs[-1]['nccl_version']}'s tuner (simulated); network at 4.0 MiB: ")
+    picks = [f"{f['algorithm_chosen']}/{f['protocol']}/{f['channels']}ch" for f in runs]
+    assert footer[1].startswith(f"# NCCL's pick: {picks[0]} at 1.0 MiB")
+    assert footer[1].count(" at ") == len({p: 0 for p in picks}) and footer[1].endswith("4.0 MiB")
+    code, text, err = run_cli(capsys, "bench", "--topology", "abci", "--nodes", "2", "--algorithm", "ring",
+                              "-b", "1M", "-e", "2M")
+    assert code == 0 and "# NCCL" not in text
