@@ -25,14 +25,13 @@ does in a simulation:
 from __future__ import annotations
 
 from .errors import UserInputError
+from .validation.nccltests import STAND_INS   # nccl-tests types run with data of another type of the same width
 from .parsing import parse_int
 
 __all__ = ["add_nccl_flags", "nccl_settings", "dtype_of", "combine_times", "checks_off", "NCCL_TYPES", "STAND_INS", "REFUSED", "AVERAGES"]
 
 #: nccl-tests' type names for the simulator's own dtypes (``-d`` takes either)
 NCCL_TYPES = {"float32": "float", "float16": "half", "float64": "double", "int32": "int32"}
-#: nccl-tests types the simulator runs with data of another type of the same width
-STAND_INS = {"bfloat16": "float16", "uint32": "int32", "int64": "float64", "uint64": "float64"}
 #: nccl-tests types not simulated, and why
 _NOT_SIMULATED = {t: "a 1-byte type: the simulator has no 1-byte data" for t in ("int8", "uint8", "f8e4m3", "f8e5m2")}
 #: ``-a`` values: how the processes' times combine (nccl-tests' names)

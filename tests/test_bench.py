@@ -181,3 +181,11 @@ def test_an_nccl_bench_names_the_tuner_the_network_and_nccls_pick_per_size(capsy
     code, text, err = run_cli(capsys, "bench", "--topology", "abci", "--nodes", "2", "--algorithm", "ring",
                               "-b", "1M", "-e", "2M")
     assert code == 0 and "# NCCL" not in text
+
+
+def test_bench_and_compare_read_one_table_of_stand_in_types():
+    """``bench -d bfloat16`` and a bfloat16 log in ``compare`` run the same stand-in type: one table."""
+    from simcollective import bench_flags
+    from simcollective.validation import nccltests
+
+    assert bench_flags.STAND_INS is nccltests.STAND_INS and bench_flags.dtype_of("bfloat16") == ("bfloat16", "float16")
