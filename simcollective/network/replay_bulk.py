@@ -34,7 +34,8 @@ from .replay_heaps import hpop, hpush, sdel
 # NOTE: numba's cache keeps the compiled code of the kernels a cached kernel calls inside its own
 # entry and checks only the caller's source file: a change to a callee's module (:mod:`.filling`
 # and :mod:`.bulk_kernels` above all) is compiled anew in this file's kernels only with an edit
-# of this file too.
+# of this file too (a cache of this file's kernels older than the store's step and filling it
+# inlines, mixed with the new ones, writes out of bounds: edit this note when they change).
 __all__ = ["table", "empty", "enter", "wakeup", "leave", "close"]
 
 _INF = np.inf

@@ -20,7 +20,8 @@ from .replay_heaps import hpop, hpush, sdel, sput
 # NOTE: numba's cache keeps the compiled code of the kernels a cached kernel calls inside its own
 # entry and checks only the caller's source file: a change to a callee's module (:mod:`.filling`
 # above all, whose ``fill`` runs :func:`~.filling.fill_with`'s code in scratch of its own) is
-# compiled anew in this file's kernels only with an edit of this file too.
+# compiled anew in this file's kernels only with an edit of this file too (edit this note when
+# the filling changes: unit problems now take ``filling.fill_unit``).
 __all__ = ["activate", "take_ends", "apply_bounds", "apply", "solve", "pool_room", "grow_slots", "reorder", "wake_at"]
 
 # message flags

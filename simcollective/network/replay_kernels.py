@@ -41,7 +41,8 @@ from .replay_heaps import hgrow, hpop, hpush, sdel, sgrow, sput
 # NOTE: numba's cache keeps the compiled code of the kernels a cached kernel calls inside its own
 # entry and checks only the caller's source file: a change to a callee's module (:mod:`.filling`,
 # :mod:`.bulk_kernels`, :mod:`.replay_bulk` above all) is compiled anew in this file's kernels only
-# with an edit of this file too.
+# with an edit of this file too (a stale cache mixed with new callees writes out of bounds: edit
+# this note when they change).
 __all__ = ["OK", "DEADLOCK", "execute", "wakeup", "run_rank", "component"]
 
 OK, DEADLOCK = 0, 2
