@@ -46,6 +46,7 @@ from .kernels import fill_unit, fill_with
 # entry and checks only the caller's source file: a change to a callee's module (:mod:`.filling`
 # above all, whose :func:`~.filling.fill_with` the solve calls) is compiled anew in this file's
 # kernels only with an edit of this file too.
+# numba cache: callees b380f80dd2ad
 __all__ = ["RATE", "TDONE", "EFF", "ALIVE", "SPID", "NEW", "DUE", "CHANGED", "CAP", "SAT", "NEAR", "LOAD",
            "MAXL", "WSUM", "SINCE", "BUSY", "COUNT", "LOOKUP", "W", "B", "step", "enter", "loads_on", "work",
            "no_work"]

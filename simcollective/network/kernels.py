@@ -21,6 +21,7 @@ from numba import njit
 from . import filling
 from .filling import max_min_rates
 
+# numba cache: callees 2ca202c720e5
 __all__ = ["fill", "fill_with", "fill_unit", "max_min_rates"]
 
 _HELPERS = ("_unit", "_csr", "_settle", "_settle_unit", "_fix", "_fill_unit", "fill_unit", "_pass_unit")

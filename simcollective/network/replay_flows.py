@@ -22,6 +22,7 @@ from .replay_heaps import hpop, hpush, sdel, sput
 # above all, whose ``fill`` runs :func:`~.filling.fill_with`'s code in scratch of its own) is
 # compiled anew in this file's kernels only with an edit of this file too (edit this note when
 # the filling changes: unit problems now take ``filling.fill_unit``).
+# numba cache: callees 44055338f99d
 __all__ = ["activate", "take_ends", "apply_bounds", "apply", "solve", "pool_room", "grow_slots", "reorder", "wake_at"]
 
 # message flags
