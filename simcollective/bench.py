@@ -145,7 +145,7 @@ def check_bench_cost(base, sizes: list[int], graph=None):
 
     from .data.collectives import get_collective
     from .guard import check_plans_cost
-    from .simulate import build_graph, compiled_refusal, resolve
+    from .simulate import build_graph, resolve, tries_compiled
 
     graph = build_graph(base) if graph is None else graph
     coll = get_collective(base.collective)
@@ -153,7 +153,7 @@ def check_bench_cost(base, sizes: list[int], graph=None):
     counts = [coll.count_from_bytes(size, plan.P, plan.dtype.itemsize) for size in sizes]
     plans = [resolve(replace(base, bytes=None, elements=c), graph) for c in counts if c]
     check_plans_cost(plans, f"these {len(plans)} sizes", "a smaller -e",
-                     compiled=[base.engine != "simpy" and compiled_refusal(p) is None for p in plans])
+                     compiled=[tries_compiled(p) for p in plans])
     return graph
 
 
@@ -345,7 +345,7 @@ def cmd_bench(args) -> int:
     from dataclasses import replace
 
     from .data.collectives import get_collective
-    from .simulate import build_graph, compiled_refusal, resolve
+    from .simulate import build_graph, resolve
 
     coll = get_collective(args.collective)
     _check_args(args, coll)

@@ -53,7 +53,7 @@ from .runtime.collector import collector_paused
 __all__ = ["RunConfig", "Report", "run", "run_collective", "run_allreduce", "build_graph", "run_defaults",
            "JSON_KEYS", "count_for_bytes", "resolve_study", "resolve", "Plan", "make_inputs", "simulate",
            "verify", "measure", "expected_messages", "sources", "VERIFY_MODES", "DEFAULT_MEMORY_BUDGET",
-           "compiled_refusal"]
+           "compiled_refusal", "tries_compiled"]
 
 
 def make_inputs(plan: Plan):
@@ -132,6 +132,12 @@ def compiled_refusal(plan: Plan) -> str | None:
     if plan.profile.network.bandwidth_factor_mode == "bound":
         return f"profile {plan.profile.name}: bandwidth factors that bound rates run on the SimPy path"
     return None
+
+
+def tries_compiled(plan: Plan) -> bool:
+    """Whether the run will try the compiled path (its engine allows it and nothing known
+    before running refuses it): the path the run guard estimates."""
+    return plan.config.engine != "simpy" and compiled_refusal(plan) is None
 
 
 def _compiled_memory_refusal(plan: Plan, count: int) -> str | None:
@@ -310,7 +316,7 @@ def run(config: RunConfig, graph=None, progress=None) -> Report:
     t_start = time.perf_counter()
     plan = resolve(config, graph)
     # refused beyond the wall limit unless confirmed (--yes), estimated for the path it will take
-    check_run_cost(plan, plan.config.engine != "simpy" and compiled_refusal(plan) is None)
+    check_run_cost(plan, tries_compiled(plan))
     inputs = make_inputs(plan)
     if progress is not None and hasattr(progress, "set_total"):
         progress.set_total(expected_messages(plan))
