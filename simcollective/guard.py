@@ -39,8 +39,9 @@ from dataclasses import dataclass
 from .errors import UserInputError
 from .units import format_bytes, format_time
 
-__all__ = ["Estimate", "estimate_plan", "expected_messages", "check_plans_cost", "check_run_cost", "confirm", "confirmed", "wall_limit", "WALL_LIMIT",
-           "DEFAULT_WALL_PER_MESSAGE", "COMPILED_LOAD_S"]
+__all__ = ["Estimate", "estimate_plan", "expected_messages", "nccl_across_servers", "check_plans_cost",
+           "check_run_cost", "confirm", "confirmed", "wall_limit", "WALL_LIMIT", "DEFAULT_WALL_PER_MESSAGE",
+           "COMPILED_LOAD_S"]
 
 #: the default wall limit of one run, in seconds
 WALL_LIMIT = 600.0
@@ -128,7 +129,7 @@ def estimate_plan(plan, compiled: bool = False) -> Estimate:
     """The :class:`Estimate` of a resolved :class:`~simcollective.resolve.Plan`; ``compiled``:
     the run will try the compiled path (the algorithm's compiled figure is used if it has one)."""
     from .guard_table import COSTS
-    from .memory import estimate_run_bytes, sparse_data_bytes
+    from .memory import compiled_bytes, estimate_run_bytes, sparse_data_bytes
 
     key = (plan.algo.collective, plan.algo.name)
     row = COSTS.get(key)
@@ -140,13 +141,24 @@ def estimate_plan(plan, compiled: bool = False) -> Estimate:
         mode = "symbolic" if plan.mode == "symbolic" else "full"
         data = 0 if mode == "symbolic" else plan.P * plan.n * itemsize
     per_msg, fixed = DEFAULT_WALL_PER_MESSAGE if row is None else row["wall_per_message"], 0.0
-    if compiled and row is not None and row.get("compiled_wall_per_message") is not None:
+    records = compiled and row is not None and row.get("compiled_wall_per_message") is not None
+    if records:
         per_msg, fixed = row["compiled_wall_per_message"], COMPILED_LOAD_S
     per_msg *= max(1.0, plan.P / SCALE_RANKS) ** SCALE_EXPONENT
     per_byte = 2e-8 if row is None else row["wall_per_data_byte"]
     events = messages * (3.0 if row is None else row["events_per_message"])
     memory = estimate_run_bytes(plan.P, plan.n, itemsize, mode, plan.k, plan.graph.number_of_nodes(), key)
+    if records:    # the recording and the loop's arrays on top
+        memory += compiled_bytes(messages, nccl_across_servers(plan))
     return Estimate(messages, int(events), memory, fixed + messages * per_msg + data * per_byte)
+
+
+def nccl_across_servers(plan) -> bool:
+    """Whether ``plan`` runs one of NCCL's algorithms over more than one server (on the
+    compiled path they enter the array store: :data:`~simcollective.memory.COMPILED_BYTES_PER_MESSAGE`
+    a message)."""
+    servers = {plan.graph.nodes[g].get("server") for g in plan.placement}
+    return plan.algo.name.startswith("nccl") and len(servers) > 1
 
 
 def check_run_cost(plan, compiled: bool = False) -> Estimate:

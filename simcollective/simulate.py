@@ -41,8 +41,9 @@ from . import data
 from .data.collectives import Sources
 from .data.verify import EMPTY_RESULT, verify_pieces
 from .errors import UserInputError, VerificationError
-from .guard import check_run_cost, expected_messages
-from .memory import available_memory
+from .guard import check_run_cost, expected_messages, nccl_across_servers
+from .memory import (COMPILED_BYTES_PER_MESSAGE, COMPILED_BYTES_PER_MESSAGE_OTHER, available_memory,  # noqa: F401
+                     compiled_bytes)
 from .placement import describe_placement
 from .resolve import Plan, count_for_bytes, resolve, resolve_study
 from .run_config import (DEFAULT_MEMORY_BUDGET, JSON_KEYS, VERIFY_MODES, Report, RunConfig, build_graph,
@@ -53,7 +54,7 @@ from .runtime.collector import collector_paused
 __all__ = ["RunConfig", "Report", "run", "run_collective", "run_allreduce", "build_graph", "run_defaults",
            "JSON_KEYS", "count_for_bytes", "resolve_study", "resolve", "Plan", "make_inputs", "simulate",
            "verify", "measure", "expected_messages", "sources", "VERIFY_MODES", "DEFAULT_MEMORY_BUDGET",
-           "compiled_refusal", "tries_compiled"]
+           "compiled_refusal", "tries_compiled", "nccl_across_servers"]
 
 
 def make_inputs(plan: Plan):
@@ -102,20 +103,14 @@ def simulate(plan: Plan, inputs, progress=None):
 #: exact count): loading numba and the cached compiled loop costs about 0.8 s of CPU, which
 #: the SimPy path's 10-20 us a message repays only past some 50,000 messages
 AUTO_MIN_MESSAGES = 50_000
-#: peak bytes a message costs the compiled path (the recording, its arrays and the loop's),
-#: NCCL's ring across servers: 64 DGX H100, nccl-ring 256M float32, 8,372,224 messages,
-#: 3.5 GB peak RSS for the whole command (the SimPy path: 1.4 GB)
-COMPILED_BYTES_PER_MESSAGE = 450
-#: the same for the other algorithms: the ring on a 1024-host fat-tree, 256M float32 size-only,
-#: 2,095,104 messages, 0.63 GiB peak for the whole command (the SimPy path: 0.08 GiB)
-COMPILED_BYTES_PER_MESSAGE_OTHER = 330
 
 
 def compiled_refusal(plan: Plan) -> str | None:
     """Why the compiled path cannot run ``plan`` (known before running), else None."""
-    if plan.config.engine == "auto":
+    engine = plan.config.engine
+    if engine in ("auto", "compiled"):
         count = expected_messages(plan)
-        if count is not None and count < AUTO_MIN_MESSAGES:
+        if engine == "auto" and count is not None and count < AUTO_MIN_MESSAGES:
             return (f"auto: {count:,} messages, under {AUTO_MIN_MESSAGES:,}: the SimPy path is faster than "
                     "loading the compiled loop")
         why = None if count is None else _compiled_memory_refusal(plan, count)
@@ -141,16 +136,21 @@ def tries_compiled(plan: Plan) -> bool:
 
 
 def _compiled_memory_refusal(plan: Plan, count: int) -> str | None:
-    """``auto``: the compiled path where its memory fits with room (measured: 64 DGX H100,
-    nccl-ring 256M float32, 8.4 M messages: 50 s of CPU and 3.1 GB compiled, 93 s and 1.0 GB
-    on SimPy); else why not."""
-    servers = {plan.graph.nodes[g].get("server") for g in plan.placement}
-    nccl = plan.algo.name.startswith("nccl") and len(servers) > 1
-    need = count * (COMPILED_BYTES_PER_MESSAGE if nccl else COMPILED_BYTES_PER_MESSAGE_OTHER)
-    if need <= available_memory() // 2:
+    """Where the compiled path's memory does not fit, why (else None): ``auto`` takes it
+    where it fits with room, half the memory available (measured: 64 DGX H100, nccl-ring
+    256M float32, 8.4 M messages: 50 s of CPU and 3.1 GB compiled, 93 s and 1.0 GB on
+    SimPy); ``compiled`` where it fits at all (refused before recording, not killed mid-way)."""
+    across = nccl_across_servers(plan)
+    need, have = compiled_bytes(count, across), available_memory()
+    nccl = "NCCL's algorithms across servers, " if across else ""
+    if plan.config.engine == "compiled":
+        if need <= have:
+            return None
+        return (f"{count:,} messages would hold about {need / 2**30:.1f} GiB on the compiled path, more than the "
+                f"{have / 2**30:.1f} GiB available; the SimPy path holds a fraction of that")
+    if need <= have // 2:
         return None
-    what = "NCCL's algorithms across servers, " if nccl else ""
-    return (f"auto: {what}{count:,} messages: the compiled path would hold about {need / 2**30:.1f} GiB, "
+    return (f"auto: {nccl}{count:,} messages: the compiled path would hold about {need / 2**30:.1f} GiB, "
             "more than half the memory available, the SimPy path a fraction of that; --engine compiled runs it")
 
 

@@ -146,3 +146,18 @@ def test_the_command_line_estimates_the_path_the_run_takes(capsys, monkeypatch):
     with pytest.raises(Started):
         run_cli(capsys, *args)
     one_line_error(capsys, args + ["--engine", "simpy"], "1024 ranks", "wall time", "--yes")
+
+
+def test_a_compiled_run_is_estimated_with_its_arrays():
+    """The compiled path holds its recording and arrays on top of the data: the estimate
+    of a run that takes it counts them, per message, the NCCL figure for NCCL's algorithms
+    across servers."""
+    from simcollective.guard import estimate_plan
+    from simcollective.memory import COMPILED_BYTES_PER_MESSAGE, COMPILED_BYTES_PER_MESSAGE_OTHER
+
+    plan = _plan()
+    simpy, compiled = estimate_plan(plan), estimate_plan(plan, compiled=True)
+    assert compiled.bytes - simpy.bytes == simpy.messages * COMPILED_BYTES_PER_MESSAGE_OTHER
+    nccl = _plan(topology="dgx-h100", algorithm="nccl-ring", profile="nccl")
+    assert (estimate_plan(nccl, compiled=True).bytes - estimate_plan(nccl).bytes
+            == estimate_plan(nccl).messages * COMPILED_BYTES_PER_MESSAGE)

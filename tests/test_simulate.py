@@ -115,3 +115,23 @@ def test_a_program_the_compiled_path_cannot_record_runs_on_the_network_it_built(
     rep = sim.run(RunConfig(engine="auto", **kw))
     assert rep.fields["engine"] == "simpy" and "waitany" in rep.fields["engine_note"]
     assert len(built) == 1 and rep.fields["time_s"] == simpy.fields["time_s"]
+
+
+def test_engine_compiled_beyond_the_memory_available_is_refused_before_recording(monkeypatch, capsys):
+    """``--engine compiled`` where the compiled arrays would not fit at all: one line naming
+    the messages, the memory they would hold and what is available, exit 2, before the
+    recording starts (not killed mid-way); where they fit, it runs."""
+    import simcollective.runtime.compiled as compiled_path
+    import simcollective.simulate as sim
+    from simcollective.run_config import RunConfig
+    from tests.conftest import one_line_error
+
+    kw = dict(topology="fat-tree", nodes=16, algorithm="ring", elements=2**16, verify="symbolic", engine="compiled")
+    messages = 2 * 16 * 15
+    monkeypatch.setattr(sim, "available_memory", lambda: messages * sim.COMPILED_BYTES_PER_MESSAGE_OTHER)
+    assert sim.run(RunConfig(**kw)).fields["engine"] == "compiled"
+    monkeypatch.setattr(sim, "available_memory", lambda: messages * sim.COMPILED_BYTES_PER_MESSAGE_OTHER - 1)
+    monkeypatch.setattr(compiled_path, "run_compiled", lambda *a, **k: pytest.fail("recorded"))
+    one_line_error(capsys, ["run", "--topology", "fat-tree", "--nodes", "16", "--algorithm", "ring", "--elements",
+                            "64K", "--verify", "symbolic", "--engine", "compiled"],
+                   "--engine compiled", "480 messages", "GiB on the compiled path", "available")
