@@ -9,13 +9,15 @@ import re
 
 from ..errors import UserInputError
 
-__all__ = ["settings_of", "log_settings", "settings_pick", "settings_note", "DIAGNOSTIC", "CHANNEL_FLOOR", "CHANNEL_CEILING",
-           "nccl_version_of"]
+__all__ = ["settings_of", "log_settings", "topology_settings", "settings_pick", "settings_note", "DIAGNOSTIC",
+           "CHANNEL_FLOOR", "CHANNEL_CEILING", "TOPOLOGY_SETTINGS", "nccl_version_of"]
 
 #: NCCL settings with no effect on timing (diagnostics)
 DIAGNOSTIC = ("NCCL_DEBUG", "NCCL_DEBUG_SUBSYS", "NCCL_DEBUG_FILE")
 CHANNEL_FLOOR = ("NCCL_MIN_CTAS", "NCCL_MIN_NCHANNELS")
 CHANNEL_CEILING = ("NCCL_MAX_CTAS", "NCCL_MAX_NCHANNELS")
+#: settings of NCCL's IB transport -> the preset's ``--topology-opt`` they set (:func:`topology_settings`)
+TOPOLOGY_SETTINGS = {"NCCL_IB_QPS_PER_CONNECTION": "net_connections"}
 #: settings not modelled, with the reason shown beside them
 NOT_MODELLED_WHY = {
     "NCCL_TREE_THRESHOLD": "the size below which NCCL 2.4 ran tree instead of ring, a rule later NCCL "
@@ -77,15 +79,16 @@ def log_settings(settings: dict, log: str, coll: str, algorithm: str, protocol=N
     ``--algorithm`` (``auto`` when not given), ``--protocol`` and ``--channels``.
 
     Returns ``{"read", "applied", "overridden", "not_modelled", "diagnostic", "algos", "protos",
-    "min_channels", "max_channels"}``: ``algos``/``protos`` are the allowed sets of NCCL's model
-    (None: all), ``min/max_channels`` the clamp of the communicator's channels (None: none).
+    "min_channels", "max_channels", "topology"}``: ``algos``/``protos`` are the allowed sets of
+    NCCL's model (None: all), ``min/max_channels`` the clamp of the communicator's channels (None:
+    none), ``topology`` the :data:`TOPOLOGY_SETTINGS` stated, left to :func:`topology_settings`.
     """
     out = {"read": dict(settings), "applied": {}, "overridden": {}, "not_modelled": {}, "diagnostic": {},
-           "algos": None, "protos": None, "min_channels": None, "max_channels": None}
+           "algos": None, "protos": None, "min_channels": None, "max_channels": None, "topology": {}}
     nccl_algorithm = algorithm == "auto" or algorithm == "nccl" or algorithm.startswith("nccl-")
     for name, value in settings.items():
-        if name in DIAGNOSTIC:
-            out["diagnostic"][name] = value
+        if name in DIAGNOSTIC or name in TOPOLOGY_SETTINGS:
+            out["diagnostic" if name in DIAGNOSTIC else "topology"][name] = value
             continue
         if name == "NCCL_ALGO":
             if value.lower() not in ("ring", "tree", "nvls"):
@@ -131,6 +134,42 @@ def log_settings(settings: dict, log: str, coll: str, algorithm: str, protocol=N
         raise UserInputError(f"{log}: the log's channel floor {out['min_channels']} is above its ceiling "
                              f"{out['max_channels']} (NCCL_MIN_CTAS/NCCL_MAX_CTAS)")
     return out
+
+
+def topology_settings(ls, graph, topology: str | None, opts: dict, log) -> dict:
+    """The ``--topology-opt`` keys the log's transport settings give (``ls["topology"]``:
+    ``NCCL_IB_QPS_PER_CONNECTION`` -> ``net_connections``, the QPs of each NCCL network
+    connection), each moved to ``ls``'s applied, overridden or not modelled: applied when the
+    machine ``graph`` is a preset (``topology``; None: a graph file) that takes the key, the key is
+    not in ``opts`` already (the user's), and its network is NCCL's IB transport (a hardware
+    family, or a shape on InfiniBand or RoCE: a net plugin does not read ``NCCL_IB_*``)."""
+    from topologies import preset_options
+    from topologies.transports import IB_VERBS
+
+    out = {}
+    for name, value in ls["topology"].items():
+        key = TOPOLOGY_SETTINGS[name]
+        transport = graph.graph.get("transport")
+        if key in opts:
+            ls["overridden"][name] = f"--topology-opt {key}={opts[key]}"
+        elif topology is None or key not in preset_options(topology):
+            ls["not_modelled"][name] = f"{value} (the machine takes no --topology-opt {key})"
+        elif transport is not None and transport not in IB_VERBS:
+            ls["not_modelled"][name] = f"{value} (transport {transport} is a net plugin, not NCCL's IB transport)"
+        else:
+            out[key] = _count_setting(name, value, log)
+            ls["applied"][name] = value
+    return out
+
+
+def _count_setting(name, value, log) -> int:
+    try:
+        v = int(value)
+    except ValueError:
+        v = 0
+    if v < 1:
+        raise UserInputError(f"{log}: {name}={value!r} in the log: NCCL takes a count of 1 or more")
+    return v
 
 
 def _protocols(value: str, log) -> tuple:
@@ -198,6 +237,8 @@ def settings_note(ls, rows) -> str | None:
         elif name == "NCCL_NVLS_ENABLE":
             parts.append(f"{name}={value} in the log: "
                          + ("no NVLS/NVLSTree" if ls["algos"] else "NVLS allowed (as by default)"))
+        elif name in TOPOLOGY_SETTINGS:
+            parts.append(f"{name}={value} in the log: --topology-opt {TOPOLOGY_SETTINGS[name]}={value}")
         else:
             parts.append(f"{name}={value} in the log: applied")
     for name, flag in ls["overridden"].items():

@@ -59,8 +59,8 @@ Conventions shared by all hardware presets
   hardware preset: ``nics_per_node``, ``nic_bandwidth``,
   ``oversubscription``, ``nodes_per_su``, ``spines`` (validated, with the
   allowed range in the error message); :mod:`topologies.hardware.common`
-  documents them and the network transport's ``net_latency`` and
-  ``net_conn_bandwidth``.
+  documents them and the network transport's ``net_latency``,
+  ``net_conn_bandwidth`` and ``net_connections``.
 * **Attributes NCCL-style algorithms read**: every GPU node has ``nic`` (the
   id of its nearest NIC: the one on its own PCIe switch, NIC
   ``floor(local * nics / gpus)``); NVSwitch nodes have ``nvls`` (True when
