@@ -8,7 +8,7 @@ family's, each with its source. :func:`shape_builder` turns a shape into a
 builder whose keywords are the family's options with the shape's figures as
 defaults, plus ``transport``. Five figures come from the transport unless
 the shape gives its own for its own transport (``nan`` default = "the
-transport's", :data:`FROM_TRANSPORT`): ``net_latency`` (the latency the
+transport's"; 0 for ``net_connections``, :data:`FROM_TRANSPORT`): ``net_latency`` (the latency the
 transport advertises to NCCL), ``nic_latency`` (the NIC - leaf cable),
 ``net_conn_bandwidth`` and ``net_connections`` (the most one stream of an NCCL
 connection carries, the streams per connection) and ``nic_bandwidth`` (the
@@ -114,15 +114,25 @@ def _load() -> dict:
 SHAPES: dict[str, Shape] = _load()
 
 
+#: The default of a figure the transport gives (:data:`FROM_TRANSPORT`), by whether the family
+#: takes it as an int: ``nan``, or 0 (a count of 0 streams, below every allowed value).
+_THE_TRANSPORTS = {False: math.nan, True: 0}
+
+
+def _is_the_transports(value) -> bool:
+    return (isinstance(value, float) and math.isnan(value)) or (type(value) is int and value == 0)
+
+
 def _defaults(shape: Shape, own: bool = False) -> dict:
-    """The builder's keyword defaults: the family's, the shape's figures over them, ``nan`` for
-    the figures the transport gives (``own``: the shape's own figure for its own transport)."""
+    """The builder's keyword defaults: the family's, the shape's figures over them, ``nan`` (0 for
+    an int) for the figures the transport gives (``own``: the shape's own figure for its own
+    transport)."""
     family = inspect.signature(FAMILIES[shape.family]).parameters
     out = {"transport": shape.transport}
     for key, p in list(family.items())[1:]:
         default = p.default
         if key in FROM_TRANSPORT:
-            default = math.nan
+            default = _THE_TRANSPORTS[isinstance(p.default, int)]
         if key in shape.figures and (own or key not in FROM_TRANSPORT):
             value = shape.figures[key]
             default = float(value) if isinstance(p.default, float) else value
@@ -131,13 +141,13 @@ def _defaults(shape: Shape, own: bool = False) -> dict:
 
 
 def _resolved(shape: Shape, t, options: dict) -> dict:
-    """``options`` with each ``nan`` figure of :data:`FROM_TRANSPORT` resolved: the shape's own
+    """``options`` with each ``nan`` (int: 0) figure of :data:`FROM_TRANSPORT` resolved: the shape's own
     under its own transport, else transport ``t``'s (a line rate of 0, "per shape": the shape's
     own, else the family's); a figure the family takes as an int, as an int."""
     out = dict(options)
     family = inspect.signature(FAMILIES[shape.family]).parameters
     for key, figure in FROM_TRANSPORT.items():
-        if key in out and isinstance(out[key], float) and math.isnan(out[key]):
+        if key in out and _is_the_transports(out[key]):
             own = t.name == shape.transport and key in shape.figures
             value = float(shape.figures[key]) if own else getattr(t, figure)
             if not value and figure == "line_rate":
