@@ -64,13 +64,15 @@ def settings_of(lines) -> dict:
     return out
 
 
-def _channel_setting(name, value, log) -> int:
+def _count_setting(name, value, log, most=None, what="a count of 1 or more") -> int:
+    """``value`` of the log's setting ``name`` as an int from 1 to ``most`` (None: no bound),
+    else a one-line error saying NCCL takes ``what``."""
     try:
         v = int(value)
     except ValueError:
         v = 0
-    if not 1 <= v <= 64:
-        raise UserInputError(f"{log}: {name}={value!r} in the log: NCCL takes a channel count from 1 to 64")
+    if v < 1 or (most is not None and v > most):
+        raise UserInputError(f"{log}: {name}={value!r} in the log: NCCL takes {what}")
     return v
 
 
@@ -122,7 +124,7 @@ def log_settings(settings: dict, log: str, coll: str, algorithm: str, protocol=N
                 if value.strip() == "0":
                     out["algos"] = ("tree", "ring")
         else:
-            v = _channel_setting(name, value, log)
+            v = _count_setting(name, value, log, 64, "a channel count from 1 to 64")
             if channels is not None:
                 out["overridden"][name] = f"--channels {channels}"
                 continue
@@ -160,16 +162,6 @@ def topology_settings(ls, graph, topology: str | None, opts: dict, log) -> dict:
             out[key] = _count_setting(name, value, log)
             ls["applied"][name] = value
     return out
-
-
-def _count_setting(name, value, log) -> int:
-    try:
-        v = int(value)
-    except ValueError:
-        v = 0
-    if v < 1:
-        raise UserInputError(f"{log}: {name}={value!r} in the log: NCCL takes a count of 1 or more")
-    return v
 
 
 def _protocols(value: str, log) -> tuple:
