@@ -14,7 +14,9 @@ removes NVLS and NVLSTree from its choice; ``NCCL_MIN_CTAS``/``NCCL_MAX_CTAS`` (
 ``NCCL_MIN_NCHANNELS``/``NCCL_MAX_NCHANNELS`` spellings) clamp the communicator's channel
 count, ring and tree channels and NVLS channels alike (NCCL's model still reads the searched
 graph's channels and bandwidth, so its pick does not change), before the per-call reduction
-for small messages. An explicit ``--algorithm``/``--protocol``/``--channels``
+for small messages; ``NCCL_IB_QPS_PER_CONNECTION`` sets the preset's ``net_connections`` (the
+QPs of each network connection) on NCCL's IB transport (:func:`.settings.topology_settings`). An
+explicit ``--algorithm``/``--protocol``/``--channels`` (``--topology-opt net_connections``)
 overrides the matching settings (the header says so); every other ``NCCL_*`` setting is listed
 as not modelled, never dropped silently.
 
