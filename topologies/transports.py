@@ -10,10 +10,10 @@ the table's header for what each one means). A NIC node names its transport
 cables' latency, the advertised ``net_latency``, the per-stream cap and the
 streams per connection (``net_conn_bandwidth`` x ``net_connections``: the most
 one connection carries), the NIC rate under another transport than the
-shape's own, and the network protocols from it where the shape gives no
-figure of its own; :func:`apply_transport` gives the graph the rest: the
-cables' payload rate (``goodput``) and the NICs each GPU drives
-(``devices_per_gpu``).
+shape's own, the cables' payload share of their rate (``goodput``), the NICs
+each GPU drives (``devices_per_gpu``) and the network protocols from it where
+the shape gives no figure of its own (:func:`apply_figures` puts the preset's
+options on its graph, :func:`apply_transport` the transport's name).
 
 Examples
 --------
@@ -39,7 +39,7 @@ from importlib import resources
 
 from .schema import TopologyError
 
-__all__ = ["Transport", "TRANSPORTS", "FIGURES", "IB_VERBS", "transport", "apply_transport"]
+__all__ = ["Transport", "TRANSPORTS", "FIGURES", "IB_VERBS", "transport", "apply_transport", "apply_figures"]
 
 #: The figures every transport has, in the order listings show them.
 FIGURES = ("link_type", "line_rate", "net_latency", "hop_latency", "net_protocols",
@@ -124,10 +124,9 @@ def transport(name: object) -> Transport:
 def apply_transport(G, t: Transport, *, hop_latency: float | None = None) -> None:
     """Name transport `t` on every NIC of `G` and on its NIC - fabric cables (their
     ``transport`` attribute and, when `hop_latency` is given, their latency); every network
-    cable takes the transport's ``link_type`` and carries its ``goodput`` of its rate as payload
-    (:func:`_goodput`); each GPU keeps at most ``devices_per_gpu`` of its NICs
-    (:func:`_devices_per_gpu`); the graph records ``transport`` and ``net_protocols``
-    (comma-separated, e.g. ``"ll128,simple"``). An Ethernet fabric that spreads its routes
+    cable takes the transport's ``link_type``; the graph records ``transport`` and
+    ``net_protocols`` (comma-separated, e.g. ``"ll128,simple"``). Its other figures are the
+    preset's options (:func:`apply_figures`). An Ethernet fabric that spreads its routes
     (graph ``routing`` ``dest``: several scalable units) spreads them by ECMP hash (``hash``),
     as Ethernet switches do, not by the InfiniBand subnet manager's destination tables."""
     G.graph["transport"] = t.name
@@ -145,8 +144,35 @@ def apply_transport(G, t: Transport, *, hop_latency: float | None = None) -> Non
             d["transport"] = t.name
             if hop_latency is not None:
                 d["latency"] = float(hop_latency)
-    _goodput(G, t.goodput)
-    _devices_per_gpu(G, t.devices_per_gpu)
+
+
+def apply_figures(G, *, conn_bandwidth: float, connections: int, goodput: float,
+                  devices_per_gpu: float) -> None:
+    """The network transport's figures on the graph `G` of a hardware preset (its options
+    ``net_conn_bandwidth``, ``net_connections``, ``net_goodput``, ``net_devices_per_gpu``):
+    the most one connection carries on the NIC cables (:func:`_cap_connections`), the payload
+    share of the scale-out cables (:func:`_goodput`) and the NICs each GPU drives
+    (:func:`_devices_per_gpu`; 0 or ``inf``: all of them)."""
+    _cap_connections(G, conn_bandwidth, connections)
+    _goodput(G, goodput)
+    _devices_per_gpu(G, devices_per_gpu)
+
+
+def _cap_connections(G, conn_bandwidth: float, connections: int) -> None:
+    """Give every NIC - fabric cable a per-flow cap (edge attribute ``flow_bandwidth``: the
+    most one flow crossing it may carry, see :class:`simcollective.network.routing.Router`):
+    one connection's ``connections`` streams of ``conn_bandwidth`` each; nothing when
+    unlimited. The graph records both figures (``net_connections`` when above 1)."""
+    if conn_bandwidth == math.inf:
+        return
+    G.graph["net_conn_bandwidth"] = float(conn_bandwidth)
+    if connections != 1:
+        G.graph["net_connections"] = int(connections)
+    cap = float(conn_bandwidth) * connections
+    for u, v, d in G.edges(data=True):
+        if d.get("link_type") in ("infiniband", "ethernet") and "nic" in (
+                G.nodes[u].get("kind"), G.nodes[v].get("kind")):
+            d["flow_bandwidth"] = cap
 
 
 def _goodput(G, goodput: float) -> None:
@@ -167,7 +193,7 @@ def _devices_per_gpu(G, most: float) -> None:
     :func:`topologies.hardware.common.gpu_nics`): NCCL's channels of the GPU cross the network on
     those alone, and NCCL's model counts their rings (graph ``devices_per_gpu``). Nothing when
     every GPU has at most ``most``."""
-    if most == math.inf:
+    if not most or most == math.inf:
         return
     for _, d in G.nodes(data=True):
         listed = str(d.get("nics") or "").split(",") if d.get("kind") == "gpu" else []

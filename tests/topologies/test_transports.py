@@ -158,3 +158,23 @@ def test_show_lists_every_figure_of_the_transport_with_its_source(capsys):
         assert f"transport.{figure}" in rows, figure
     assert "OFI_NCCL_MIN_STRIPE_SIZE" in rows["transport.devices_per_gpu"] or "128 KiB" in rows["transport.devices_per_gpu"]
     assert "net_connections" in rows and "from transport efa-v2" in rows["net_connections"]
+
+
+def test_every_figure_is_also_a_preset_option():
+    """net_goodput and net_devices_per_gpu set on any hardware preset what the transport's
+    goodput and devices_per_gpu set on a shape; a shape takes them from its transport unless given."""
+    G = build("dgx-h100", 2, {"net_goodput": "0.5"})
+    assert G.edges["n0/nic0", "su0/leaf0"]["bandwidth"] == 25e9 and G.graph["goodput"] == 0.5
+    assert G.edges["su0/leaf0", "n0/nic0"]["line_rate"] == 50e9
+    H = build("dgx-h100", 2, {"nics_per_node": "16", "nic_bandwidth": "25e9", "net_devices_per_gpu": "1"})
+    assert H.nodes["n1/gpu7"]["nics"] == "n1/nic14" and H.graph["devices_per_gpu"] == 1
+    assert build("dgx-h100", 2, {"nics_per_node": "16", "net_devices_per_gpu": "2"}).graph.get("devices_per_gpu") is None
+    p4d = build("aws-p4d", 2, {"net_goodput": "0.25"})
+    assert p4d.edges["n0/nic0", "su0/leaf0"]["bandwidth"] == 12.5e9 / 4 and p4d.graph["transport"] == "efa-v1"
+
+
+@pytest.mark.parametrize("key, bad", [("net_goodput", "0"), ("net_goodput", "1.5"), ("net_devices_per_gpu", "-2"),
+                                      ("net_devices_per_gpu", "1.5")])
+def test_figure_options_out_of_range_are_refused(key, bad):
+    with pytest.raises(TopologyError, match=key):
+        build("dgx-h100", 2, {key: bad})

@@ -64,6 +64,15 @@ net_connections : int
     a socket transport several sockets; each carries at most
     ``net_conn_bandwidth``. ``simcollective compare`` sets it from a log's
     ``NCCL_IB_QPS_PER_CONNECTION`` on NCCL's IB transport. 1 to 128.
+net_goodput : float
+    The payload share of the network cables' rate: every scale-out cable
+    carries ``goodput`` x its rate in the simulation and keeps the rate as
+    ``line_rate``, which NCCL's model reads (NCCL sees the device's speed).
+    1 (default); 0.01 to 1.
+net_devices_per_gpu : int
+    The most NICs one GPU spreads its NCCL channels over, its nearest ones
+    (its ``nics`` list trimmed; NCCL's model counts their rings); 0
+    (default): all the NICs nearest it.
 duplex : {"full", "shared"}
     ``"full"`` as built (every figure per direction); ``"shared"`` applies the
     study's convention (one capacity for both directions) to every cable, for
@@ -81,6 +90,7 @@ from .. import fabrics
 from ..fabrics import check_count
 from ..nodes import add_cable
 from ..schema import DUPLEX, TopologyError
+from ..transports import apply_figures
 
 __all__ = [
     "FULL",
@@ -108,14 +118,16 @@ OPTION_RANGES = {
     "nic_bandwidth": ("1e8", "1e12", "bytes/s per direction (400 Gb/s = 5e10)", False),
     "net_latency": ("0", "1e-3", "seconds (the network transport's advertised latency per network hop, "
                     "0 = none)", False),
-    "net_conn_bandwidth": ("1e8", "1e12", "bytes/s (the most one NCCL network connection carries)", True),
+    "net_conn_bandwidth": ("1e8", "1e12", "bytes/s (the most one stream of an NCCL network connection carries)", True),
+    "net_goodput": ("0.01", "1", "(the payload share of the network cables' rate, 1 = all of it)", False),
     "oversubscription": ("1", "64", "(leaf down:up bandwidth, 1 = full bisection)", False),
 }
 
 #: The options of the NICs, the rail fabric and the network transport that every preset has.
 FABRIC_OPTIONS = ("nics_per_node", "nic_bandwidth", "oversubscription", "nodes_per_su", "spines",
                   "nic_latency", "uplink_latency", "switch_bandwidth", "switch_latency", "duplex",
-                  "net_latency", "net_conn_bandwidth", "net_connections")
+                  "net_latency", "net_conn_bandwidth", "net_connections", "net_goodput",
+                  "net_devices_per_gpu")
 
 
 def fabric_options(options) -> dict:
@@ -179,7 +191,8 @@ def _check_nics(nics: object, gpus: int) -> int:
 
 
 def common_checks(nodes, gpus, *, nics_per_node, nic_bandwidth, oversubscription, nodes_per_su,
-                  spines, duplex, net_latency, net_conn_bandwidth, net_connections, **_fabric) -> None:
+                  spines, duplex, net_latency, net_conn_bandwidth, net_connections, net_goodput,
+                  net_devices_per_gpu, **_fabric) -> None:
     """Check the options every preset has, in a fixed order (the first bad one is reported);
     `gpus` per node bounds ``nics_per_node``. Other keywords (the rest of the fabric's
     figures, checked by :func:`topologies.schema.validate`) are ignored."""
@@ -196,6 +209,8 @@ def common_checks(nodes, gpus, *, nics_per_node, nic_bandwidth, oversubscription
     if check_count("net_connections", net_connections) > MAX_CONNECTIONS:
         raise TopologyError(f"net_connections must be an int from 1 to {MAX_CONNECTIONS} (streams per "
                             f"NCCL network connection), got {net_connections!r}")
+    check_range("net_goodput", net_goodput)
+    check_count("net_devices_per_gpu", net_devices_per_gpu, 0)
 
 
 # -------------------------------------------------------------- node parts
@@ -345,30 +360,12 @@ def fabric_text(*, nics_per_node, nic_bandwidth, oversubscription, **_fabric) ->
             f"oversubscription {oversubscription:g}")
 
 
-def _cap_connections(G, net_conn_bandwidth: float, net_connections: int) -> None:
-    """Give every NIC - fabric cable a per-flow cap (edge attribute ``flow_bandwidth``: the
-    most one flow crossing it may carry, see :class:`simcollective.network.routing.Router`):
-    one connection's ``net_connections`` streams of ``net_conn_bandwidth`` each; nothing when
-    unlimited. The graph records both figures (``net_connections`` when above 1)."""
-    if net_conn_bandwidth == math.inf:
-        return
-    G.graph["net_conn_bandwidth"] = float(net_conn_bandwidth)
-    if net_connections != 1:
-        G.graph["net_connections"] = int(net_connections)
-    cap = float(net_conn_bandwidth) * net_connections
-    for u, v, d in G.edges(data=True):
-        if d.get("link_type") in ("infiniband", "ethernet") and "nic" in (
-                G.nodes[u].get("kind"), G.nodes[v].get("kind")):
-            d["flow_bandwidth"] = cap
-
-
 def rails(G, ports, *, nodes_per_su, spines, oversubscription, nic_bandwidth, nic_latency,
           uplink_latency, switch_bandwidth, switch_latency, duplex, net_latency,
-          net_conn_bandwidth, net_connections, **_fabric) -> None:
+          net_conn_bandwidth, net_connections, net_goodput, net_devices_per_gpu, **_fabric) -> None:
     """The rail-optimized fabric over the servers' NIC lists `ports`, and the network
-    transport's figures NCCL sees on it (``net_latency`` as a graph attribute when not 0,
-    ``net_conn_bandwidth`` x ``net_connections`` on the NIC cables); all checked by
-    :func:`common_checks`.
+    transport's figures on it (``net_latency`` as a graph attribute when not 0, the others by
+    :func:`topologies.transports.apply_figures`); all checked by :func:`common_checks`.
 
     The graph's ``routing`` (what ``--routing auto`` takes): ``dest`` when the servers span
     more than one scalable unit, where InfiniBand's fat-tree routing gives each destination
@@ -386,4 +383,5 @@ def rails(G, ports, *, nodes_per_su, spines, oversubscription, nic_bandwidth, ni
     )
     if net_latency:
         G.graph["net_latency"] = float(net_latency)
-    _cap_connections(G, float(net_conn_bandwidth), int(net_connections))
+    apply_figures(G, conn_bandwidth=float(net_conn_bandwidth), connections=int(net_connections),
+                  goodput=float(net_goodput), devices_per_gpu=int(net_devices_per_gpu))
