@@ -143,12 +143,13 @@ def test_compare_applies_min_ctas_on_one_h100_node(capsys, tmp_path):
     res = json.loads(out)
     assert [(r["algorithm_chosen"], r["protocol"], r["channels"]) for r in res["rows"]] == [
         ("nccl-ring", "ll", 32), ("nccl-nvls", "simple", 32)]
-    assert res["log_settings"]["applied"] == {"NCCL_MIN_CTAS": "32"}
-    assert res["log_settings"]["not_modelled"] == {"NCCL_IB_QPS_PER_CONNECTION": "4"}
-    assert res["settings_note"] == ("NCCL_MIN_CTAS=32 in the log: 32 channels; "
-                                    "not modelled: NCCL_IB_QPS_PER_CONNECTION=4")
+    # NCCL_IB_QPS_PER_CONNECTION: the QPs of each connection on NCCL's IB transport (dgx-h100's)
+    assert res["log_settings"]["applied"] == {"NCCL_MIN_CTAS": "32", "NCCL_IB_QPS_PER_CONNECTION": "4"}
+    assert res["log_settings"]["not_modelled"] == {}
+    assert res["settings_note"] == ("NCCL_MIN_CTAS=32 in the log: 32 channels; NCCL_IB_QPS_PER_CONNECTION=4 "
+                                    "in the log: --topology-opt net_connections=4")
     code, out, err = run_cli(capsys, "compare", str(log), "--topology", "dgx-h100")
-    assert "log settings: NCCL_MIN_CTAS=32 in the log: 32 channels; not modelled" in out
+    assert "log settings: NCCL_MIN_CTAS=32 in the log: 32 channels; NCCL_IB_QPS_PER_CONNECTION=4" in out
     # without the setting: NCCL's defaults (24 ring, 16 NVLS)
     plain = _allreduce_log(tmp_path, "# command: all_reduce_perf")
     res = json.loads(run_cli(capsys, "compare", str(plain), "--topology", "dgx-h100", "--json", "-")[1])

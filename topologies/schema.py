@@ -66,8 +66,12 @@ Edges
     ``"nvswitch"``, ``"ethernet"``.
 ``flow_bandwidth`` (float bytes/s, > 0, optional)
     the most one flow crossing the link may carry (a per-connection goodput,
-    e.g. the hardware presets' ``net_conn_bandwidth`` on NIC cables); absent:
-    only the capacities bound a flow.
+    e.g. the hardware presets' ``net_conn_bandwidth`` x ``net_connections`` on
+    NIC cables); absent: only the capacities bound a flow.
+``line_rate`` (float bytes/s, optional)
+    the rate the link signals at where its ``bandwidth`` is the payload share
+    of it (a network transport's ``goodput``, :mod:`topologies.transports`):
+    what NCCL's model reads as the device's speed; absent: ``bandwidth``.
 ``duplex`` (str, required)
     ``"shared"``: one capacity for both directions of the cable (the study's
     convention): both directed edges must exist with equal bandwidth and

@@ -105,7 +105,7 @@ def figures(name: str) -> list:
     rows = [(k, v, said.get(k, src) if src.startswith("as the ") else src)
             for k, v, src in figure_rows(name)]
     t = transport(SHAPES[name].transport)
-    return rows + [(f"transport.{f}", getattr(t, f), t.source(f)) for f in FIGURES]
+    return rows + [(f"transport.{f}", t.written(f), t.source(f)) for f in FIGURES]
 
 
 def documented(builder) -> dict:

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from functools import cached_property
 
 from ..errors import UserInputError
+from ..network.routing import nics_of
 from . import nics
 from .nodes import NVLINK_TYPES, nccl_nodes
 from .protocols import ALGOS, TUNER_ORDER
@@ -211,10 +212,14 @@ def _nic_figures(graph, gpus) -> tuple:
 
 def _nearest_nics(graph, g) -> tuple:
     """(best path GB/s or None, the GPU's own PCIe GB/s, {nearest NIC: its network GB/s}):
-    breadth-first over PCIe from GPU ``g`` to the first NICs."""
-    seen, frontier, path_bw, mine = {g}, [(g, float("inf"))], None, {}
+    breadth-first over PCIe from GPU ``g`` to the first NICs, those the GPU drives (all of
+    them, or the ``devices_per_gpu`` its transport keeps: :func:`_driven`). A NIC's rate is
+    its cables' line rate (``line_rate`` where the transport's goodput lowered their
+    ``bandwidth``): NCCL reads the device's speed."""
+    driven = _driven(graph, g)
+    seen, frontier, paths, mine = {g}, [(g, float("inf"))], {}, {}
     own = _pcie_bw(graph, g)
-    while frontier and path_bw is None:
+    while frontier and not paths:
         nxt = []
         for u, bw in frontier:
             for _, v, d in graph.out_edges(u, data=True):
@@ -222,16 +227,23 @@ def _nearest_nics(graph, g) -> tuple:
                     continue
                 seen.add(v)
                 b = min(bw, _nccl_pcie(d["bandwidth"]))
-                net = [dd["bandwidth"] / 1e9 for _, _, dd in graph.out_edges(v, data=True)
+                net = [dd.get("line_rate", dd["bandwidth"]) / 1e9 for _, _, dd in graph.out_edges(v, data=True)
                        if dd.get("link_type") in _NET_TYPES]
                 if graph.nodes[v].get("kind") == "nic" or net:  # a NIC, or a port with network cables
-                    mine[v] = max(net) if net else b
-                    path = min(b, max(net)) if net else b
-                    path_bw = path if path_bw is None else max(path_bw, path)
+                    if driven is None or v in driven:
+                        mine[v] = max(net) if net else b
+                        paths[v] = min(b, max(net)) if net else b
                 else:
                     nxt.append((v, b))
         frontier = nxt
-    return path_bw, own, mine
+    return (max(paths.values()) if paths else None), own, mine
+
+
+def _driven(graph, g) -> set | None:
+    """The NICs GPU ``g`` drives when its transport keeps fewer than it is nearest to (graph
+    ``devices_per_gpu``: its ``nics`` list, trimmed by :func:`topologies.transports.apply_transport`);
+    None: every nearest NIC."""
+    return set(nics_of(graph, g)) if "devices_per_gpu" in graph.graph else None
 
 
 def _node_index(nnodes: int) -> int:

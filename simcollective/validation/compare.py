@@ -14,7 +14,9 @@ removes NVLS and NVLSTree from its choice; ``NCCL_MIN_CTAS``/``NCCL_MAX_CTAS`` (
 ``NCCL_MIN_NCHANNELS``/``NCCL_MAX_NCHANNELS`` spellings) clamp the communicator's channel
 count, ring and tree channels and NVLS channels alike (NCCL's model still reads the searched
 graph's channels and bandwidth, so its pick does not change), before the per-call reduction
-for small messages. An explicit ``--algorithm``/``--protocol``/``--channels``
+for small messages; ``NCCL_IB_QPS_PER_CONNECTION`` sets the preset's ``net_connections`` (the
+QPs of each network connection) on NCCL's IB transport (:func:`.settings.topology_settings`). An
+explicit ``--algorithm``/``--protocol``/``--channels`` (``--topology-opt net_connections``)
 overrides the matching settings (the header says so); every other ``NCCL_*`` setting is listed
 as not modelled, never dropped silently.
 
@@ -33,7 +35,7 @@ from pathlib import Path
 from ..errors import UserInputError
 from ..files import iter_lines
 from .nccltests import BUS_FACTOR, DTYPES, parse_lines
-from .settings import log_settings, settings_note, settings_pick
+from .settings import log_settings, settings_note, settings_pick, topology_settings
 
 __all__ = ["compare", "read_table", "band", "disagrees", "summarize", "log_version", "SUPPORTED", "BEST",
            "PER_RANK", "VERIFY"]
@@ -117,8 +119,8 @@ def compare(log, topology="dgx-h100", nodes=1, topology_opts=None, algorithm="au
     ls = log_settings(table.settings, str(log), coll, algorithm, protocol, channels)
     algorithm, candidates, forced_note = _candidates(table, coll, algorithm, protocol, channels)
     (version, version_note), prof = log_version(log, table, nccl_version, candidates), load_profile(profile)
-    graph = build_graph(RunConfig(topology=topology, nodes=nodes, topology_opts=dict(topology_opts or {}),
-                                  topology_file=topology_file, routing=routing))
+    graph, opts = _machine(log, ls, RunConfig(topology=topology, nodes=nodes, topology_opts=dict(topology_opts or {}),
+                                              topology_file=topology_file, routing=routing))
     n, ranks_note = _ranks(log, table, graph, topology, nodes, topology_file, ranks)
     dtype_name = table.dtype or "float"
     if dtype_name not in DTYPES:
@@ -129,7 +131,7 @@ def compare(log, topology="dgx-h100", nodes=1, topology_opts=None, algorithm="au
     extra_us = _launch_overhead(graph, prof, gpp, n)
     use_ip = in_place or table.format == "busbw-only"
     options = {k: v for k, v in (("protocol", protocol), ("channels", channels)) if v is not None}
-    sim = dict(topology=topology, nodes=nodes, topology_opts=dict(topology_opts or {}), topology_file=topology_file,
+    sim = dict(topology=topology, nodes=nodes, topology_opts=opts, topology_file=topology_file,
                collective=coll, gpus=n, dtype=dtype, profile=profile, routing=routing, nccl_version=version, verify=VERIFY)
     runner = _Runner(graph, sim, candidates, options, ls, protocol, channels)
     rows = []
@@ -153,6 +155,22 @@ def compare(log, topology="dgx-h100", nodes=1, topology_opts=None, algorithm="au
         "settings_note": settings_note(ls, rows),
         **({"dropped_rows": list(table.dropped)} if table.dropped else {}),
     }
+
+
+def _machine(log, ls, config) -> tuple:
+    """``(graph, topology options)`` of the run ``config``, with the options the log's transport
+    settings give (:func:`.settings.topology_settings`) added to the user's."""
+    import dataclasses
+
+    from ..simulate import build_graph
+
+    graph = build_graph(config)
+    extra = topology_settings(ls, graph, None if config.topology_file else config.topology,
+                              config.topology_opts, log)
+    if not extra:
+        return graph, dict(config.topology_opts)
+    opts = {**config.topology_opts, **extra}
+    return build_graph(dataclasses.replace(config, topology_opts=opts)), opts
 
 
 def _network(rows) -> str | None:

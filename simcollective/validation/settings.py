@@ -9,13 +9,15 @@ import re
 
 from ..errors import UserInputError
 
-__all__ = ["settings_of", "log_settings", "settings_pick", "settings_note", "DIAGNOSTIC", "CHANNEL_FLOOR", "CHANNEL_CEILING",
-           "nccl_version_of"]
+__all__ = ["settings_of", "log_settings", "topology_settings", "settings_pick", "settings_note", "DIAGNOSTIC",
+           "CHANNEL_FLOOR", "CHANNEL_CEILING", "TOPOLOGY_SETTINGS", "nccl_version_of"]
 
 #: NCCL settings with no effect on timing (diagnostics)
 DIAGNOSTIC = ("NCCL_DEBUG", "NCCL_DEBUG_SUBSYS", "NCCL_DEBUG_FILE")
 CHANNEL_FLOOR = ("NCCL_MIN_CTAS", "NCCL_MIN_NCHANNELS")
 CHANNEL_CEILING = ("NCCL_MAX_CTAS", "NCCL_MAX_NCHANNELS")
+#: settings of NCCL's IB transport -> the preset's ``--topology-opt`` they set (:func:`topology_settings`)
+TOPOLOGY_SETTINGS = {"NCCL_IB_QPS_PER_CONNECTION": "net_connections"}
 #: settings not modelled, with the reason shown beside them
 NOT_MODELLED_WHY = {
     "NCCL_TREE_THRESHOLD": "the size below which NCCL 2.4 ran tree instead of ring, a rule later NCCL "
@@ -62,13 +64,15 @@ def settings_of(lines) -> dict:
     return out
 
 
-def _channel_setting(name, value, log) -> int:
+def _count_setting(name, value, log, most=None, what="a count of 1 or more") -> int:
+    """``value`` of the log's setting ``name`` as an int from 1 to ``most`` (None: no bound),
+    else a one-line error saying NCCL takes ``what``."""
     try:
         v = int(value)
     except ValueError:
         v = 0
-    if not 1 <= v <= 64:
-        raise UserInputError(f"{log}: {name}={value!r} in the log: NCCL takes a channel count from 1 to 64")
+    if v < 1 or (most is not None and v > most):
+        raise UserInputError(f"{log}: {name}={value!r} in the log: NCCL takes {what}")
     return v
 
 
@@ -77,15 +81,16 @@ def log_settings(settings: dict, log: str, coll: str, algorithm: str, protocol=N
     ``--algorithm`` (``auto`` when not given), ``--protocol`` and ``--channels``.
 
     Returns ``{"read", "applied", "overridden", "not_modelled", "diagnostic", "algos", "protos",
-    "min_channels", "max_channels"}``: ``algos``/``protos`` are the allowed sets of NCCL's model
-    (None: all), ``min/max_channels`` the clamp of the communicator's channels (None: none).
+    "min_channels", "max_channels", "topology"}``: ``algos``/``protos`` are the allowed sets of
+    NCCL's model (None: all), ``min/max_channels`` the clamp of the communicator's channels (None:
+    none), ``topology`` the :data:`TOPOLOGY_SETTINGS` stated, left to :func:`topology_settings`.
     """
     out = {"read": dict(settings), "applied": {}, "overridden": {}, "not_modelled": {}, "diagnostic": {},
-           "algos": None, "protos": None, "min_channels": None, "max_channels": None}
+           "algos": None, "protos": None, "min_channels": None, "max_channels": None, "topology": {}}
     nccl_algorithm = algorithm == "auto" or algorithm == "nccl" or algorithm.startswith("nccl-")
     for name, value in settings.items():
-        if name in DIAGNOSTIC:
-            out["diagnostic"][name] = value
+        if name in DIAGNOSTIC or name in TOPOLOGY_SETTINGS:
+            out["diagnostic" if name in DIAGNOSTIC else "topology"][name] = value
             continue
         if name == "NCCL_ALGO":
             if value.lower() not in ("ring", "tree", "nvls"):
@@ -119,7 +124,7 @@ def log_settings(settings: dict, log: str, coll: str, algorithm: str, protocol=N
                 if value.strip() == "0":
                     out["algos"] = ("tree", "ring")
         else:
-            v = _channel_setting(name, value, log)
+            v = _count_setting(name, value, log, 64, "a channel count from 1 to 64")
             if channels is not None:
                 out["overridden"][name] = f"--channels {channels}"
                 continue
@@ -130,6 +135,32 @@ def log_settings(settings: dict, log: str, coll: str, algorithm: str, protocol=N
     if out["min_channels"] and out["max_channels"] and out["min_channels"] > out["max_channels"]:
         raise UserInputError(f"{log}: the log's channel floor {out['min_channels']} is above its ceiling "
                              f"{out['max_channels']} (NCCL_MIN_CTAS/NCCL_MAX_CTAS)")
+    return out
+
+
+def topology_settings(ls, graph, topology: str | None, opts: dict, log) -> dict:
+    """The ``--topology-opt`` keys the log's transport settings give (``ls["topology"]``:
+    ``NCCL_IB_QPS_PER_CONNECTION`` -> ``net_connections``, the QPs of each NCCL network
+    connection), each moved to ``ls``'s applied, overridden or not modelled: applied when the
+    machine ``graph`` is a preset (``topology``; None: a graph file) that takes the key, the key is
+    not in ``opts`` already (the user's), and its network is NCCL's IB transport (a hardware
+    family, or a shape on InfiniBand or RoCE: a net plugin does not read ``NCCL_IB_*``)."""
+    from topologies import preset_options
+    from topologies.transports import IB_VERBS
+
+    out = {}
+    for name, value in ls["topology"].items():
+        key = TOPOLOGY_SETTINGS[name]
+        transport = graph.graph.get("transport")
+        if key in opts:
+            ls["overridden"][name] = f"--topology-opt {key}={opts[key]}"
+        elif topology is None or key not in preset_options(topology):
+            ls["not_modelled"][name] = f"{value} (the machine takes no --topology-opt {key})"
+        elif transport is not None and transport not in IB_VERBS:
+            ls["not_modelled"][name] = f"{value} (transport {transport} is a net plugin, not NCCL's IB transport)"
+        else:
+            out[key] = _count_setting(name, value, log)
+            ls["applied"][name] = value
     return out
 
 
@@ -198,6 +229,8 @@ def settings_note(ls, rows) -> str | None:
         elif name == "NCCL_NVLS_ENABLE":
             parts.append(f"{name}={value} in the log: "
                          + ("no NVLS/NVLSTree" if ls["algos"] else "NVLS allowed (as by default)"))
+        elif name in TOPOLOGY_SETTINGS:
+            parts.append(f"{name}={value} in the log: --topology-opt {TOPOLOGY_SETTINGS[name]}={value}")
         else:
             parts.append(f"{name}={value} in the log: applied")
     for name, flag in ls["overridden"].items():

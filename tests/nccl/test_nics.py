@@ -130,8 +130,9 @@ def _note(name: str, nodes: int, algorithm: str, opts=None) -> str:
                                     "NCCL's model: NVLSTree: 8 heads cross the network at 48 GB/s each"),
     ("aws-p3dn", 2, "ring", None, "1 efa-v1 NIC per node, 8 GPUs per NIC, 150 us advertised per network hop; "
                                   "NCCL's model: 1 network ring at 12 GB/s"),
+    # another transport brings its line rate: HDR's 200 Gb/s NICs, rings at 24 GB/s
     ("aws-p4d", 2, "ring", {"transport": "ib-hdr"}, "4 ib-hdr NICs per node, 2 GPUs per NIC; "
-                                                    "NCCL's model: 4 network rings at 12 GB/s"),
+                                                    "NCCL's model: 4 network rings at 24 GB/s"),
     ("gb300-nvl72", 36, "nvlstree", None, "72 ib-xdr NICs per NVLink domain (18 hosts), 1 NIC per GPU; "
                                           "NCCL's model: NVLSTree: 32 heads cross the network at 30 GB/s each"),
     ("dgx-h100", 2, "ring", {"nics_per_node": 16}, "16 NICs per node, 2 NICs per GPU; NCCL's model: 8 network "

@@ -32,3 +32,32 @@ def test_a_simple_only_transport_never_gets_ll():
 def test_within_one_node_every_protocol_stays():
     one = machine("gcp-a3-high", 1)
     assert one.net_protocols == ALL_PROTOCOLS and model.enabled(one, "ring", "ll")
+
+
+def test_nccl_reads_a_nics_line_rate_not_its_goodput():
+    """A NIC cable whose payload rate (``bandwidth``) is below its ``line_rate`` (a transport's
+    goodput): NCCL's model sees the device speed, the line rate."""
+    import topologies
+
+    g = topologies.build("dgx-h100", 2)
+    gpus = [f"n{s}/gpu{i}" for s in (0, 1) for i in range(8)]
+    before = model.machine_of(g, gpus)
+    for u, v, d in g.edges(data=True):
+        if d.get("link_type") == "infiniband":
+            d["line_rate"], d["bandwidth"] = d["bandwidth"], d["bandwidth"] / 4
+    after = model.machine_of(g, gpus)
+    assert (after.nic_bw, after.nics) == (before.nic_bw, before.nics) == (48.0, 8)
+
+
+def test_nccl_counts_the_rings_of_the_nics_a_gpu_drives():
+    """Two NICs per GPU (16 on 8 H100): 16 rings; the graph saying each GPU drives its listed NICs
+    (``devices_per_gpu``, lists trimmed to one): 8."""
+    import topologies
+
+    g = topologies.build("dgx-h100", 2, {"nics_per_node": 16, "nic_bandwidth": 25e9})
+    gpus = [f"n{s}/gpu{i}" for s in (0, 1) for i in range(8)]
+    assert model.machine_of(g, gpus).nics == 16
+    g.graph["devices_per_gpu"] = 1
+    for gpu in gpus:
+        g.nodes[gpu]["nics"] = g.nodes[gpu]["nics"].split(",")[0]
+    assert model.machine_of(g, gpus).nics == 8

@@ -4,11 +4,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import networkx as nx
 import pytest
 
+import topologies
 from simcollective.errors import UserInputError
 from simcollective.validation.nccltests import parse_log, settings_of
-from simcollective.validation.settings import log_settings, nccl_version_of
+from simcollective.validation.settings import log_settings, nccl_version_of, topology_settings
 from tests.conftest import row
 
 
@@ -62,7 +64,8 @@ def test_log_settings_applied_overridden_and_not_modelled():
          "NCCL_IB_QPS_PER_CONNECTION": "2", "NCCL_DEBUG": "INFO"}
     ls = log_settings(s, "x", "allreduce", "auto")
     assert (ls["min_channels"], ls["protos"], ls["algos"]) == (24, ("ll", "simple"), ("tree", "ring"))
-    assert ls["not_modelled"] == {"NCCL_IB_QPS_PER_CONNECTION": "2"} and ls["diagnostic"] == {"NCCL_DEBUG": "INFO"}
+    assert ls["not_modelled"] == {} and ls["diagnostic"] == {"NCCL_DEBUG": "INFO"}
+    assert ls["topology"] == {"NCCL_IB_QPS_PER_CONNECTION": "2"}       # left to topology_settings
     ls = log_settings(s, "x", "allreduce", "nccl-ring", protocol="ll", channels=8)
     assert ls["overridden"] == {"NCCL_MIN_CTAS": "--channels 8", "NCCL_PROTO": "--protocol ll",
                                 "NCCL_NVLS_ENABLE": "--algorithm nccl-ring"}
@@ -70,6 +73,31 @@ def test_log_settings_applied_overridden_and_not_modelled():
     assert log_settings({"NCCL_PROTO": "^LL128"}, "x", "allreduce", "auto")["protos"] == ("ll", "simple")
     ls = log_settings({"NCCL_MIN_CTAS": "24"}, "x", "allreduce", "ring")   # not NCCL's algorithm
     assert ls["min_channels"] is None and "not NCCL's" in ls["not_modelled"]["NCCL_MIN_CTAS"]
+
+
+def _qps(topology, opts=None, value="2", transport=None):
+    """``topology_settings`` of a log stating NCCL_IB_QPS_PER_CONNECTION=value: (options, ls)."""
+    g = topologies.build(topology, 2, {"transport": transport} if transport else {}) if topology else nx.DiGraph()
+    ls = log_settings({"NCCL_IB_QPS_PER_CONNECTION": value}, "x", "allreduce", "auto")
+    return topology_settings(ls, g, topology, dict(opts or {}), "x"), ls
+
+
+def test_qps_per_connection_sets_net_connections_on_nccls_ib_transport_only():
+    """NCCL_IB_QPS_PER_CONNECTION is the QPs of each connection of NCCL's IB transport: the
+    preset's net_connections on a hardware family or a shape on IB/RoCE; a net plugin (EFA through
+    aws-ofi-nccl, TCPX) does not read it; the user's --topology-opt wins; a graph file takes no option."""
+    for topology, transport in (("dgx-h100", None), ("oci-bm-gpu-h100-8", None), ("aws-p4d", "ib-ndr")):
+        opts, ls = _qps(topology, transport=transport)
+        assert opts == {"net_connections": 2} and ls["applied"] == {"NCCL_IB_QPS_PER_CONNECTION": "2"}
+    for topology, transport in (("aws-p4d", None), ("gcp-a3-high", None), ("azure-nd-h100-v5", "efa-v2")):
+        opts, ls = _qps(topology, transport=transport)
+        assert opts == {} and "is a net plugin" in ls["not_modelled"]["NCCL_IB_QPS_PER_CONNECTION"]
+    opts, ls = _qps("dgx-h100", {"net_connections": 4})
+    assert opts == {} and ls["overridden"] == {"NCCL_IB_QPS_PER_CONNECTION": "--topology-opt net_connections=4"}
+    opts, ls = _qps(None)
+    assert opts == {} and "takes no --topology-opt" in ls["not_modelled"]["NCCL_IB_QPS_PER_CONNECTION"]
+    with pytest.raises(UserInputError, match="NCCL_IB_QPS_PER_CONNECTION='0' in the log"):
+        _qps("dgx-h100", value="0")
 
 
 @pytest.mark.parametrize("setting,needle", [

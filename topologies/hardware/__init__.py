@@ -59,8 +59,9 @@ Conventions shared by all hardware presets
   hardware preset: ``nics_per_node``, ``nic_bandwidth``,
   ``oversubscription``, ``nodes_per_su``, ``spines`` (validated, with the
   allowed range in the error message); :mod:`topologies.hardware.common`
-  documents them and the network transport's ``net_latency`` and
-  ``net_conn_bandwidth``.
+  documents them and the network transport's ``net_latency``,
+  ``net_conn_bandwidth``, ``net_connections``, ``net_goodput`` and
+  ``net_devices_per_gpu``.
 * **Attributes NCCL-style algorithms read**: every GPU node has ``nic`` (the
   id of its nearest NIC: the one on its own PCIe switch, NIC
   ``floor(local * nics / gpus)``); NVSwitch nodes have ``nvls`` (True when
@@ -79,7 +80,7 @@ Examples
 >>> G.graph["platform"], G.graph["gpus_per_node"], G.graph["nvls"]
 ('hardware', 8, True)
 >>> sorted(hardware.OPTION_RANGES)
-['net_conn_bandwidth', 'net_latency', 'nic_bandwidth', 'oversubscription']
+['net_conn_bandwidth', 'net_goodput', 'net_latency', 'nic_bandwidth', 'oversubscription']
 """
 
 from .common import OPTION_RANGES, nearest_nic

@@ -6,14 +6,18 @@ is built on (:func:`~topologies.hardware.dgx_a100`, ``dgx_h100``,
 transport (:mod:`topologies.transports`) and the figures that differ from the
 family's, each with its source. :func:`shape_builder` turns a shape into a
 builder whose keywords are the family's options with the shape's figures as
-defaults, plus ``transport``. Three figures come from the transport unless
-the shape gives its own for its own transport (``nan`` default = "the
-transport's"): ``net_latency`` (the latency the transport advertises to NCCL),
-``nic_latency`` (the NIC - leaf cable) and ``net_conn_bandwidth`` (the most
-one NCCL connection carries); with another ``transport=`` they are that
-transport's (p4d's 75 us are aws-ofi-nccl's on p4d, not InfiniBand's). Every
-NIC node and NIC cable records the transport's name; the cables take its
-``link_type``.
+defaults, plus ``transport``. These figures come from the transport unless
+the shape gives its own for its own transport (default ``nan``, -1 for a
+count: "the transport's", :data:`FROM_TRANSPORT`): ``net_latency`` (the
+latency the transport advertises to NCCL), ``nic_latency`` (the NIC - leaf
+cable), ``net_conn_bandwidth`` and ``net_connections`` (the most one stream
+of an NCCL connection carries, the streams per connection), ``nic_bandwidth``
+(the transport's line rate; a transport whose rate is per shape, 0, leaves the
+shape's), ``net_goodput`` (the payload share of the cables' rate) and
+``net_devices_per_gpu`` (the most NICs a GPU drives; the transport's "all":
+0); with another ``transport=`` they are that transport's (p4d's 75 us are
+aws-ofi-nccl's on p4d, not InfiniBand's). Every NIC node and NIC cable
+records the transport's name; the cables take its ``link_type``.
 
 ``nics_per_node`` may be lowered (NICs left out, as ``NCCL_IB_HCA`` does) to
 an equal share of the GPUs (k NICs per GPU, or one NIC per k GPUs) but not
@@ -62,7 +66,9 @@ FAMILY_GPUS = {"dgx-a100": 8, "dgx-h100": 8, "dgx-b200": 8, "gb200-nvl72": 4, "d
 
 #: Builder option -> the transport figure it defaults to when the shape gives none.
 FROM_TRANSPORT = {"net_latency": "net_latency", "nic_latency": "hop_latency",
-                  "net_conn_bandwidth": "conn_bandwidth"}
+                  "net_conn_bandwidth": "conn_bandwidth", "net_connections": "connections",
+                  "nic_bandwidth": "line_rate", "net_goodput": "goodput",
+                  "net_devices_per_gpu": "devices_per_gpu"}
 
 _META = ("title", "family", "gpu_model", "transport")
 
@@ -109,15 +115,25 @@ def _load() -> dict:
 SHAPES: dict[str, Shape] = _load()
 
 
+#: The default of a figure the transport gives (:data:`FROM_TRANSPORT`), by whether the family
+#: takes it as an int: ``nan``, or -1 (below every allowed count).
+_THE_TRANSPORTS = {False: math.nan, True: -1}
+
+
+def _is_the_transports(value) -> bool:
+    return (isinstance(value, float) and math.isnan(value)) or (type(value) is int and value == -1)
+
+
 def _defaults(shape: Shape, own: bool = False) -> dict:
-    """The builder's keyword defaults: the family's, the shape's figures over them, ``nan`` for
-    the figures the transport gives (``own``: the shape's own figure for its own transport)."""
+    """The builder's keyword defaults: the family's, the shape's figures over them, ``nan`` (-1 for
+    an int) for the figures the transport gives (``own``: the shape's own figure for its own
+    transport)."""
     family = inspect.signature(FAMILIES[shape.family]).parameters
     out = {"transport": shape.transport}
     for key, p in list(family.items())[1:]:
         default = p.default
         if key in FROM_TRANSPORT:
-            default = math.nan
+            default = _THE_TRANSPORTS[isinstance(p.default, int)]
         if key in shape.figures and (own or key not in FROM_TRANSPORT):
             value = shape.figures[key]
             default = float(value) if isinstance(p.default, float) else value
@@ -126,13 +142,21 @@ def _defaults(shape: Shape, own: bool = False) -> dict:
 
 
 def _resolved(shape: Shape, t, options: dict) -> dict:
-    """``options`` with each ``nan`` figure of :data:`FROM_TRANSPORT` resolved: the shape's own
-    under its own transport, else transport ``t``'s."""
+    """``options`` with each ``nan`` (int: -1) figure of :data:`FROM_TRANSPORT` resolved: the
+    shape's own under its own transport, else transport ``t``'s (a line rate of 0, "per shape":
+    the shape's own, else the family's; ``devices_per_gpu`` "all": 0); a figure the family takes
+    as an int, as an int."""
     out = dict(options)
+    family = inspect.signature(FAMILIES[shape.family]).parameters
     for key, figure in FROM_TRANSPORT.items():
-        if key in out and isinstance(out[key], float) and math.isnan(out[key]):
+        if key in out and _is_the_transports(out[key]):
             own = t.name == shape.transport and key in shape.figures
-            out[key] = float(shape.figures[key]) if own else getattr(t, figure)
+            value = float(shape.figures[key]) if own else getattr(t, figure)
+            if not value and figure == "line_rate":
+                value = float(shape.figures.get(key, family[key].default))
+            out[key] = 0 if figure == "devices_per_gpu" and value == math.inf else value
+        if isinstance(family[key].default, int) and isinstance(out[key], float) and out[key].is_integer():
+            out[key] = int(out[key])
     return out
 
 

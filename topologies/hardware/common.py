@@ -40,24 +40,39 @@ net_latency : float
     ``src/platform-aws.cpp``); the cloud presets set them from their transport
     (``topologies/transports.toml``). 0 to 1e-3.
 net_conn_bandwidth : float
-    The most one NCCL network connection carries, bytes/s (default ``inf``:
-    no limit, the NIC alone bounds the flows). NCCL opens one connection per
-    channel and peer over one NIC (a ring channel: one send and one receive
-    per node; NVLSTree: one per channel and head, so 16-24 per NIC), and a
-    connection's goodput can be below the NIC's: with
-    ``NCCL_IB_QPS_PER_CONNECTION`` QPs the connection's data is spread over
-    its QPs, which share this figure (it is per connection, not per QP).
-    Every flow crossing a NIC cable is capped at it (edge attribute
-    ``flow_bandwidth``, graph attribute ``net_conn_bandwidth``), so 16 ring
-    channels (2 per NIC) leave the NIC partly idle where 24 (3 per NIC,
-    ``NCCL_MIN_CTAS=24``) fill it. On ``dgx_h100``,
+    The most one stream of an NCCL network connection carries, bytes/s: one
+    IB queue pair, socket or plugin stream (default ``inf``: no limit, the NIC
+    alone bounds the flows). NCCL opens one connection per channel and peer
+    over one NIC (a ring channel: one send and one receive per node;
+    NVLSTree: one per channel and head, so 16-24 per NIC), and a
+    connection's goodput can be below the NIC's. Every flow crossing a NIC
+    cable is capped at ``net_conn_bandwidth x net_connections`` (edge
+    attribute ``flow_bandwidth``, graph attribute ``net_conn_bandwidth``), so
+    16 ring channels (2 per NIC) leave the NIC partly idle where 24 (3 per
+    NIC, ``NCCL_MIN_CTAS=24``) fill it. On ``dgx_h100``,
     ``net_conn_bandwidth=20.44e9`` is FITTED to the plateau of one cluster's
     log (section E of
     ``experiments/nccl-tests/h100x8-2to8node-ib400_allreduce_ncclt309.txt``,
-    4 x 8 H100, 8 GiB ring busbw 324.5 GB/s = 16 x 20.28) and validated on
-    that cluster's other runs (C, D, F, G); not a published figure, and not
-    the same on every cluster (section B's VMs reach 366 GB/s with 16
-    channels). 1e8 to 1e12, or inf.
+    4 x 8 H100, 8 GiB ring busbw 324.5 GB/s = 16 x 20.28, NCCL's default of
+    one QP per connection) and validated on that cluster's other runs (C, D,
+    F, G); not a published figure, and not the same on every cluster
+    (section B's VMs reach 366 GB/s with 16 channels). 1e8 to 1e12, or inf.
+net_connections : int
+    The streams one NCCL network connection spreads its data over: NCCL's IB
+    transport opens ``NCCL_IB_QPS_PER_CONNECTION`` queue pairs per
+    connection (default 1, NVIDIA/nccl ``src/transport/net_ib/connect.cc``),
+    a socket transport several sockets; each carries at most
+    ``net_conn_bandwidth``. ``simcollective compare`` sets it from a log's
+    ``NCCL_IB_QPS_PER_CONNECTION`` on NCCL's IB transport. 1 to 128.
+net_goodput : float
+    The payload share of the network cables' rate: every scale-out cable
+    carries ``goodput`` x its rate in the simulation and keeps the rate as
+    ``line_rate``, which NCCL's model reads (NCCL sees the device's speed).
+    1 (default); 0.01 to 1.
+net_devices_per_gpu : int
+    The most NICs one GPU spreads its NCCL channels over, its nearest ones
+    (its ``nics`` list trimmed; NCCL's model counts their rings); 0
+    (default): all the NICs nearest it.
 duplex : {"full", "shared"}
     ``"full"`` as built (every figure per direction); ``"shared"`` applies the
     study's convention (one capacity for both directions) to every cable, for
@@ -75,6 +90,7 @@ from .. import fabrics
 from ..fabrics import check_count
 from ..nodes import add_cable
 from ..schema import DUPLEX, TopologyError
+from ..transports import apply_figures
 
 __all__ = [
     "FULL",
@@ -102,14 +118,16 @@ OPTION_RANGES = {
     "nic_bandwidth": ("1e8", "1e12", "bytes/s per direction (400 Gb/s = 5e10)", False),
     "net_latency": ("0", "1e-3", "seconds (the network transport's advertised latency per network hop, "
                     "0 = none)", False),
-    "net_conn_bandwidth": ("1e8", "1e12", "bytes/s (the most one NCCL network connection carries)", True),
+    "net_conn_bandwidth": ("1e8", "1e12", "bytes/s (the most one stream of an NCCL network connection carries)", True),
+    "net_goodput": ("0.01", "1", "(the payload share of the network cables' rate, 1 = all of it)", False),
     "oversubscription": ("1", "64", "(leaf down:up bandwidth, 1 = full bisection)", False),
 }
 
 #: The options of the NICs, the rail fabric and the network transport that every preset has.
 FABRIC_OPTIONS = ("nics_per_node", "nic_bandwidth", "oversubscription", "nodes_per_su", "spines",
                   "nic_latency", "uplink_latency", "switch_bandwidth", "switch_latency", "duplex",
-                  "net_latency", "net_conn_bandwidth")
+                  "net_latency", "net_conn_bandwidth", "net_connections", "net_goodput",
+                  "net_devices_per_gpu")
 
 
 def fabric_options(options) -> dict:
@@ -152,6 +170,11 @@ def check_range(key: str, value: object) -> float:
     return float(value)
 
 
+#: The most streams (QPs, sockets) per NCCL network connection the presets take: NCCL caps
+#: NCCL_IB_QPS_PER_CONNECTION at 128 (NCCL_IB_MAX_QPS, NVIDIA/nccl src/transport/net_ib) [recalled].
+MAX_CONNECTIONS = 128
+
+
 #: The most NICs one GPU drives: AWS p5.48xlarge has 32 EFA devices for 8 H100 ("up to 32
 #: network cards", https://docs.aws.amazon.com/AWSEC2/latest/UserGuide/efa-acc-inst-types.html).
 MAX_NICS_PER_GPU = 4
@@ -168,7 +191,8 @@ def _check_nics(nics: object, gpus: int) -> int:
 
 
 def common_checks(nodes, gpus, *, nics_per_node, nic_bandwidth, oversubscription, nodes_per_su,
-                  spines, duplex, net_latency, net_conn_bandwidth, **_fabric) -> None:
+                  spines, duplex, net_latency, net_conn_bandwidth, net_connections, net_goodput,
+                  net_devices_per_gpu, **_fabric) -> None:
     """Check the options every preset has, in a fixed order (the first bad one is reported);
     `gpus` per node bounds ``nics_per_node``. Other keywords (the rest of the fabric's
     figures, checked by :func:`topologies.schema.validate`) are ignored."""
@@ -182,6 +206,11 @@ def common_checks(nodes, gpus, *, nics_per_node, nic_bandwidth, oversubscription
     check_count("spines", spines, 0)
     check_range("net_latency", net_latency)
     check_range("net_conn_bandwidth", net_conn_bandwidth)
+    if check_count("net_connections", net_connections) > MAX_CONNECTIONS:
+        raise TopologyError(f"net_connections must be an int from 1 to {MAX_CONNECTIONS} (streams per "
+                            f"NCCL network connection), got {net_connections!r}")
+    check_range("net_goodput", net_goodput)
+    check_count("net_devices_per_gpu", net_devices_per_gpu, 0)
 
 
 # -------------------------------------------------------------- node parts
@@ -331,25 +360,12 @@ def fabric_text(*, nics_per_node, nic_bandwidth, oversubscription, **_fabric) ->
             f"oversubscription {oversubscription:g}")
 
 
-def _cap_connections(G, net_conn_bandwidth: float) -> None:
-    """Give every NIC - fabric cable a per-flow cap (edge attribute ``flow_bandwidth``: the
-    most one flow crossing it may carry, see :class:`simcollective.network.routing.Router`);
-    nothing when unlimited."""
-    if net_conn_bandwidth == math.inf:
-        return
-    G.graph["net_conn_bandwidth"] = float(net_conn_bandwidth)
-    for u, v, d in G.edges(data=True):
-        if d.get("link_type") in ("infiniband", "ethernet") and "nic" in (
-                G.nodes[u].get("kind"), G.nodes[v].get("kind")):
-            d["flow_bandwidth"] = float(net_conn_bandwidth)
-
-
 def rails(G, ports, *, nodes_per_su, spines, oversubscription, nic_bandwidth, nic_latency,
           uplink_latency, switch_bandwidth, switch_latency, duplex, net_latency,
-          net_conn_bandwidth, **_fabric) -> None:
+          net_conn_bandwidth, net_connections, net_goodput, net_devices_per_gpu, **_fabric) -> None:
     """The rail-optimized fabric over the servers' NIC lists `ports`, and the network
-    transport's figures NCCL sees on it (``net_latency`` as a graph attribute when not 0,
-    ``net_conn_bandwidth`` on the NIC cables); both checked by :func:`common_checks`.
+    transport's figures on it (``net_latency`` as a graph attribute when not 0, the others by
+    :func:`topologies.transports.apply_figures`); all checked by :func:`common_checks`.
 
     The graph's ``routing`` (what ``--routing auto`` takes): ``dest`` when the servers span
     more than one scalable unit, where InfiniBand's fat-tree routing gives each destination
@@ -367,4 +383,5 @@ def rails(G, ports, *, nodes_per_su, spines, oversubscription, nic_bandwidth, ni
     )
     if net_latency:
         G.graph["net_latency"] = float(net_latency)
-    _cap_connections(G, float(net_conn_bandwidth))
+    apply_figures(G, conn_bandwidth=float(net_conn_bandwidth), connections=int(net_connections),
+                  goodput=float(net_goodput), devices_per_gpu=int(net_devices_per_gpu))

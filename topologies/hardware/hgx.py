@@ -100,10 +100,10 @@ def dgx_a100(
     nics_per_node: int = 8, nic_bandwidth: float = 25e9,
     oversubscription: float = 1.0, nodes_per_su: int = 20, spines: int = 0,
     nvlink_bandwidth: float = 25e9, links_per_gpu: int = 12, nvswitch_latency: float = 0.3e-6,
-    pcie_bandwidth: float = 31.5e9, pcie_latency: float = 0.5e-6,
-    nic_latency: float = 0.3e-6, uplink_latency: float = 5e-8,
-    switch_bandwidth: float = 2e12, switch_latency: float = 0.1e-6,
-    net_latency: float = 0.0, net_conn_bandwidth: float = math.inf, duplex: str = "full",
+    pcie_bandwidth: float = 31.5e9, pcie_latency: float = 0.5e-6, nic_latency: float = 0.3e-6,
+    uplink_latency: float = 5e-8, switch_bandwidth: float = 2e12, switch_latency: float = 0.1e-6,
+    net_latency: float = 0.0, net_conn_bandwidth: float = math.inf, net_connections: int = 1,
+    net_goodput: float = 1.0, net_devices_per_gpu: int = 0, duplex: str = "full",
 ) -> nx.DiGraph:
     """DGX A100 as built: 8 A100, 12 NVLink 3 links to 6 NVSwitches, 8 HDR NICs, rail fabric.
 
@@ -132,7 +132,7 @@ def dgx_a100(
 
     Other Parameters
     ----------------
-    oversubscription, spines, nvswitch_latency, pcie_latency, nic_latency, uplink_latency, switch_latency, net_latency, net_conn_bandwidth, duplex
+    oversubscription, spines, nvswitch_latency, pcie_latency, nic_latency, uplink_latency, switch_latency, net_latency, net_conn_bandwidth, net_connections, net_goodput, net_devices_per_gpu, duplex
         As every hardware preset (:mod:`topologies.hardware.common`).
 
     Returns
@@ -161,10 +161,10 @@ def dgx_h100(
     nics_per_node: int = 8, nic_bandwidth: float = 50e9,
     oversubscription: float = 1.0, nodes_per_su: int = 32, spines: int = 0,
     nvlink_bandwidth: float = 25e9, links_per_gpu: int = 18, nvswitch_latency: float = 0.3e-6,
-    pcie_bandwidth: float = 63e9, pcie_latency: float = 0.5e-6,
-    nic_latency: float = 0.3e-6, uplink_latency: float = 5e-8,
-    switch_bandwidth: float = 6.4e12, switch_latency: float = 0.1e-6,
-    net_latency: float = 0.0, net_conn_bandwidth: float = math.inf, duplex: str = "full",
+    pcie_bandwidth: float = 63e9, pcie_latency: float = 0.5e-6, nic_latency: float = 0.3e-6,
+    uplink_latency: float = 5e-8, switch_bandwidth: float = 6.4e12, switch_latency: float = 0.1e-6,
+    net_latency: float = 0.0, net_conn_bandwidth: float = math.inf, net_connections: int = 1,
+    net_goodput: float = 1.0, net_devices_per_gpu: int = 0, duplex: str = "full",
 ) -> nx.DiGraph:
     """DGX H100 as built: 8 H100, 18 NVLink 4 links to 4 NVSwitches (NVLS), 8 NDR NICs, rails.
 
@@ -192,7 +192,7 @@ def dgx_h100(
 
     Other Parameters
     ----------------
-    oversubscription, spines, nvswitch_latency, pcie_latency, nic_latency, uplink_latency, switch_latency, net_latency, net_conn_bandwidth, duplex
+    oversubscription, spines, nvswitch_latency, pcie_latency, nic_latency, uplink_latency, switch_latency, net_latency, net_conn_bandwidth, net_connections, net_goodput, net_devices_per_gpu, duplex
         As every hardware preset (:mod:`topologies.hardware.common`, which
         also gives the fitted ``net_conn_bandwidth`` of one H100 cluster).
 
@@ -222,10 +222,10 @@ def dgx_b200(
     nics_per_node: int = 8, nic_bandwidth: float = 50e9,
     oversubscription: float = 1.0, nodes_per_su: int = 32, spines: int = 0,
     nvlink_bandwidth: float = 50e9, links_per_gpu: int = 18, nvswitch_latency: float = 0.3e-6,
-    pcie_bandwidth: float = 63e9, pcie_latency: float = 0.5e-6,
-    nic_latency: float = 0.3e-6, uplink_latency: float = 5e-8,
-    switch_bandwidth: float = 6.4e12, switch_latency: float = 0.1e-6,
-    net_latency: float = 0.0, net_conn_bandwidth: float = math.inf, duplex: str = "full",
+    pcie_bandwidth: float = 63e9, pcie_latency: float = 0.5e-6, nic_latency: float = 0.3e-6,
+    uplink_latency: float = 5e-8, switch_bandwidth: float = 6.4e12, switch_latency: float = 0.1e-6,
+    net_latency: float = 0.0, net_conn_bandwidth: float = math.inf, net_connections: int = 1,
+    net_goodput: float = 1.0, net_devices_per_gpu: int = 0, duplex: str = "full",
 ) -> nx.DiGraph:
     """DGX B200 as built: 8 B200, 18 NVLink 5 links to 2 NVSwitches (NVLS), 8 x 400G NICs, rails.
 
@@ -247,7 +247,7 @@ def dgx_b200(
     ----------------
     nodes_per_su, pcie_bandwidth, switch_bandwidth
         As :func:`dgx_h100` (NDR fabric, PCIe Gen5).
-    oversubscription, spines, nvswitch_latency, pcie_latency, nic_latency, uplink_latency, switch_latency, net_latency, net_conn_bandwidth, duplex
+    oversubscription, spines, nvswitch_latency, pcie_latency, nic_latency, uplink_latency, switch_latency, net_latency, net_conn_bandwidth, net_connections, net_goodput, net_devices_per_gpu, duplex
         As every hardware preset (:mod:`topologies.hardware.common`).
 
     Returns

@@ -87,10 +87,10 @@ def gb200_nvl72(
     nics_per_node: int = 4, nic_bandwidth: float = 50e9,
     oversubscription: float = 1.0, nodes_per_su: int = 32, spines: int = 0,
     nvlink_bandwidth: float = 50e9, links_per_gpu: int = 18, nvswitch_latency: float = 0.3e-6,
-    pcie_bandwidth: float = 63e9, pcie_latency: float = 0.5e-6,
-    nic_latency: float = 0.3e-6, uplink_latency: float = 5e-8,
-    switch_bandwidth: float = 6.4e12, switch_latency: float = 0.1e-6,
-    net_latency: float = 0.0, net_conn_bandwidth: float = math.inf, duplex: str = "full",
+    pcie_bandwidth: float = 63e9, pcie_latency: float = 0.5e-6, nic_latency: float = 0.3e-6,
+    uplink_latency: float = 5e-8, switch_bandwidth: float = 6.4e12, switch_latency: float = 0.1e-6,
+    net_latency: float = 0.0, net_conn_bandwidth: float = math.inf, net_connections: int = 1,
+    net_goodput: float = 1.0, net_devices_per_gpu: int = 0, duplex: str = "full",
 ) -> nx.DiGraph:
     """GB200 NVL72 as built: hosts of 4 B200 in NVLink domains of 72 GPUs, 4 x 400G NICs per host.
 
@@ -111,7 +111,7 @@ def gb200_nvl72(
     ----------------
     nic_bandwidth, nodes_per_su, pcie_bandwidth, switch_bandwidth
         As :func:`topologies.hardware.dgx_h100` (400 Gb/s NICs, NDR fabric, PCIe Gen5).
-    oversubscription, spines, nvswitch_latency, pcie_latency, nic_latency, uplink_latency, switch_latency, net_latency, net_conn_bandwidth, duplex
+    oversubscription, spines, nvswitch_latency, pcie_latency, nic_latency, uplink_latency, switch_latency, net_latency, net_conn_bandwidth, net_connections, net_goodput, net_devices_per_gpu, duplex
         As every hardware preset (:mod:`topologies.hardware.common`).
 
     Returns

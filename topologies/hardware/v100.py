@@ -110,10 +110,10 @@ def dgx1_v100(
     nics_per_node: int = 4, nic_bandwidth: float = 12.5e9,
     oversubscription: float = 1.0, nodes_per_su: int = 18, spines: int = 0,
     nvlink_bandwidth: float = 25e9, nvlink_latency: float = 0.6e-6,
-    pcie_bandwidth: float = 15.75e9, pcie_latency: float = 0.5e-6,
-    nic_latency: float = 0.3e-6, uplink_latency: float = 5e-8,
-    switch_bandwidth: float = 9e11, switch_latency: float = 0.1e-6,
-    net_latency: float = 0.0, net_conn_bandwidth: float = math.inf, duplex: str = "full",
+    pcie_bandwidth: float = 15.75e9, pcie_latency: float = 0.5e-6, nic_latency: float = 0.3e-6,
+    uplink_latency: float = 5e-8, switch_bandwidth: float = 9e11, switch_latency: float = 0.1e-6,
+    net_latency: float = 0.0, net_conn_bandwidth: float = math.inf, net_connections: int = 1,
+    net_goodput: float = 1.0, net_devices_per_gpu: int = 0, duplex: str = "full",
 ) -> nx.DiGraph:
     """DGX-1 with V100 (DGX-1V) as built: hybrid cube-mesh NVLink 2, 4 EDR NICs, rail fabric.
 
@@ -137,7 +137,7 @@ def dgx1_v100(
 
     Other Parameters
     ----------------
-    oversubscription, spines, nvlink_latency, pcie_latency, nic_latency, uplink_latency, switch_latency, net_latency, net_conn_bandwidth, duplex
+    oversubscription, spines, nvlink_latency, pcie_latency, nic_latency, uplink_latency, switch_latency, net_latency, net_conn_bandwidth, net_connections, net_goodput, net_devices_per_gpu, duplex
         As every hardware preset (:mod:`topologies.hardware.common`).
 
     Returns
@@ -172,10 +172,10 @@ def dgx2_v100(
     nics_per_node: int = 8, nic_bandwidth: float = 12.5e9,
     oversubscription: float = 1.0, nodes_per_su: int = 18, spines: int = 0,
     nvlink_bandwidth: float = 25e9, nvswitch_latency: float = 0.3e-6, board_links: int = 48,
-    pcie_bandwidth: float = 15.75e9, pcie_latency: float = 0.5e-6,
-    nic_latency: float = 0.3e-6, uplink_latency: float = 5e-8,
-    switch_bandwidth: float = 9e11, switch_latency: float = 0.1e-6,
-    net_latency: float = 0.0, net_conn_bandwidth: float = math.inf, duplex: str = "full",
+    pcie_bandwidth: float = 15.75e9, pcie_latency: float = 0.5e-6, nic_latency: float = 0.3e-6,
+    uplink_latency: float = 5e-8, switch_bandwidth: float = 9e11, switch_latency: float = 0.1e-6,
+    net_latency: float = 0.0, net_conn_bandwidth: float = math.inf, net_connections: int = 1,
+    net_goodput: float = 1.0, net_devices_per_gpu: int = 0, duplex: str = "full",
 ) -> nx.DiGraph:
     """DGX-2 as built: 16 V100, 12 NVSwitches in 6 planes on 2 baseboards, 8 EDR NICs.
 
@@ -198,7 +198,7 @@ def dgx2_v100(
     ----------------
     nic_bandwidth, nodes_per_su, pcie_bandwidth, switch_bandwidth
         As :func:`dgx1_v100` (EDR, PCIe Gen3).
-    oversubscription, spines, nvswitch_latency, pcie_latency, nic_latency, uplink_latency, switch_latency, net_latency, net_conn_bandwidth, duplex
+    oversubscription, spines, nvswitch_latency, pcie_latency, nic_latency, uplink_latency, switch_latency, net_latency, net_conn_bandwidth, net_connections, net_goodput, net_devices_per_gpu, duplex
         As every hardware preset (:mod:`topologies.hardware.common`).
 
     Returns
