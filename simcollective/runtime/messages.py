@@ -74,18 +74,18 @@ class Gather(Posting):
 
 
 class Message:
-    """A message (the runtime's bookkeeping; not a SimPy event): ``owner`` the source and
-    ``peer`` the destination (world ranks), the payload, ``rjoin`` the receiver's event
-    once matched, ``join`` the sender's event while a rendezvous send waits, and its
-    flow (through the nodes ``via``, or the shortest path when None). Complete (its sender may go on) at posting if ``eager``, else when it has
-    ``arrived``. Built without an ``__init__`` frame (see :meth:`World.post`)."""
+    """A message (the runtime's bookkeeping; not a SimPy event): its mailbox ``key``
+    (receiver, source, tag, communicator: world ranks and the communicator's id), the
+    payload, ``rjoin`` the receiver's event once matched, ``join`` the sender's event while
+    a rendezvous send waits (None for an eager send: complete at posting), and its flow
+    (through the nodes ``via``, or the shortest path when None); ``arrived`` once its last
+    byte is in. Built without an ``__init__`` frame (see :meth:`World.post_send`)."""
 
-    __slots__ = ("owner", "peer", "tag", "cid", "nbytes", "t_post", "payload", "rjoin", "join", "eager", "flow",
-                 "arrived", "via")
+    __slots__ = ("key", "nbytes", "t_post", "payload", "rjoin", "join", "flow", "arrived", "via")
 
     def describe(self, comm_names) -> str:
-        name = comm_names[self.cid]
-        return f"send of {self.nbytes} B to rank {self.peer} (tag {self.tag}, {name}) not yet received"
+        receiver, _, tag, cid = self.key
+        return f"send of {self.nbytes} B to rank {receiver} (tag {tag}, {comm_names[cid]}) not yet received"
 
 
 def waiting(box) -> list:

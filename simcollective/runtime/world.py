@@ -126,9 +126,9 @@ class World:
         the receiver's event, with its posting time) of message ``m``."""
         now = self.env.now
         if recv_join is not None:
-            self.ranks[m.peer].spans.append(("recv", "p2p", recv_join.t_post, now, {"peer": m.owner, "bytes": m.nbytes}))
+            self.ranks[m.key[0]].spans.append(("recv", "p2p", recv_join.t_post, now, {"peer": m.key[1], "bytes": m.nbytes}))
         if send:
-            self.ranks[m.owner].spans.append(("send", "p2p", m.t_post, now, {"peer": m.peer, "bytes": m.nbytes}))
+            self.ranks[m.key[1]].spans.append(("send", "p2p", m.t_post, now, {"peer": m.key[0], "bytes": m.nbytes}))
 
     # -- point to point (world ranks) -------------------------------------------------
     def post(self, cls, me: int, cid: int, dst, payload, tag, src, rtag, via=None) -> Posting:
@@ -202,10 +202,7 @@ class World:
         except AttributeError:
             nbytes = payload_bytes(payload)
         m = _new(Message)  # (one store per field: a tuple assignment would build and unpack a tuple)
-        m.owner = me
-        m.peer = dst
-        m.tag = tag
-        m.cid = cid
+        m.key = key = (dst, me, tag, cid)
         m.nbytes = nbytes
         m.payload = payload
         m.flow = None
@@ -216,12 +213,11 @@ class World:
             m.t_post = self.env.now
         smpi = self._smpi
         if smpi:
-            m.eager = eager = nbytes < self._eager  # detached: completes at post
+            eager = nbytes < self._eager  # detached: completes at post
         else:
-            m.eager = eager = nbytes <= self._eager
+            eager = nbytes <= self._eager
         self.messages += 1
         self.message_bytes += nbytes
-        key = (dst, me, tag, cid)
         boxes = self._boxes
         rj = boxes.setdefault(key, m)   # (_meet, written out)
         if rj is m:                      # nothing waits: the message waits
@@ -367,7 +363,7 @@ class World:
                  for (dst, src, tag, cid), box in boxes if dst == rank for item in waiting(box)
                  if item.__class__ is not Message]
         waits += [m.describe(self.comm_names) for _, box in boxes for m in waiting(box)
-                  if m.__class__ is Message and m.owner == rank and not m.eager]
+                  if m.__class__ is Message and m.key[1] == rank and m.join is not None]
         return waits
 
     def blocked_report(self) -> list:
