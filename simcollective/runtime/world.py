@@ -30,31 +30,6 @@ class RankState:
     spans: list | None = None
 
 
-# NOTE: World.post_send and World.post_recv write this out (each runs once per message: one
-# frame on purpose); World.post_recvs, once per group of receives, calls it.
-def _meet(boxes: dict, key, item):
-    """What waits in ``boxes`` under ``key`` for ``item`` (a receive for a :class:`Message`,
-    a message for a receive), taken out (the first to wait); else None, and ``item`` waits
-    there after those of its kind already waiting."""
-    box = boxes.setdefault(key, item)
-    if box is item:
-        return None
-    first = box[0] if box.__class__ is deque else box
-    if (first.__class__ is Message) is (item.__class__ is Message):   # its own kind waits
-        if box.__class__ is deque:
-            box.append(item)
-        else:
-            boxes[key] = deque((box, item))
-        return None
-    if box.__class__ is deque:
-        box.popleft()
-        if len(box) == 1:
-            boxes[key] = box[0]
-    else:
-        del boxes[key]
-    return first
-
-
 class World:
     """Shared state of one simulation: ranks, mailboxes, network, statistics."""
 
@@ -157,12 +132,15 @@ class World:
         """Post, for world rank ``me`` on communicator ``cid``, a receive from world rank
         ``src`` with ``tag``: the message's arrival counts ``ev.left`` down and sets
         ``ev.val`` to its payload. ``ev.left`` is one higher until then; unchanged if the
-        message had arrived already (``ev.val`` set)."""
+        message had arrived already (``ev.val`` set). A :class:`Gather` keeps the matched
+        message in ``ev.msgs[tag]``."""
         if self.trace:
             ev.t_post = self.env.now
         key = (me, src, tag, cid)
         boxes = self._boxes
-        m = boxes.setdefault(key, ev)   # (_meet, written out: this runs once per message)
+        # NOTE: matching written out here and in post_send (each runs once per message: one
+        # frame on purpose)
+        m = boxes.setdefault(key, ev)
         if m is ev:                      # nothing sent yet: the receive waits
             ev.left += 1
             return
@@ -181,6 +159,8 @@ class World:
             boxes[key] = deque((m, ev))
             ev.left += 1
             return
+        if ev.__class__ is Gather:
+            ev.msgs[tag] = m
         if m.arrived:  # the first message sent has arrived: complete now
             ev.val = m.payload
             if self.trace:
@@ -219,7 +199,7 @@ class World:
         self.messages += 1
         self.message_bytes += nbytes
         boxes = self._boxes
-        rj = boxes.setdefault(key, m)   # (_meet, written out)
+        rj = boxes.setdefault(key, m)   # (matching written out, see post_recv)
         if rj is m:                      # nothing waits: the message waits
             rj = None
         elif rj.__class__ is Message:    # messages wait: this one after them
@@ -268,31 +248,15 @@ class World:
         g.env = self.env
         g.callbacks = self._gather_callbacks
         g.done, g.tags, g.msgs = done, tags, {}
-        if self.trace:
-            g.t_post = self.env.now
-        msgs = g.msgs
-        left = 1  # this posting
-        boxes = self._boxes
+        g.left = 1  # this posting
         for tag in tags:
-            m = _meet(boxes, (me, src, tag, cid), g)
-            if m is None:   # nothing sent yet: the receive waits
-                left += 1
-            elif m.arrived:
-                msgs[tag] = m
-                if self.trace:
-                    self._spans(m, False, g)
-            else:
-                msgs[tag] = m
-                m.rjoin = g
-                left += 1
-                if m.flow is None:  # start the rendezvous flow
-                    m.flow = self._transfer(self.placement[src], self.placement[me], m.nbytes, self._on_arrival, m,
-                                            m.via)
-        left -= 1  # posting done
+            self.post_recv(me, cid, src, tag, g)
+        left = g.left - 1  # posting done
         if left:
             g.left = left
             done.left = 1
         else:  # every message was in: the caller continues at once (as waitall's would)
+            msgs = g.msgs
             done.left = 0
             done.val = [msgs[tag].payload for tag in tags]
             mark_processed(done, done.val)
