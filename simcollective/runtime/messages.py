@@ -150,18 +150,11 @@ class Completions:
         """Post a receive from ``src`` with ``tag`` and watch it with ``key``."""
         if not 0 <= src < self._size:
             self._check(src, "source")
-        req = _new(Watched)   # (_watched, written out: this runs once per message)
-        req.env = self.env
-        req.callbacks = self._callbacks
-        req.left = 0
-        req.key = key
-        req.order = order = self.added
-        self.added = order + 1
-        self.left += 1
+        req = self._watched(key)
         self._post_recv(self._me, self._cid, self._members[src], tag, req)
         if not req.left:   # its message was in: complete now
             req.callbacks = None
-            heappush(self.ready, (order, key, req.val))
+            heappush(self.ready, (req.order, key, req.val))
 
     def recv_all(self, src: int, tags: tuple, key) -> None:
         """Post a receive from ``src`` of each of ``tags`` and watch them as one request

@@ -191,11 +191,8 @@ class World:
         trace = self.trace
         if trace:
             m.t_post = self.env.now
-        smpi = self._smpi
-        if smpi:
-            eager = nbytes < self._eager  # detached: completes at post
-        else:
-            eager = nbytes <= self._eager
+        smpi = self._smpi   # SMPI: detached (complete at post) below the threshold
+        eager = nbytes < self._eager if smpi else nbytes <= self._eager
         self.messages += 1
         self.message_bytes += nbytes
         boxes = self._boxes
