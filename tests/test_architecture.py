@@ -55,8 +55,6 @@ SIZE_EXCEPTIONS: dict[str, str] = {
         "(a call per step costs measurably at 1024 ranks)",
     "simcollective/patterns/trees.py":
         "pipelined_trees shares its per-tree state through closures; 17 of its lines are docstring",
-    "simcollective/runtime/world.py":
-        "World.post is the message-matching hot path, one frame on purpose (splitting it adds calls per message)",
 }
 
 MAX_FILE_LINES = 400

@@ -244,7 +244,9 @@ def _build_plan(graph, gpus, profile, algorithm: str, nbytes: int, protocol, cha
         plan.trees = [tree_links(m, c) for c in range(channels)]
         plan.vias = tree_vias(graph, m, plan.trees) if m.nnodes > 1 else None
     elif algorithm == "nvlstree":
-        links = [nvlstree_links(m, c) for c in range(channels)]
+        # channel c runs tree c % 2: the two trees' links, each shared by its channels
+        trees = [nvlstree_links(m, t) for t in range(min(2, channels))]
+        links = [trees[c % 2] for c in range(channels)]
         plan.trees = links if m.nnodes > 2 else None
         plan.vias = nvlstree_vias(graph, m, links)
     return plan

@@ -11,7 +11,7 @@ import simpy
 from ..errors import SimCollectiveError
 from ..network.calendar import mark_processed, trigger_now
 
-__all__ = ["payload_bytes", "Posting", "Request", "Gather", "Message", "Completions", "waiting"]
+__all__ = ["payload_bytes", "Posting", "Request", "Watched", "Gather", "Message", "Completions", "waiting"]
 
 _new = object.__new__
 
@@ -57,6 +57,14 @@ class Request(Posting):
     __slots__ = ()
 
 
+class Watched(Request):
+    """A receive posted by :class:`Completions`: its ``order`` of addition and ``key``, read
+    by the callback its completion runs (one bound method for all, instead of a
+    ``partial`` made per receive)."""
+
+    __slots__ = ("order", "key")
+
+
 class Gather(Posting):
     """The receives of :meth:`World.post_recvs` as one count: ``left`` the messages still
     to arrive; ``msgs`` the matched messages by tag, ``tags`` their order; ``done`` the
@@ -66,18 +74,18 @@ class Gather(Posting):
 
 
 class Message:
-    """A message (the runtime's bookkeeping; not a SimPy event): ``owner`` the source and
-    ``peer`` the destination (world ranks), the payload, ``rjoin`` the receiver's event
-    once matched, ``join`` the sender's event while a rendezvous send waits, and its
-    flow (through the nodes ``via``, or the shortest path when None). Complete (its sender may go on) at posting if ``eager``, else when it has
-    ``arrived``. Built without an ``__init__`` frame (see :meth:`World.post`)."""
+    """A message (the runtime's bookkeeping; not a SimPy event): its mailbox ``key``
+    (receiver, source, tag, communicator: world ranks and the communicator's id), the
+    payload, ``rjoin`` the receiver's event once matched, ``join`` the sender's event while
+    a rendezvous send waits (None for an eager send: complete at posting), and its flow
+    (through the nodes ``via``, or the shortest path when None); ``arrived`` once its last
+    byte is in. Built without an ``__init__`` frame (see :meth:`World.post_send`)."""
 
-    __slots__ = ("owner", "peer", "tag", "cid", "nbytes", "t_post", "payload", "rjoin", "join", "eager", "flow",
-                 "arrived", "via")
+    __slots__ = ("key", "nbytes", "t_post", "payload", "rjoin", "join", "flow", "arrived", "via")
 
     def describe(self, comm_names) -> str:
-        name = comm_names[self.cid]
-        return f"send of {self.nbytes} B to rank {self.peer} (tag {self.tag}, {name}) not yet received"
+        receiver, _, tag, cid = self.key
+        return f"send of {self.nbytes} B to rank {receiver} (tag {tag}, {comm_names[cid]}) not yet received"
 
 
 def waiting(box) -> list:
@@ -104,15 +112,15 @@ class Completions:
     posts a send without a request of its own (no event per send through the queue, nothing
     kept per send), and ``sent()`` is the one event for all of them."""
 
-    __slots__ = ("env", "ready", "waiter", "added", "left", "_trigger", "_post", "_post_recvs", "_me", "_cid",
-                 "_members", "_size", "_check", "_sends")
+    __slots__ = ("env", "ready", "waiter", "added", "left", "_trigger", "_post_recv", "_post_send", "_post_recvs",
+                 "_me", "_cid", "_members", "_size", "_check", "_sends", "_callbacks")
 
     def __init__(self, world, me: int, cid: int, members: tuple, check):
         """The completions of world rank ``me`` on the communicator ``cid`` over ``members``
         (world ranks); ``check(rank, what)`` raises for a rank out of range."""
         self.env = env = world.env
         self._trigger = trigger_now(env)   # (succeed: the same queue entry, without its two frames)
-        self._post, self._post_recvs = world.post, world.post_recvs
+        self._post_recv, self._post_send, self._post_recvs = world.post_recv, world.post_send, world.post_recvs
         self._me, self._cid, self._members, self._size, self._check = me, cid, members, len(members), check
         self._sends = sends = _new(Posting)   # counts the sends running, plus one until sent()
         sends.env = env
@@ -122,6 +130,9 @@ class Completions:
         self.waiter = None      # next()'s event while nothing completed is waiting
         self.added = 0
         self.left = 0
+        # the callbacks of every receive it posts (each processed once: nothing appends to
+        # them; the cycle through the bound method lives as long as the simulation)
+        self._callbacks = (self._completed,)
 
     def __len__(self) -> int:
         return self.left
@@ -137,27 +148,47 @@ class Completions:
 
     def recv(self, src: int, tag, key) -> None:
         """Post a receive from ``src`` with ``tag`` and watch it with ``key``."""
-        members = self._members
         if not 0 <= src < self._size:
             self._check(src, "source")
-        req = self._post(Request, self._me, self._cid, None, None, None, members[src], tag)
-        order = self.added   # (add, written out: this runs once per message)
-        self.added = order + 1
-        self.left += 1
-        if req.callbacks is None:
-            heappush(self.ready, (order, key, req.value))
-        else:
-            req.callbacks.append(partial(self._complete, order, key))
+        req = self._watched(key)
+        self._post_recv(self._me, self._cid, self._members[src], tag, req)
+        if not req.left:   # its message was in: complete now
+            req.callbacks = None
+            heappush(self.ready, (req.order, key, req.val))
 
     def recv_all(self, src: int, tags: tuple, key) -> None:
         """Post a receive from ``src`` of each of ``tags`` and watch them as one request
         with ``key``, whose value is the list of their payloads in the order of ``tags``."""
-        members = self._members
         if not 0 <= src < self._size:
             self._check(src, "source")
         if len(set(tags)) < len(tags):
             raise SimCollectiveError(f"recv_all from rank {src}: {tags} repeats a tag")
-        self.add(self._post_recvs(Request, self._me, self._cid, members[src], tags), key)
+        req = self._watched(key)
+        self._post_recvs(req, self._me, self._cid, self._members[src], tags)
+        if not req.left:   # every message was in: complete now
+            heappush(self.ready, (req.order, key, req.val))
+
+    def _watched(self, key) -> Watched:
+        """A pending receive's event, added with ``key``; its ``left`` 0 (the world's
+        posting counts it up while a message is awaited)."""
+        req = _new(Watched)   # (Event.__init__'s two stores, without its frame)
+        req.env = self.env
+        req.callbacks = self._callbacks
+        req.left = 0
+        req.key = key
+        req.order = order = self.added
+        self.added = order + 1
+        self.left += 1
+        return req
+
+    def _completed(self, req: Watched) -> None:
+        """A receive of :meth:`recv` or :meth:`recv_all` complete (``req.val``: its value)."""
+        waiter = self.waiter
+        if waiter is not None:  # next() waits: the first to complete is the one
+            self.waiter = None
+            self._trigger(waiter, (req.key, req.val))
+        else:
+            heappush(self.ready, (req.order, req.key, req.val))
 
     def _complete(self, order: int, key, ev) -> None:
         value = ev.value
@@ -174,7 +205,7 @@ class Completions:
         members = self._members
         if not 0 <= dst < self._size:
             self._check(dst, "destination")
-        self._post(Request, self._me, self._cid, members[dst], payload, tag, None, None, via, self._sends)
+        self._post_send(self._me, self._cid, members[dst], payload, tag, via, self._sends)
 
     def sent(self) -> simpy.Event:
         """The event that fires once every send of :meth:`send` is complete (call it once,

@@ -30,29 +30,6 @@ class RankState:
     spans: list | None = None
 
 
-# NOTE: World.post writes these two out (it runs once or twice per message: one frame on
-# purpose); World.post_recvs, once per group of receives, calls them.
-def _take(boxes: dict, key):
-    """The first item waiting in ``boxes`` under ``key`` (None if none), taken out."""
-    item = boxes.pop(key, None)
-    if item.__class__ is deque:
-        queue = item
-        item = queue.popleft()
-        boxes[key] = queue if len(queue) > 1 else queue[0]
-    return item
-
-
-def _put(boxes: dict, key, item) -> None:
-    """``item`` waits in ``boxes`` under ``key``, after those already there."""
-    box = boxes.get(key)
-    if box is None:
-        boxes[key] = item
-    elif box.__class__ is deque:
-        box.append(item)
-    else:
-        boxes[key] = deque((box, item))
-
-
 class World:
     """Shared state of one simulation: ranks, mailboxes, network, statistics."""
 
@@ -66,14 +43,14 @@ class World:
         self.size = len(self.placement)
         self.trace = trace
         self.ranks = [RankState(gpu=g, spans=[] if trace else None) for g in self.placement]
-        # Mailboxes, one dict each for the whole world, keyed by (receiver, source, tag,
-        # communicator) (world ranks): messages sent but not yet received, and receives
-        # posted but not yet matched. A key holds its one waiting item itself, or a deque
-        # of several in posting order (MPI's matching order); a key with none is absent.
-        # (One flat dict instead of per-rank dicts of deques: fewer lookups and no deque
-        # made and dropped per message on the hot path.)
-        self._unexpected: dict = {}
-        self._posted: dict = {}
+        # The mailboxes, one dict for the whole world, keyed by (receiver, source, tag,
+        # communicator) (world ranks): messages sent but not yet received, or receives
+        # posted but not yet matched (never both under one key: each matches the first of
+        # the other kind). A key holds its one waiting item itself, or a deque of several in
+        # posting order (MPI's matching order); a key with none is absent. (One flat dict
+        # instead of per-rank dicts of deques, or one for each kind: one lookup to post
+        # what nothing waits for, two to match, and no deque made and dropped per message.)
+        self._boxes: dict = {}
         self._comm_ids: dict[tuple, int] = {}
         self.comm_names: list[str] = []
         model = network.model
@@ -91,6 +68,8 @@ class World:
         self._transfer = network.transfer
         self._trigger = trigger_now(env)
         self._on_arrival = self._arrived
+        # every Gather's callbacks (processed once each: nothing appends to them)
+        self._gather_callbacks = (self._gathered,)
         self.shared: dict = {}   # per-simulation memo the algorithms may share (Comm.shared)
         # one members tuple shared by every rank's world communicator (a tuple per rank
         # would be P^2 integers at P ranks, scattered in memory: at 1024 ranks every
@@ -122,180 +101,168 @@ class World:
         the receiver's event, with its posting time) of message ``m``."""
         now = self.env.now
         if recv_join is not None:
-            self.ranks[m.peer].spans.append(("recv", "p2p", recv_join.t_post, now, {"peer": m.owner, "bytes": m.nbytes}))
+            self.ranks[m.key[0]].spans.append(("recv", "p2p", recv_join.t_post, now, {"peer": m.key[1], "bytes": m.nbytes}))
         if send:
-            self.ranks[m.owner].spans.append(("send", "p2p", m.t_post, now, {"peer": m.peer, "bytes": m.nbytes}))
+            self.ranks[m.key[1]].spans.append(("send", "p2p", m.t_post, now, {"peer": m.key[0], "bytes": m.nbytes}))
 
     # -- point to point (world ranks) -------------------------------------------------
-    def post(self, cls, me: int, cid: int, dst, payload, tag, src, rtag, via=None, counted=None) -> Posting | None:
+    def post(self, cls, me: int, cid: int, dst, payload, tag, src, rtag, via=None) -> Posting:
         """Post, for world rank ``me`` on communicator ``cid``, a send of ``payload`` to
-        world rank ``dst`` with ``tag`` (unless ``dst`` is None; its flow crosses the nodes
-        ``via`` when given, see :meth:`Network.transfer`), then a receive from world rank
-        ``src`` with ``rtag`` (unless ``src`` is None). Returns the event
-        (of class ``cls``) that fires when both are complete, with the received payload.
-        ``counted``: for a send alone (``src`` None), a :class:`Posting` that counts the send
-        instead of an event of its own (its ``left`` is one higher until the send completes);
-        returns None.
-
-        The one implementation of matching for ``isend``, ``irecv`` and ``sendrecv``,
-        written out in one frame (it runs once or twice per message). Mailboxes are keyed
-        by (receiver, source, tag, communicator): ``_unexpected`` holds messages sent
-        and not yet received, ``_posted`` the events of receives not yet matched."""
-        env = self.env
-        trace = self.trace
-        if trace:
-            now = env.now
-        if counted is None:
-            ev = _new(cls)  # (Event.__init__'s two stores, without its frame)
-            ev.env = env
-            ev.callbacks = []
-            if trace:
-                ev.t_post = now
-        left = 1  # this posting
+        world rank ``dst`` with ``tag`` (unless ``dst`` is None; :meth:`post_send`), then a
+        receive from world rank ``src`` with ``rtag`` (unless ``src`` is None;
+        :meth:`post_recv`). Returns the event (of class ``cls``) that fires when both are
+        complete, with the received payload: the one implementation of ``isend``, ``irecv``
+        and ``sendrecv``."""
+        ev = _new(cls)  # (Event.__init__'s two stores, without its frame)
+        ev.env = self.env
+        ev.callbacks = []
+        ev.left = 1  # this posting
         if dst is not None:
-            try:
-                nbytes = int(payload.nbytes)  # arrays, symbolic arrays, sparse streams
-            except AttributeError:
-                nbytes = payload_bytes(payload)
-            m = _new(Message)  # (one store per field: a tuple assignment would build and unpack a tuple)
-            m.owner = me
-            m.peer = dst
-            m.tag = tag
-            m.cid = cid
-            m.nbytes = nbytes
-            m.payload = payload
-            m.flow = None
-            m.arrived = False
-            m.via = via
-            if trace:
-                m.t_post = now
-            if self._smpi:
-                m.eager = eager = nbytes < self._eager  # detached: completes at post
-            else:
-                m.eager = eager = nbytes <= self._eager
-            self.messages += 1
-            self.message_bytes += nbytes
-            key = (dst, me, tag, cid)
-            rj = self._posted.pop(key, None)
-            if rj is not None:  # a receive waits: match it (the first posted)
-                if rj.__class__ is deque:
-                    queue = rj
-                    rj = queue.popleft()
-                    self._posted[key] = queue if len(queue) > 1 else queue[0]
-                m.rjoin = rj
-                if rj.__class__ is Gather:
-                    rj.msgs[tag] = m
-                m.flow = self._transfer(self.placement[me], self.placement[dst], nbytes, self._on_arrival, m, via)
-            else:
-                m.rjoin = None
-                unexpected = self._unexpected
-                box = unexpected.get(key)
-                if box is None:
-                    unexpected[key] = m
-                elif box.__class__ is deque:
-                    box.append(m)
-                else:
-                    unexpected[key] = deque((box, m))
-                if eager and not self._smpi:
-                    m.flow = self._transfer(self.placement[me], self.placement[dst], nbytes, self._on_arrival, m, via)
-            if eager:  # complete now
-                m.join = None
-                if trace:
-                    self._spans(m, True, None)
-            elif counted is None:
-                m.join = ev
-                left += 1
-            else:
-                m.join = counted
-                counted.left += 1
-        if counted is not None:  # (a counted send alone: nothing waits for an event of its own)
-            return None
+            self.post_send(me, cid, dst, payload, tag, via, ev)
         if src is not None:
-            key = (me, src, rtag, cid)
-            m = self._unexpected.pop(key, None)
-            if m is not None:  # a message waits: match it (the first sent)
-                if m.__class__ is deque:
-                    queue = m
-                    m = queue.popleft()
-                    self._unexpected[key] = queue if len(queue) > 1 else queue[0]
-                if m.arrived:  # complete now
-                    ev.val = m.payload
-                    if trace:
-                        self._spans(m, False, ev)
-                else:
-                    m.rjoin = ev
-                    left += 1
-                    if m.flow is None:  # start the rendezvous flow
-                        m.flow = self._transfer(self.placement[src], self.placement[me], m.nbytes, self._on_arrival, m,
-                                                m.via)
-            else:
-                left += 1
-                posted = self._posted
-                box = posted.get(key)
-                if box is None:
-                    posted[key] = ev
-                elif box.__class__ is deque:
-                    box.append(ev)
-                else:
-                    posted[key] = deque((box, ev))
-        left -= 1  # posting done
+            self.post_recv(me, cid, src, rtag, ev)
+        left = ev.left - 1  # posting done
         if left:
             ev.left = left
         else:  # completed while posting: the caller continues without a trip through the queue
             mark_processed(ev, ev.val)
         return ev
 
-    def post_recvs(self, cls, me: int, cid: int, src: int, tags: tuple):
+    def post_recv(self, me: int, cid: int, src: int, tag, ev: Posting) -> None:
         """Post, for world rank ``me`` on communicator ``cid``, a receive from world rank
-        ``src`` of each of ``tags``, as one event (of class ``cls``) whose value is the list
-        of their payloads in the order of ``tags``: what ``waitall`` over one receive per
-        tag gives, completing at the same place in the event queue.
+        ``src`` with ``tag``: the message's arrival counts ``ev.left`` down and sets
+        ``ev.val`` to its payload. ``ev.left`` is one higher until then; unchanged if the
+        message had arrived already (``ev.val`` set). A :class:`Gather` keeps the matched
+        message in ``ev.msgs[tag]``."""
+        if self.trace:
+            ev.t_post = self.env.now
+        key = (me, src, tag, cid)
+        boxes = self._boxes
+        # NOTE: matching written out here and in post_send (each runs once per message: one
+        # frame on purpose)
+        m = boxes.setdefault(key, ev)
+        if m is ev:                      # nothing sent yet: the receive waits
+            ev.left += 1
+            return
+        if m.__class__ is Message:
+            del boxes[key]
+        elif m.__class__ is deque:
+            if m[0].__class__ is not Message:   # receives wait: this one after them
+                m.append(ev)
+                ev.left += 1
+                return
+            queue = m
+            m = queue.popleft()
+            if len(queue) == 1:
+                boxes[key] = queue[0]
+        else:                            # a receive waits: this one after it
+            boxes[key] = deque((m, ev))
+            ev.left += 1
+            return
+        if ev.__class__ is Gather:
+            ev.msgs[tag] = m
+        if m.arrived:  # the first message sent has arrived: complete now
+            ev.val = m.payload
+            if self.trace:
+                self._spans(m, False, ev)
+        else:
+            m.rjoin = ev
+            ev.left += 1
+            if m.flow is None:  # start the rendezvous flow
+                m.flow = self._transfer(self.placement[src], self.placement[me], m.nbytes, self._on_arrival, m, m.via)
+
+    def post_send(self, me: int, cid: int, dst: int, payload, tag, via, join: Posting) -> None:
+        """Post, for world rank ``me`` on communicator ``cid``, a send of ``payload`` to world
+        rank ``dst`` with ``tag`` (its flow crosses the nodes ``via`` when given, see
+        :meth:`Network.transfer`). A rendezvous send holds one count of ``join`` (its
+        poster's event, or a count of sends: its ``left`` is one higher) until it completes;
+        an eager one completes at once."""
+        try:
+            nbytes = int(payload.nbytes)  # arrays, symbolic arrays, sparse streams
+        except AttributeError:
+            nbytes = payload_bytes(payload)
+        m = _new(Message)  # (one store per field: a tuple assignment would build and unpack a tuple)
+        m.key = key = (dst, me, tag, cid)
+        m.nbytes = nbytes
+        m.payload = payload
+        m.flow = None
+        m.arrived = False
+        m.via = via
+        trace = self.trace
+        if trace:
+            m.t_post = self.env.now
+        smpi = self._smpi   # SMPI: detached (complete at post) below the threshold
+        eager = nbytes < self._eager if smpi else nbytes <= self._eager
+        self.messages += 1
+        self.message_bytes += nbytes
+        boxes = self._boxes
+        rj = boxes.setdefault(key, m)   # (matching written out, see post_recv)
+        if rj is m:                      # nothing waits: the message waits
+            rj = None
+        elif rj.__class__ is Message:    # messages wait: this one after them
+            boxes[key] = deque((rj, m))
+            rj = None
+        elif rj.__class__ is deque:
+            if rj[0].__class__ is Message:
+                rj.append(m)
+                rj = None
+            else:
+                queue = rj
+                rj = queue.popleft()
+                if len(queue) == 1:
+                    boxes[key] = queue[0]
+        else:
+            del boxes[key]
+        if rj is not None:  # a receive waits: match it (the first posted)
+            m.rjoin = rj
+            if rj.__class__ is Gather:
+                rj.msgs[tag] = m
+            m.flow = self._transfer(self.placement[me], self.placement[dst], nbytes, self._on_arrival, m, via)
+        else:
+            m.rjoin = None
+            if eager and not smpi:
+                m.flow = self._transfer(self.placement[me], self.placement[dst], nbytes, self._on_arrival, m, via)
+        if eager:  # complete now
+            m.join = None
+            if trace:
+                self._spans(m, True, None)
+        else:
+            m.join = join
+            join.left += 1
+
+    def post_recvs(self, done: Posting, me: int, cid: int, src: int, tags: tuple) -> None:
+        """Post, for world rank ``me`` on communicator ``cid``, a receive from world rank
+        ``src`` of each of ``tags``, completing ``done`` (a pending event) with the list of
+        their payloads in the order of ``tags`` (also in ``done.val``): what ``waitall`` over
+        one receive per tag gives, completing at the same place in the event queue.
+        ``done.left``: 1 until then, 0 if every message was in (``done`` is then processed).
 
         Its receives share one :class:`Gather`, triggered by the last message to arrive
-        where that message's own receive would have been; processing it triggers the
-        returned event, where ``waitall``'s would have been. The receives before the last
-        are not events (their processing only counted down ``waitall``'s count)."""
-        env = self.env
-        done = _new(cls)
-        done.env = env
-        done.callbacks = []
+        where that message's own receive would have been; processing it triggers ``done``,
+        where ``waitall``'s event would have been. The receives before the last are not
+        events (their processing only counted down ``waitall``'s count)."""
         g = _new(Gather)
-        g.env = env
-        g.callbacks = [self._gathered]
+        g.env = self.env
+        g.callbacks = self._gather_callbacks
         g.done, g.tags, g.msgs = done, tags, {}
-        if self.trace:
-            g.t_post = env.now
-        msgs = g.msgs
-        left = 1  # this posting
-        unexpected = self._unexpected
+        g.left = 1  # this posting
         for tag in tags:
-            key = (me, src, tag, cid)
-            m = _take(unexpected, key)
-            if m is None:   # nothing sent yet: post the receive
-                left += 1
-                _put(self._posted, key, g)
-            elif m.arrived:
-                msgs[tag] = m
-                if self.trace:
-                    self._spans(m, False, g)
-            else:
-                msgs[tag] = m
-                m.rjoin = g
-                left += 1
-                if m.flow is None:  # start the rendezvous flow
-                    m.flow = self._transfer(self.placement[src], self.placement[me], m.nbytes, self._on_arrival, m,
-                                            m.via)
-        left -= 1  # posting done
+            self.post_recv(me, cid, src, tag, g)
+        left = g.left - 1  # posting done
         if left:
             g.left = left
+            done.left = 1
         else:  # every message was in: the caller continues at once (as waitall's would)
-            mark_processed(done, [msgs[tag].payload for tag in tags])
-        return done
+            msgs = g.msgs
+            done.left = 0
+            done.val = [msgs[tag].payload for tag in tags]
+            mark_processed(done, done.val)
 
     def _gathered(self, g) -> None:
         """A :class:`Gather` processed: its event completes with the payloads."""
-        msgs = g.msgs
-        self._trigger(g.done, [msgs[tag].payload for tag in g.tags])
+        msgs, done = g.msgs, g.done
+        done.val = [msgs[tag].payload for tag in g.tags]
+        self._trigger(done, done.val)
 
     def _arrived(self, flow) -> None:
         """The engine's callback: a message's last byte arrived."""
@@ -352,10 +319,12 @@ class World:
     def _pending(self, rank: int) -> list:
         """What ``rank`` waits for that can never come once the simulation has stopped:
         receives never matched and rendezvous sends whose receive was never posted."""
+        boxes = self._boxes.items()
         waits = [f"recv from rank {src} (tag {tag}, {self.comm_names[cid]})"
-                 for (dst, src, tag, cid), box in self._posted.items() if dst == rank for _ in waiting(box)]
-        waits += [m.describe(self.comm_names) for box in self._unexpected.values() for m in waiting(box)
-                  if m.owner == rank and not m.eager]
+                 for (dst, src, tag, cid), box in boxes if dst == rank for item in waiting(box)
+                 if item.__class__ is not Message]
+        waits += [m.describe(self.comm_names) for _, box in boxes for m in waiting(box)
+                  if m.__class__ is Message and m.key[1] == rank and m.join is not None]
         return waits
 
     def blocked_report(self) -> list:
@@ -368,7 +337,8 @@ class World:
 
     def unreceived_report(self) -> str | None:
         """The one-line error when messages were sent but never received, else None."""
-        leftovers = list(self._unexpected)  # (receiver, source, tag, communicator)
+        # (receiver, source, tag, communicator) of the messages waiting
+        leftovers = [key for key, box in self._boxes.items() if waiting(box)[0].__class__ is Message]
         if not leftovers:
             return None
         r, src, tag, cid = min(leftovers, key=lambda key: key[0])  # the lowest receiving rank

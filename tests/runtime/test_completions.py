@@ -101,3 +101,28 @@ def test_a_recv_all_never_matched_names_each_receive():
     with pytest.raises(DeadlockError, match=r"rank 0 waits for: recv from rank 1 \(tag 5, world\); "
                                             r"recv from rank 1 \(tag 7, world\)"):
         run(stuck, P=2)
+
+
+def test_receives_of_completions_share_one_callback_and_hold_their_key():
+    # a receive posted through recv or recv_all is one event that carries its key and order
+    # and shares the completion's callback with the others (no partial made per receive)
+    def main(comm):
+        if comm.rank == 1:
+            yield comm.compute(0.1)
+            for tag in (1, 2, 3):
+                yield comm.send(0, Blob(100 * tag), tag=tag)
+            return None
+        inbox = comm.completions()
+        inbox.recv(1, 1, "one")
+        inbox.recv_all(1, (2, 3), "two")
+        posted = [box for box in comm.world._boxes.values() if box.__class__.__name__ == "Watched"]
+        gather = {box.done for box in comm.world._boxes.values() if box.__class__.__name__ == "Gather"}
+        events = posted + list(gather)
+        shared = len(events) == 2 and events[0].callbacks is events[1].callbacks
+        got = []
+        while inbox:
+            key, value = yield inbox.next()
+            got.append((key, value.nbytes if key == "one" else [v.nbytes for v in value]))
+        return shared, [e.key for e in events], got
+
+    assert run(main, P=2).outputs[0] == (True, ["one", "two"], [("one", 100), ("two", [200, 300])])

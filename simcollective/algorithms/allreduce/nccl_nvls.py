@@ -187,6 +187,15 @@ def _cut_bytes(n: int, C: int, P: int, K: int, itemsize: int, factor: float) -> 
 _RS, _AG, _UP, _DOWN = range(4)
 
 
+@lru_cache(maxsize=8)
+def _tags(K: int, W: int) -> list:
+    """``[kind][t][k]``: the tags of chunk ``k`` of tree ``t``'s messages of ``kind``, one per
+    channel of the tree (tag ``(8 k + 2 kind + t) W + i`` for channel ``i``): made once, every
+    rank's mailbox keys share their int objects."""
+    return [[[tuple(range((8 * k + 2 * kind + t) * W, (8 * k + 2 * kind + t + 1) * W)) for k in range(K)]
+             for t in range(2)] for kind in range(4)]
+
+
 class _WideNvlsTree:
     """One rank's state in an NVLSTree allreduce on 3 or more nodes (see :func:`nvlstree_wide`)."""
 
@@ -223,6 +232,7 @@ class _WideNvlsTree:
             self.width[t] = len(chans)
             self.parent[t], self.kids[t] = plan.trees[chans[0]][r]
         self.W = max(self.width)   # (the tags' stride)
+        self.tags = _tags(K, self.W)
         # vias[t][i]: peer -> the NICs (out, in) of the tree's i-th channel's sends across nodes
         self.vias = [[plan.tree_via(c, r) for c in chans] for _, chans in self.trees]
 
@@ -232,19 +242,18 @@ class _WideNvlsTree:
 
     def post(self, src, kind, t, k):
         if k < self.K:
-            tag = (8 * k + 2 * kind + t) * self.W
+            tags = self.tags[kind][t][k]
             if kind >= _UP:   # one message per channel (NCCL connection)
-                self.inbox.recv_all(src, tuple(range(tag, tag + self.width[t])), (src, kind, t, k))
+                self.inbox.recv_all(src, tags[:self.width[t]], (src, kind, t, k))
             else:
-                self.inbox.recv(src, tag, (src, kind, t, k))
+                self.inbox.recv(src, tags[0], (src, kind, t, k))
 
     def send_wires(self, dst, kind, t, k, wires):
         """Send a chunk up or down the tree: one Wire per channel, each its own message
         through the channel's NICs."""
         send, vias = self.inbox.send, self.vias[t]
-        tag = (8 * k + 2 * kind + t) * self.W
-        for i, w in enumerate(wires):
-            send(dst, w, tag + i, vias[i].get(dst))
+        for tag, w, via in zip(self.tags[kind][t][k], wires, vias):
+            send(dst, w, tag, via.get(dst))
 
     def deliver(self, t, k, data):
         self.final[t][k] = data
@@ -254,7 +263,7 @@ class _WideNvlsTree:
             for child in kids:
                 self.send_wires(child, _DOWN, t, k, wires)
         ag, send, local = Wires(data, self.f), self.inbox.send, self.local
-        tag = (8 * k + 2 * _AG + t) * self.W
+        tag = self.tags[_AG][t][k][0]
         for h in self.peers:
             send(local[h], ag, tag)
 
@@ -274,7 +283,7 @@ class _WideNvlsTree:
             for k in range(self.K):
                 self.acc[t][k] = self.piece(t, self.me, k)
                 self.missing[t][k] = len(self.peers) + len(kids)
-                tag = (8 * k + 2 * _RS + t) * self.W
+                tag = self.tags[_RS][t][k][0]
                 for h in self.peers:            # NVLS scatter: my data of head h's block (cut when received)
                     send(local[h], WireCut(self.x, cuts[h][k], self.f, cut_bytes[h][k]), tag)
             for h in self.peers:
