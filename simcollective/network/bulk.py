@@ -89,7 +89,7 @@ class BulkStore:
             spid[s] = path.pid if path.pid >= 0 else register(path)
             eff[s] = f.remaining
         sr, D = self.sr, self.table.pres.shape[1]
-        if sr.shape[0] < self.K or sr.shape[1] < D + 2:  # (:func:`.bulk_kernels.rows`)
+        if sr.shape[0] < self.K or sr.shape[1] < D + K.R0:  # (:func:`.bulk_kernels.rows`)
             self.sr = K.rows(sr, self.K, D)
         return i
 

@@ -37,7 +37,7 @@ from .kernels import fill_unit, fill_with
 # numba cache: callees 2aac6390cf4f
 __all__ = ["RATE", "TDONE", "EFF", "WEIGHT", "BOUND", "NSF", "ALIVE", "SPID", "NEW", "DUE", "CHANGED", "CAP", "SAT",
            "NEAR", "LOAD", "MAXL", "WSUM", "SINCE", "BUSY", "COUNT", "LOOKUP", "W", "B", "SOLVES", "PERIOD", "NEXT",
-           "UNRATED", "step", "enter", "loads_on", "work", "no_work", "rows", "controls"]
+           "UNRATED", "R0", "step", "enter", "loads_on", "work", "no_work", "rows", "controls"]
 
 _INF = np.inf
 #: what :func:`step` did about rates: nothing, new flows at their bounds, a solve
