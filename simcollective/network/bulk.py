@@ -43,12 +43,13 @@ class BulkStore:
         self.ri = ri = np.zeros((2, n + 1), dtype=np.intp)
         ri[K.COUNT, :n] = counts
         ri[K.LOOKUP] = -1
-        self.ctl = np.array([0, tuning.refresh], dtype=np.intp)
+        self.ctl = K.controls(float(tuning.refresh))
         self.K = 0
         self.flows: list = []
         self.free: list = []
-        self.sf = np.zeros((3, 0))
+        self.sf = np.zeros((K.NSF, 0))
         self.si = np.zeros((5, 0), dtype=np.intp)
+        self.sr = np.zeros((0, 2), np.int32)  # (grown by K.rows)
         self.rate = self.sf[K.RATE]
         self.X = K.no_work()  # the solves' scratch, kept across them (see :mod:`.bulk_kernels`)
 
@@ -59,7 +60,7 @@ class BulkStore:
 
     def _grow(self) -> None:
         k = max(256, 2 * self.K)
-        sf = np.zeros((3, k))
+        sf = np.zeros((K.NSF, k))
         sf[K.TDONE] = _INF
         sf[:, : self.K] = self.sf
         si = np.zeros((5, k), dtype=np.intp)
@@ -87,6 +88,9 @@ class BulkStore:
             path = f.path
             spid[s] = path.pid if path.pid >= 0 else register(path)
             eff[s] = f.remaining
+        sr, D = self.sr, self.table.pres.shape[1]
+        if sr.shape[0] < self.K or sr.shape[1] < D + K.R0:  # (:func:`.bulk_kernels.rows`)
+            self.sr = K.rows(sr, self.K, D)
         return i
 
     def enter(self, now: float, low: float, flows, rates, tdones) -> tuple:
@@ -95,7 +99,7 @@ class BulkStore:
         nnew = self._stage(flows)
         t = self.table
         nch, nxt = K.enter(now, low, nnew, np.array(rates, dtype=float), np.array(tdones, dtype=float),
-                           self.cutoff_tol, self.level_tol, self.sf, self.si, self.rf, self.ri,
+                           self.cutoff_tol, self.level_tol, self.sf, self.si, self.rf, self.ri, self.sr,
                            t.pres, t.pcoef, t.pwb, self.ctl, self._work())
         return nch, nxt
 
@@ -111,7 +115,7 @@ class BulkStore:
         nnew = self._stage(seeds) if seeds else 0
         t = self.table
         k, nch, what, nxt = _step(now, nnew, self.cutoff_tol, self.level_tol, self.sf, self.si, self.rf, self.ri,
-                                  t.pres, t.pcoef, t.pwb, self.ctl, self._work())
+                                  self.sr, t.pres, t.pcoef, t.pwb, self.ctl, self._work())
         out = []
         if k:
             flows, free, push = self.flows, self.free, heapq.heappush
@@ -135,7 +139,7 @@ class BulkStore:
 
     @property
     def solves(self) -> int:
-        return int(self.ctl[0])
+        return int(self.ctl[K.SOLVES])
 
     def resource_state(self) -> tuple:
         """(load, busy since, busy time) per resource."""

@@ -1,35 +1,20 @@
 """Compiled steps of the array store (:mod:`.bulk`): ONE call per engine event.
 
-State, all NumPy arrays kept between events, packed into a few 2-D arrays so that a
-call passes a handful of arguments (numba checks the type of every argument on every
-call: a dozen separate arrays cost microseconds per call):
+The arrays (per path, per slot, per resource, controls) are :mod:`.bulk_rows`'s. ``X``:
+the solves' scratch, kept across solves (fresh arrays of this size cost page faults at
+every solve): ``X[0]`` ints (rows of :func:`.filling.fill_with`, then the live slots, the
+incidence and the unrated slots), ``X[1]`` floats (the filling's row, then coefficients,
+weights, bounds, new rates and capacities left), ``X[2]`` booleans (the filling's), at
+least max(slots x path width, slots + 1) long (:func:`work`). Their contents between
+calls do not matter.
 
-* per path (``pid``): resource row ``pres[pid]`` padded with the dummy resource ``n``
-  (infinite capacity), coefficient row ``pcoef[pid]`` (multiplicity of the resource on
-  the route plus cross-traffic shares, 0 on padding), weight ``pwb[W, pid]`` and rate
-  bound ``pwb[B, pid]``;
-* per slot (one active flow), floats ``sf[RATE | TDONE | EFF]`` (rate, completion time,
-  ``inf`` while unrated, bytes to send when first rated) and ints ``si[ALIVE | SPID]``,
-  with scratch rows ``si[NEW]`` (the slots added this event, in order), ``si[DUE]`` (the
-  slots that completed) and ``si[CHANGED]`` (the slots whose rate changed);
-* per resource (``n + 1``, the dummy last), floats ``rf[CAP | SAT | NEAR]`` (capacity,
-  saturable and "nearly full" thresholds), the sums over live flows of coefficient x
-  rate ``rf[LOAD]``, x rate bound ``rf[MAXL]``, x weight ``rf[WSUM]``, and the busy-time
-  bookkeeping ``rf[SINCE | BUSY]``; ints ``ri[COUNT]`` (live flows on it) and
-  ``ri[LOOKUP]`` (scratch: a solve marks the saturable resources there, then numbers them);
-* ``ctl``: ints ``[solves so far, refresh period]``;
-* ``X``: the solves' scratch, kept across solves (fresh arrays of this size cost page
-  faults at every solve): ``X[0]`` ints (rows of :func:`.filling.fill_with`, then the
-  live slots, the incidence and the unrated slots), ``X[1]`` floats (the filling's row,
-  then coefficients, weights, bounds, new rates and capacities left), ``X[2]`` booleans
-  (the filling's), at least max(slots x path width, slots + 1) long (:func:`work`).
-  Their contents between calls do not matter.
-
-A step walks the slots twice: once to remove the flows complete (listing the unrated ones
-and the earliest completion of the others on the way), once for a solve to list the flows
-it re-solves with their entries on saturable resources (and the earliest completion of the
-others). Where every weight and coefficient is 1.0 (no penalty weights, no cross traffic)
-that listing is all :func:`.filling.fill_unit` needs; else the solve is
+A step walks the slots at most twice: once to remove the flows complete (listing the
+unrated ones and the earliest completion of the others on the way; not at all when the
+step comes before the next completion the last one found and no flow was left unrated:
+nothing is due, and the unrated flows are the new ones), once for a solve to list the
+flows it re-solves with their entries on saturable resources (and the earliest completion
+of the others). Where every weight and coefficient is 1.0 (no penalty weights, no cross
+traffic) that listing is all :func:`.filling.fill_unit` needs; else the solve is
 :func:`.filling.fill_with`'s. A rate change moves a completion to
 ``now + (tdone - now) x old / new``.
 """
@@ -39,6 +24,9 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from .bulk_rows import (ALIVE, B, BOUND, BUSY, CAP, CHANGED, COUNT, DUE, EFF, LEN, LOAD, LOOKUP, MAXL, NEAR, NEW,
+                        NEXT, NSF, PERIOD, R0, RATE, SAT, SINCE, SOLVES, SPID, TDONE, UNRATED, W, WEIGHT, WSUM,
+                        account, coef, controls, copy_row, loads_on, occupy, refresh, rows)
 from .filling import NIW
 from .kernels import fill_unit, fill_with
 
@@ -46,17 +34,12 @@ from .kernels import fill_unit, fill_with
 # entry and checks only the caller's source file: a change to a callee's module (:mod:`.filling`
 # above all, whose :func:`~.filling.fill_with` the solve calls) is compiled anew in this file's
 # kernels only with an edit of this file too.
-# numba cache: callees b380f80dd2ad
-__all__ = ["RATE", "TDONE", "EFF", "ALIVE", "SPID", "NEW", "DUE", "CHANGED", "CAP", "SAT", "NEAR", "LOAD",
-           "MAXL", "WSUM", "SINCE", "BUSY", "COUNT", "LOOKUP", "W", "B", "step", "enter", "loads_on", "work",
-           "no_work"]
+# numba cache: callees 2aac6390cf4f
+__all__ = ["RATE", "TDONE", "EFF", "WEIGHT", "BOUND", "NSF", "ALIVE", "SPID", "NEW", "DUE", "CHANGED", "CAP", "SAT",
+           "NEAR", "LOAD", "MAXL", "WSUM", "SINCE", "BUSY", "COUNT", "LOOKUP", "W", "B", "SOLVES", "PERIOD", "NEXT",
+           "UNRATED", "R0", "step", "enter", "loads_on", "work", "no_work", "rows", "controls"]
 
 _INF = np.inf
-RATE, TDONE, EFF = 0, 1, 2
-ALIVE, SPID, NEW, DUE, CHANGED = 0, 1, 2, 3, 4
-CAP, SAT, NEAR, LOAD, MAXL, WSUM, SINCE, BUSY = 0, 1, 2, 3, 4, 5, 6, 7
-COUNT, LOOKUP = 0, 1
-W, B = 0, 1
 #: what :func:`step` did about rates: nothing, new flows at their bounds, a solve
 NOTHING, BOUNDS, SOLVED = 0, 1, 2
 # scratch rows after the filling's: X[0] live slots, entries' flows, resources, the resources,
@@ -88,59 +71,23 @@ def work(X, slots, D):
 
 
 @njit(cache=True, inline="always")
-def _account(pres, pcoef, p, vec, x):
-    """vec[r] += coef x x over the path's resources."""
-    for d in range(pres.shape[1]):
-        vec[pres[p, d]] += pcoef[p, d] * x
-
-
-@njit(cache=True, inline="always")
-def _occupy(pres, pcoef, p, rf, ri, now, k):
-    """A flow joins (k = 1) or leaves (k = -1) its resources: their busy time."""
-    for d in range(pres.shape[1]):
-        if pcoef[p, d] > 0.0:
-            r = pres[p, d]
-            c = ri[COUNT, r]
-            if k > 0 and c == 0:
-                rf[SINCE, r] = now
-            elif k < 0 and c == 1:
-                rf[BUSY, r] += now - rf[SINCE, r]
-            ri[COUNT, r] = c + k
-
-
-@njit(cache=True, inline="always")
-def refresh(sf, si, rf, pres, pcoef, pwb):
-    """Recompute the per-resource sums from the live flows (no rounding drift)."""
-    rf[LOAD, :] = 0.0
-    rf[MAXL, :] = 0.0
-    rf[WSUM, :] = 0.0
-    for s in range(si.shape[1]):
-        if si[ALIVE, s]:
-            p = si[SPID, s]
-            _account(pres, pcoef, p, rf[MAXL], pwb[B, p])
-            _account(pres, pcoef, p, rf[WSUM], pwb[W, p])
-            if sf[RATE, s] != 0.0:
-                _account(pres, pcoef, p, rf[LOAD], sf[RATE, s])
-
-
-@njit(cache=True, inline="always")
-def _add(now, nnew, sf, si, rf, ri, pres, pcoef, pwb, occupy):
+def _add(now, nnew, sf, si, rf, ri, sr, pres, pcoef, pwb, count):
     """The slots ``si[NEW, :nnew]`` (path and bytes already written) become live (and
-    count on their resources if ``occupy``: not when moving in, counted already)."""
+    count on their resources if ``count``: not when moving in, counted already)."""
     for i in range(nnew):
         s = si[NEW, i]
-        p = si[SPID, s]
+        copy_row(s, si[SPID, s], sf, sr, pres, pcoef, pwb, rf.shape[1] - 1)
         si[ALIVE, s] = 1
         sf[RATE, s] = 0.0
         sf[TDONE, s] = _INF
-        _account(pres, pcoef, p, rf[MAXL], pwb[B, p])
-        _account(pres, pcoef, p, rf[WSUM], pwb[W, p])
-        if occupy:
-            _occupy(pres, pcoef, p, rf, ri, now, 1)
+        account(sr, pcoef, si, s, rf[MAXL], sf[BOUND, s])
+        account(sr, pcoef, si, s, rf[WSUM], sf[WEIGHT, s])
+        if count:
+            occupy(sr, pcoef, si, s, rf, ri, now, 1)
 
 
 @njit(cache=True, inline="always")
-def _remove_due(now, sf, si, rf, ri, pres, pcoef, pwb, zero):
+def _remove_due(now, sf, si, rf, ri, sr, pcoef, zero):
     """Remove the flows complete by ``now`` (ascending slots, written to ``si[DUE]``) and
     list the unrated live slots in ``zero``. Returns (count, lowest level rate / weight
     among them, whether one of them left a nearly full resource: its other flows may
@@ -158,19 +105,18 @@ def _remove_due(now, sf, si, rf, ri, pres, pcoef, pwb, zero):
                 zero[nz] = s
                 nz += 1
             continue
-        p = si[SPID, s]
-        lvl = sf[RATE, s] / pwb[W, p]
+        lvl = sf[RATE, s] / sf[WEIGHT, s]
         if lvl < low:
             low = lvl
-        for d in range(pres.shape[1]):
-            r = pres[p, d]
-            if rf[LOAD, r] >= rf[NEAR, r] and pcoef[p, d] > 0.0:
+        for d in range(sr[s, LEN]):
+            r = sr[s, R0 + d]
+            if rf[LOAD, r] >= rf[NEAR, r] and coef(sr, pcoef, si, s, d) > 0.0:
                 coupled = True
-        _account(pres, pcoef, p, rf[MAXL], -pwb[B, p])
-        _account(pres, pcoef, p, rf[WSUM], -pwb[W, p])
+        account(sr, pcoef, si, s, rf[MAXL], -sf[BOUND, s])
+        account(sr, pcoef, si, s, rf[WSUM], -sf[WEIGHT, s])
         if sf[RATE, s] != 0.0:
-            _account(pres, pcoef, p, rf[LOAD], -sf[RATE, s])
-        _occupy(pres, pcoef, p, rf, ri, now, -1)
+            account(sr, pcoef, si, s, rf[LOAD], -sf[RATE, s])
+        occupy(sr, pcoef, si, s, rf, ri, now, -1)
         si[ALIVE, s] = 0
         sf[RATE, s] = 0.0
         sf[TDONE, s] = _INF
@@ -180,27 +126,26 @@ def _remove_due(now, sf, si, rf, ri, pres, pcoef, pwb, zero):
 
 
 @njit(cache=True, inline="always")
-def _bounds_fit(now, nnew, sf, si, rf, pres, pcoef, pwb):
+def _bounds_fit(now, nnew, sf, si, rf, sr, pcoef):
     """New flows that fit at their bound take it: nobody else's rate changes (every other
     flow keeps its bottleneck, and a flow at its bound needs none); returns False at the
     first that does not fit. A flow may fill a resource exactly (its bound is often a
     link's capacity)."""
     for i in range(nnew):
         s = si[NEW, i]
-        p = si[SPID, s]
-        x = pwb[B, p]
-        for d in range(pres.shape[1]):
-            r = pres[p, d]
-            if rf[LOAD, r] + pcoef[p, d] * x > rf[SAT, r]:
+        x = sf[BOUND, s]
+        for d in range(sr[s, LEN]):
+            r = sr[s, R0 + d]
+            if rf[LOAD, r] + coef(sr, pcoef, si, s, d) * x > rf[SAT, r]:
                 return False
         sf[RATE, s] = x
         sf[TDONE, s] = now + sf[EFF, s] / x
-        _account(pres, pcoef, p, rf[LOAD], x)
+        account(sr, pcoef, si, s, rf[LOAD], x)
     return True
 
 
 @njit(cache=True, inline="always")
-def _cutoff(low, zero, sf, si, rf, pres, pwb):
+def _cutoff(low, zero, sf, rf, sr):
     """The lowest level a change can reach: ``low`` (the lowest level of the flows that
     ended: removing them cannot change any lower level, progressive filling reaches those
     through the same saturations) and, for each new flow (the slots of ``zero`` still
@@ -210,10 +155,9 @@ def _cutoff(low, zero, sf, si, rf, pres, pwb):
     for q in range(zero.shape[0]):
         s = zero[q]
         if sf[RATE, s] == 0.0:
-            p = si[SPID, s]
-            f = pwb[B, p] / pwb[W, p]
-            for d in range(pres.shape[1]):
-                r = pres[p, d]
+            f = sf[BOUND, s] / sf[WEIGHT, s]
+            for d in range(sr[s, LEN]):
+                r = sr[s, R0 + d]
                 if rf[MAXL, r] > rf[SAT, r]:
                     f = min(f, rf[CAP, r] / rf[WSUM, r])
             cut = min(cut, f)
@@ -229,7 +173,7 @@ def _saturable(rf, lookup):
 
 
 @njit(cache=True, inline="always")
-def _gather(cut, tol, sf, si, rf, ri, pres, pcoef, pwb, X):
+def _gather(cut, tol, sf, si, rf, ri, sr, pcoef, X):
     """The slots to re-solve (new flows and those at or above the cutoff level, in slot
     order, to ``X[0][_XLIVE]``), their weights and bounds, their entries on saturable
     resources (in flow order, each flow's first in ``X[0][_XFPTR]``; resources numbered
@@ -239,7 +183,6 @@ def _gather(cut, tol, sf, si, rf, ri, pres, pcoef, pwb, X):
     and coefficient is 1.0, the earliest completion of the others). The entries' flows
     and coefficients are written only where a weight or coefficient is not 1.0 (from
     the first such on, then filled in before it): the unit filling reads neither."""
-    D = pres.shape[1]
     lookup = ri[LOOKUP]
     _saturable(rf, lookup)
     live, fi, rj, uniq = X[0][_XLIVE], X[0][_XFI], X[0][_XRJ], X[0][_XUNIQ]
@@ -251,24 +194,24 @@ def _gather(cut, tol, sf, si, rf, ri, pres, pcoef, pwb, X):
         if not si[ALIVE, s]:
             continue
         total += 1
-        x, p = sf[RATE, s], si[SPID, s]
-        if not (x == 0.0 or x / pwb[W, p] >= lim):
+        x, ws = sf[RATE, s], sf[WEIGHT, s]
+        if not (x == 0.0 or x / ws >= lim):
             if sf[TDONE, s] < t:
                 t = sf[TDONE, s]
             continue
-        live[m], w[m], b[m], fptr[m] = s, pwb[W, p], pwb[B, p], k
-        if unit and pwb[W, p] != 1.0:
+        live[m], w[m], b[m], fptr[m] = s, ws, sf[BOUND, s], k
+        if unit and ws != 1.0:
             unit, k1 = False, k
-        for d in range(D):
-            r = pres[p, d]
-            j = lookup[r]
+        for d in range(sr[s, LEN]):
+            j = lookup[sr[s, R0 + d]]
             if j == -2:
                 continue
             if j == -1:
+                r = sr[s, R0 + d]
                 j = lookup[r] = u
                 uniq[u], mine[u], cnt[u] = r, 0.0, 0
                 u += 1
-            a = pcoef[p, d]
+            a = coef(sr, pcoef, si, s, d)
             if unit and a != 1.0:
                 unit, k1 = False, k
             if not unit:
@@ -287,10 +230,10 @@ def _gather(cut, tol, sf, si, rf, ri, pres, pcoef, pwb, X):
 
 
 @njit(cache=True, inline="always")
-def _apply(now, live, new, sf, si, rf, pres, pcoef, t):
+def _apply(now, live, new, sf, si, rf, sr, pcoef, t):
     """Give the live flows their new rates; returns (how many changed (in
-    ``si[CHANGED]``), the earliest of ``t`` and their completions)."""
-    k = 0
+    ``si[CHANGED]``), the earliest of ``t`` and their completions, how many are unrated)."""
+    k, z = 0, 0
     for i in range(live.shape[0]):
         s = live[i]
         o, x = sf[RATE, s], new[i]
@@ -298,25 +241,27 @@ def _apply(now, live, new, sf, si, rf, pres, pcoef, t):
             left = sf[EFF, s] if o == 0.0 else max(sf[TDONE, s] - now, 0.0) * o
             sf[TDONE, s] = now + left / x
             sf[RATE, s] = x
-            _account(pres, pcoef, si[SPID, s], rf[LOAD], x - o)
+            account(sr, pcoef, si, s, rf[LOAD], x - o)
             si[CHANGED, k] = s
             k += 1
         if sf[TDONE, s] < t:
             t = sf[TDONE, s]
-    return k, t
+        if sf[RATE, s] == 0.0:
+            z += 1
+    return k, t, z
 
 
 @njit(cache=True, inline="always")
-def _solve(now, low, zero, cutoff_tol, level_tol, sf, si, rf, ri, pres, pcoef, pwb, X):
+def _solve(now, low, zero, cutoff_tol, level_tol, sf, si, rf, ri, sr, pcoef, X):
     """Max-min rates of the live flows: those below the cutoff keep their rates, the
     others are solved by progressive filling on the capacity the kept flows leave.
     ``zero`` lists the live unrated slots (and maybe some rated since).
     Returns (the number of changed slots (written to ``si[CHANGED]``), the next
-    completion time)."""
-    cut = _cutoff(low, zero, sf, si, rf, pres, pwb)
-    m, k, u, every, unit, t = _gather(cut, cutoff_tol, sf, si, rf, ri, pres, pcoef, pwb, X)
+    completion time, how many live flows are unrated: every unrated flow is re-solved)."""
+    cut = _cutoff(low, zero, sf, rf, sr)
+    m, k, u, every, unit, t = _gather(cut, cutoff_tol, sf, si, rf, ri, sr, pcoef, X)
     if m == 0:
-        return 0, t
+        return 0, t, 0
     uniq, resid, new = X[0][_XUNIQ, :u], X[1][_XRES, :u], X[1][_XNEW, :m]
     for j in range(u):
         r = uniq[j]
@@ -330,47 +275,59 @@ def _solve(now, low, zero, cutoff_tol, level_tol, sf, si, rf, ri, pres, pcoef, p
     else:
         fill_with(X[1][_XW, :m], X[1][_XB, :m], X[0][_XFI, :k], X[0][_XRJ, :k], X[1][_XAV, :k], resid, new,
                   level_tol, X[0], X[1], X[2])
-    return _apply(now, X[0][_XLIVE, :m], new, sf, si, rf, pres, pcoef, t)
+    return _apply(now, X[0][_XLIVE, :m], new, sf, si, rf, sr, pcoef, t)
 
 
 @njit(cache=True)
-def _counted_solve(now, low, zero, cutoff_tol, level_tol, sf, si, rf, ri, pres, pcoef, pwb, ctl, X):
-    """:func:`_solve`, with the sums recomputed every ``ctl[1]`` solves."""
-    ctl[0] += 1
-    if ctl[0] % ctl[1] == 0:
-        refresh(sf, si, rf, pres, pcoef, pwb)
-    return _solve(now, low, zero, cutoff_tol, level_tol, sf, si, rf, ri, pres, pcoef, pwb, X)
+def _counted_solve(now, low, zero, cutoff_tol, level_tol, sf, si, rf, ri, sr, pcoef, ctl, X):
+    """:func:`_solve`, with the sums recomputed every ``ctl[PERIOD]`` solves; keeps the
+    next completion and how many flows are unrated in ``ctl``. Returns (the number of
+    changed slots, the next completion time)."""
+    ctl[SOLVES] += 1
+    if ctl[SOLVES] % ctl[PERIOD] == 0:
+        refresh(sf, si, rf, sr, pcoef)
+    nch, t, z = _solve(now, low, zero, cutoff_tol, level_tol, sf, si, rf, ri, sr, pcoef, X)
+    ctl[NEXT], ctl[UNRATED] = t, z
+    return nch, t
 
 
 @njit(cache=True)
-def step(now, nnew, cutoff_tol, level_tol, sf, si, rf, ri, pres, pcoef, pwb, ctl, X):
+def step(now, nnew, cutoff_tol, level_tol, sf, si, rf, ri, sr, pres, pcoef, pwb, ctl, X):
     """One engine event: add the new slots, remove the flows complete by ``now``, then
     give the new flows their bounds if they fit, else re-solve what the change reaches.
     Returns (flows removed (in ``si[DUE]``), slots changed (in ``si[CHANGED]``) when
     solved, what was done (NOTHING, BOUNDS, SOLVED), the next completion time)."""
-    _add(now, nnew, sf, si, rf, ri, pres, pcoef, pwb, True)
-    k, low, coupled, nz, t = _remove_due(now, sf, si, rf, ri, pres, pcoef, pwb, X[0][_XZERO])
+    _add(now, nnew, sf, si, rf, ri, sr, pres, pcoef, pwb, True)
+    zero = X[0][_XZERO]
+    if now < ctl[NEXT] and ctl[UNRATED] == 0.0:  # nothing due, the new flows the only unrated ones
+        for i in range(nnew):
+            zero[i] = si[NEW, i]
+        k, low, coupled, nz, t = 0, _INF, False, nnew, ctl[NEXT]
+    else:
+        k, low, coupled, nz, t = _remove_due(now, sf, si, rf, ri, sr, pcoef, zero)
     what = NOTHING
     nch = 0
     if not coupled and nnew > 0:
-        coupled = not _bounds_fit(now, nnew, sf, si, rf, pres, pcoef, pwb)
+        coupled = not _bounds_fit(now, nnew, sf, si, rf, sr, pcoef)
         if not coupled:
             what = BOUNDS
             for i in range(nnew):
                 if sf[TDONE, si[NEW, i]] < t:
                     t = sf[TDONE, si[NEW, i]]
+                if sf[RATE, si[NEW, i]] != 0.0:
+                    nz -= 1
     if coupled:
-        nch, t = _counted_solve(now, low, X[0][_XZERO, :nz], cutoff_tol, level_tol, sf, si, rf, ri, pres, pcoef,
-                                pwb, ctl, X)
-        what = SOLVED
+        nch, t = _counted_solve(now, low, zero[:nz], cutoff_tol, level_tol, sf, si, rf, ri, sr, pcoef, ctl, X)
+        return k, nch, SOLVED, t
+    ctl[NEXT], ctl[UNRATED] = t, nz
     return k, nch, what, t
 
 
 @njit(cache=True)
-def enter(now, low, nnew, rates, tdones, cutoff_tol, level_tol, sf, si, rf, ri, pres, pcoef, pwb, ctl, X):
+def enter(now, low, nnew, rates, tdones, cutoff_tol, level_tol, sf, si, rf, ri, sr, pres, pcoef, pwb, ctl, X):
     """Flows moving in with their rates (``rates``, ``tdones`` in ``si[NEW]`` order), then
     a solve; returns (slots changed, the next completion time)."""
-    _add(now, nnew, sf, si, rf, ri, pres, pcoef, pwb, False)
+    _add(now, nnew, sf, si, rf, ri, sr, pres, pcoef, pwb, False)
     zero, nz = X[0][_XZERO], 0
     for i in range(nnew):
         s = si[NEW, i]
@@ -379,19 +336,5 @@ def enter(now, low, nnew, rates, tdones, cutoff_tol, level_tol, sf, si, rf, ri, 
         if rates[i] == 0.0:
             zero[nz] = s
             nz += 1
-    refresh(sf, si, rf, pres, pcoef, pwb)
-    return _counted_solve(now, low, zero[:nz], cutoff_tol, level_tol, sf, si, rf, ri, pres, pcoef, pwb, ctl, X)
-
-
-@njit(cache=True)
-def loads_on(rs, sf, si, pres, pcoef, out):
-    """out[i] = coefficient x rate summed over the live flows on resource rs[i] (slot order)."""
-    for i in range(rs.shape[0]):
-        out[i] = 0.0
-    for s in range(si.shape[1]):
-        if si[ALIVE, s] and sf[RATE, s] != 0.0:
-            p = si[SPID, s]
-            for d in range(pres.shape[1]):
-                for i in range(rs.shape[0]):
-                    if pres[p, d] == rs[i]:
-                        out[i] += pcoef[p, d] * sf[RATE, s]
+    refresh(sf, si, rf, sr, pcoef)
+    return _counted_solve(now, low, zero[:nz], cutoff_tol, level_tol, sf, si, rf, ri, sr, pcoef, ctl, X)

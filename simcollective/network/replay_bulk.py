@@ -11,10 +11,11 @@ fewer than ``bulk_off`` active flows, :func:`leave` hands them back to the per-f
 (completions scheduled in slot order, the per-resource lists and maximum loads rebuilt in
 activation order), as ``ArrayModeMixin._leave_bulk`` does.
 
-The store is a tuple ``(sf, si, rf, ri, ctl, msg, tstart, X)``: the arrays of
+The store is a tuple ``(sf, si, rf, ri, ctl, msg, tstart, X, sr)``: the arrays of
 :class:`~simcollective.network.bulk.BulkStore` (see :mod:`.bulk_kernels`), the message in
-each slot (-1: free), its activation time and the solves' scratch (kept across them, grown
-by :func:`.bulk_kernels.work` before a step); the path table is ``(pres, pcoef, pwb)``.
+each slot (-1: free), its activation time, the solves' scratch (kept across them, grown
+by :func:`.bulk_kernels.work` before a step) and the slots' path rows (grown by
+:func:`.bulk_kernels.rows` before a step); the path table is ``(pres, pcoef, pwb)``.
 ``tune`` is ``[bulk_min, walk_limit, level_tol, cutoff_tol, bulk_off, refresh, set_places]``
 (the last: the places the loop's sets of due times start with).
 Plain functions under ``@njit(cache=True)``; ``NUMBA_DISABLE_JIT=1`` runs the same code.
@@ -36,7 +37,7 @@ from .replay_heaps import hpop, hpush, sdel
 # and :mod:`.bulk_kernels` above all) is compiled anew in this file's kernels only with an edit
 # of this file too (a cache of this file's kernels older than the store's step and filling it
 # inlines, mixed with the new ones, writes out of bounds: edit this note when they change).
-# numba cache: callees aaa9b4a64f1b
+# numba cache: callees fc11bb4186a4
 __all__ = ["table", "empty", "enter", "wakeup", "leave", "close"]
 
 _INF = np.inf
@@ -60,14 +61,14 @@ def table(PI, PF, n):
 @njit(cache=True)
 def empty(n, slots):
     """A store of ``slots`` free slots over ``n`` resources (per-resource rows zero)."""
-    sf = np.zeros((3, slots))
+    sf = np.zeros((K.NSF, slots))
     for s in range(slots):
         sf[K.TDONE, s] = _INF
     ri = np.zeros((2, n + 1), np.intp)
     for r in range(n + 1):
         ri[K.LOOKUP, r] = -1
-    return (sf, np.zeros((5, slots), np.intp), np.zeros((8, n + 1)), ri, np.zeros(2, np.intp),
-            np.full(slots, -1, np.int64), np.zeros(slots), K.no_work())
+    return (sf, np.zeros((5, slots), np.intp), np.zeros((8, n + 1)), ri, K.controls(0.0),
+            np.full(slots, -1, np.int64), np.zeros(slots), K.no_work(), np.zeros((0, 2), np.int32))
 
 
 @njit(cache=True, inline="always")
@@ -81,19 +82,19 @@ def _size(k, need):
 @njit(cache=True)
 def _room(A, need):
     """``A`` with at least ``need`` slots (more slots change no value, only the scans' length)."""
-    sf, si, rf, ri, ctl, msg, tstart, X = A
+    sf, si, rf, ri, ctl, msg, tstart, X, sr = A
     k0 = si.shape[1]
     if k0 >= need:
         return A
     B = empty(rf.shape[1] - 1, _size(k0, need))
-    sf2, si2, _, _, _, msg2, tstart2, _ = B
+    sf2, si2, _, _, _, msg2, tstart2, _, _ = B
     for s in range(k0):
-        for j in range(3):
+        for j in range(K.NSF):
             sf2[j, s] = sf[j, s]
         for j in range(5):
             si2[j, s] = si[j, s]
         msg2[s], tstart2[s] = msg[s], tstart[s]
-    return sf2, si2, rf, ri, ctl, msg2, tstart2, X
+    return sf2, si2, rf, ri, ctl, msg2, tstart2, X, sr
 
 
 @njit(cache=True, inline="always")
@@ -128,14 +129,14 @@ def enter(now, nfin, tune, T, MI, MF, SI, SF, PI, PF, RF, rcnt, rl, fin, free, C
     act = np.flatnonzero(SI[:, SMSG] >= 0)
     order = _activation_order(act, SF[act, TSTART], SI[act, SSEQ])
     A = empty(n, _size(np.int64(0), order.shape[0]))
-    sf, si, rf, ri, ctl, msg, tstart, X = A
+    sf, si, rf, ri, ctl, msg, tstart, X, sr = A
     for r in range(n):
         rf[K.CAP, r], rf[K.SAT, r], rf[K.NEAR, r] = RF[r, CAP], RF[r, SAT], RF[r, NEAR]
         rf[K.SINCE, r], rf[K.BUSY, r] = RF[r, BSINCE], RF[r, BTIME]
         ri[K.COUNT, r] = rcnt[r]
         rcnt[r] = 0
     rf[K.CAP, n] = rf[K.SAT, n] = rf[K.NEAR, n] = _INF
-    ctl[1] = np.intp(tune[REFRESH])
+    ctl[K.PERIOD] = tune[REFRESH]
     nnew = order.shape[0]
     rates, tdones = np.empty(nnew), np.empty(nnew)
     for i in range(nnew):
@@ -152,10 +153,10 @@ def enter(now, nfin, tune, T, MI, MF, SI, SF, PI, PF, RF, rcnt, rl, fin, free, C
         SI[s, SMSG] = -1
         free[s] = S - 1 - s
     C[NFREE], C[NEND] = S, 0
-    X = K.work(X, si.shape[1], T[0].shape[1])
-    A = sf, si, rf, ri, ctl, msg, tstart, X
-    _, nxt = K.enter(now, low, nnew, rates, tdones, tune[CUTOFF_TOL], tune[LEVEL_TOL], sf, si, rf, ri, T[0], T[1],
-                     T[2], ctl, X)
+    X, sr = K.work(X, si.shape[1], T[0].shape[1]), K.rows(sr, si.shape[1], T[0].shape[1])
+    A = sf, si, rf, ri, ctl, msg, tstart, X, sr
+    _, nxt = K.enter(now, low, nnew, rates, tdones, tune[CUTOFF_TOL], tune[LEVEL_TOL], sf, si, rf, ri, sr, T[0],
+                     T[1], T[2], ctl, X)
     C[RECOMP] += 1
     C[ENTERS] += 1
     if C[ACTIVE] < tune[BULK_OFF]:
@@ -172,7 +173,7 @@ def wakeup(now, tune, A, T, MI, MF, SI, SF, PI, PF, RF, rcnt, rl, fin, free, C, 
     left fewer than ``bulk_off``. ``bk``: the set of activation times. Returns (the store,
     how many messages arrived (in ``fin``), the next completion time, whether the flows
     are still in the store)."""
-    sf, si, rf, ri, ctl, msg, tstart, X = A
+    sf, si, rf, ri, ctl, msg, tstart, X, sr = A
     nnew, nfin, j, last = 0, 0, 0, -1.0
     while C[NACT] and ah[0][0] <= now:
         t, m = ah[0][0], ah[2][0]
@@ -188,16 +189,17 @@ def wakeup(now, tune, A, T, MI, MF, SI, SF, PI, PF, RF, rcnt, rl, fin, free, C, 
             continue
         if C[ACTIVE] + nnew >= si.shape[1]:  # (the set holds times, not counts: room as flows come)
             A = _room(A, C[ACTIVE] + nnew + 1)
-            sf, si, rf, ri, ctl, msg, tstart, X = A
+            sf, si, rf, ri, ctl, msg, tstart, X, sr = A
         while si[K.ALIVE, j]:
             j += 1
         msg[j], tstart[j], si[K.SPID, j], sf[K.EFF, j], si[K.NEW, nnew] = m, now, p, MF[m, EFF], j
         j += 1
         nnew += 1
     C[ACTIVE] += nnew
-    X = K.work(X, si.shape[1], T[0].shape[1])
-    A = sf, si, rf, ri, ctl, msg, tstart, X
-    k, _, what, nxt = K.step(now, nnew, tune[CUTOFF_TOL], tune[LEVEL_TOL], sf, si, rf, ri, T[0], T[1], T[2], ctl, X)
+    X, sr = K.work(X, si.shape[1], T[0].shape[1]), K.rows(sr, si.shape[1], T[0].shape[1])
+    A = sf, si, rf, ri, ctl, msg, tstart, X, sr
+    k, _, what, nxt = K.step(now, nnew, tune[CUTOFF_TOL], tune[LEVEL_TOL], sf, si, rf, ri, sr, T[0], T[1], T[2], ctl,
+                             X)
     for i in range(k):
         s = si[K.DUE, i]
         fin[nfin] = msg[s]
@@ -217,7 +219,7 @@ def leave(now, A, MI, SI, SF, PI, PF, RF, rcnt, rl, free, C, eh):
     """``Network._leave_bulk``: the store's flows back to per-flow slots, their completions
     scheduled in slot order; the per-resource lists and maximum loads rebuilt in
     activation order (the caller leaves room in the pool for 2 x entries + 4 n)."""
-    sf, si, rf, ri, ctl, msg, tstart, X = A
+    sf, si, rf, ri, ctl, msg, tstart, X, sr = A
     n, D = RF.shape[0], PI.shape[1] - 1
     live = np.flatnonzero(si[K.ALIVE])
     slot = np.empty(live.shape[0], np.int64)

@@ -43,7 +43,7 @@ from .replay_heaps import hgrow, hpop, hpush, sdel, sgrow, sput
 # :mod:`.bulk_kernels`, :mod:`.replay_bulk` above all) is compiled anew in this file's kernels only
 # with an edit of this file too (a stale cache mixed with new callees writes out of bounds: edit
 # this note when they change).
-# numba cache: callees 1fa27cb350d3
+# numba cache: callees d91b3322562f
 __all__ = ["OK", "DEADLOCK", "execute", "wakeup", "run_rank", "component"]
 
 OK, DEADLOCK = 0, 2

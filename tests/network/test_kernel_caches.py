@@ -15,9 +15,9 @@ NETWORK = Path(__file__).resolve().parents[2] / "simcollective" / "network"
 #: file of cached kernels -> the files whose kernels it calls (their own lines chain the rest)
 CALLEES = {
     "kernels.py": ("filling.py",),
-    "bulk_kernels.py": ("filling.py", "kernels.py"),
+    "bulk_kernels.py": ("bulk_rows.py", "filling.py", "kernels.py"),
     "replay_flows.py": ("filling.py", "kernels.py", "replay_heaps.py"),
-    "replay_bulk.py": ("bulk_kernels.py", "replay_flows.py", "replay_heaps.py"),
+    "replay_bulk.py": ("bulk_kernels.py", "bulk_rows.py", "replay_flows.py", "replay_heaps.py"),
     "replay_kernels.py": ("replay_borrow.py", "replay_bulk.py", "replay_flows.py", "replay_heaps.py"),
 }
 
