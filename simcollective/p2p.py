@@ -157,7 +157,7 @@ def _route(net, a, b) -> dict:
            "switch_crossings": [n for n in route.nodes[1:-1] if n in net.router.crossing_latency],
            "latency_s": route.latency, "bandwidth": route.capacity}
     caps = [net.router.flow_cap[r] for r in route.resources if r in net.router.flow_cap]
-    if caps:   # a per-flow cap on the route (--topology-opt net_conn_bandwidth)
+    if caps:   # a per-flow cap on the route (--topology-opt net_conn_bandwidth x net_connections)
         out["flow_cap"] = min(caps)
     return out
 
@@ -210,5 +210,5 @@ def _print(out: dict) -> None:
     print(f"  latency      {format_time(out['latency_s'])} ({out['latency_s']:.9g} s)")
     print(f"  bandwidth    {format_rate(out['bandwidth'])} (bottleneck)")
     if "flow_cap" in out:
-        print(f"  flow cap     {format_rate(out['flow_cap'])} per flow (one network connection: net_conn_bandwidth)")
+        print(f"  flow cap     {format_rate(out['flow_cap'])} per flow (one network connection: net_conn_bandwidth x net_connections)")
     print(f"  time         {format_time(out['time_s'])} ({out['time_s']:.9g} s)")

@@ -13,7 +13,8 @@ def test_p2p_shows_the_connection_cap(capsys):
     code, out, err = run_cli(capsys, "p2p", "--topology", "dgx-h100", "--nodes", "2", "--src", "0", "--dst", "8",
                          "--bytes", "1G", "--profile", "ideal", "--topology-opt", "net_conn_bandwidth=20e9")
     assert code == 0, err
-    assert "  flow cap     20.000 GB/s per flow (one network connection: net_conn_bandwidth)" in out.splitlines()
+    assert ("  flow cap     20.000 GB/s per flow (one network connection: net_conn_bandwidth x net_connections)"
+            in out.splitlines())
     res = json.loads(run_cli(capsys, "p2p", "--topology", "dgx-h100", "--nodes", "2", "--src", "0", "--dst", "8",
                          "--bytes", "1G", "--profile", "ideal", "--topology-opt", "net_conn_bandwidth=20e9",
                          "--json", "-")[1])
@@ -66,3 +67,12 @@ def test_osu_table_json_and_window(capsys):
 def test_osu_table_bad_input(capsys, argv, message):
     code, out, err = run_cli(capsys, *NET, *argv)
     assert code == 2 and out == "" and message in err and len(err.strip().splitlines()) == 1
+
+
+def test_p2p_cap_is_the_stream_cap_times_the_streams_of_a_connection(capsys):
+    """Two QPs a connection (``net_connections=2``): one connection carries twice the
+    stream cap, and its time is the size at that rate after the latency."""
+    res = json.loads(run_cli(capsys, "p2p", "--topology", "dgx-h100", "--nodes", "2", "--src", "0", "--dst", "8",
+                             "--bytes", "1G", "--profile", "ideal", "--topology-opt", "net_conn_bandwidth=20e9",
+                             "--topology-opt", "net_connections=2", "--json", "-")[1])
+    assert res["flow_cap"] == 40e9 and res["time_s"] == pytest.approx(2.7e-6 + (1 << 30) / 40e9, rel=1e-12)
