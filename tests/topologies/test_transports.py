@@ -158,6 +158,10 @@ def test_show_lists_every_figure_of_the_transport_with_its_source(capsys):
         assert f"transport.{figure}" in rows, figure
     assert "OFI_NCCL_MIN_STRIPE_SIZE" in rows["transport.devices_per_gpu"] or "128 KiB" in rows["transport.devices_per_gpu"]
     assert "net_connections" in rows and "from transport efa-v2" in rows["net_connections"]
+    # every option row shows a value the option takes: "all" NICs is 0 (inf is refused as an int)
+    assert rows["net_devices_per_gpu"].split()[1] == "0" and "(0: all)" in rows["net_devices_per_gpu"]
+    shown = rows["net_devices_per_gpu"].split()[1]
+    assert build("aws-p5", 2, {"net_devices_per_gpu": shown}).nodes["n0/gpu0"]["nics"].count("nic") == 4
 
 
 def test_every_figure_is_also_a_preset_option():

@@ -235,8 +235,11 @@ def figure_rows(name: str) -> list:
             rows.append((key, default, shape.sources[key]))
         elif key in FROM_TRANSPORT:
             figure = FROM_TRANSPORT[key]
-            rows.append((key, getattr(t, figure),
-                         f"from transport {t.name}: {t.source(figure)}"))
+            value = getattr(t, figure)
+            if figure == "devices_per_gpu" and value == math.inf:   # the option's value for "all"
+                rows.append((key, 0, f"from transport {t.name} (0: all): {t.source(figure)}"))
+                continue
+            rows.append((key, value, f"from transport {t.name}: {t.source(figure)}"))
         else:
             rows.append((key, default, f"as the {shape.family} preset (its docstring)"))
     return rows
