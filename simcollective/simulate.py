@@ -42,8 +42,7 @@ from .data.collectives import Sources
 from .data.verify import EMPTY_RESULT, verify_pieces
 from .errors import UserInputError, VerificationError
 from .guard import check_run_cost, expected_messages, nccl_across_servers
-from .memory import (COMPILED_BYTES_PER_MESSAGE, COMPILED_BYTES_PER_MESSAGE_OTHER, available_memory,  # noqa: F401
-                     compiled_bytes)
+from .memory import available_memory, compiled_bytes
 from .placement import describe_placement
 from .resolve import Plan, count_for_bytes, resolve, resolve_study
 from .run_config import (DEFAULT_MEMORY_BUDGET, JSON_KEYS, VERIFY_MODES, Report, RunConfig, build_graph,
@@ -54,7 +53,7 @@ from .runtime.collector import collector_paused
 __all__ = ["RunConfig", "Report", "run", "run_collective", "run_allreduce", "build_graph", "run_defaults",
            "JSON_KEYS", "count_for_bytes", "resolve_study", "resolve", "Plan", "make_inputs", "simulate",
            "verify", "measure", "expected_messages", "sources", "VERIFY_MODES", "DEFAULT_MEMORY_BUDGET",
-           "compiled_refusal", "tries_compiled", "nccl_across_servers"]
+           "compiled_refusal", "tries_compiled"]
 
 
 def make_inputs(plan: Plan):

@@ -58,6 +58,7 @@ def test_auto_takes_multi_server_nccl_compiled_where_its_memory_fits(monkeypatch
     engine and of the compiled loop alike, with the same time. auto takes the compiled path
     (less CPU) unless its arrays, ``COMPILED_BYTES_PER_MESSAGE`` a message, would take more
     than half the memory available; then the SimPy path, without recording first."""
+    import simcollective.memory as memory
     import simcollective.runtime.compiled as compiled_path
     import simcollective.simulate as sim
     from simcollective.run_config import RunConfig
@@ -67,7 +68,7 @@ def test_auto_takes_multi_server_nccl_compiled_where_its_memory_fits(monkeypatch
     simpy = sim.run(RunConfig(engine="simpy", **kw))
     rep = sim.run(RunConfig(engine="auto", **kw))
     assert rep.fields["engine"] == "compiled" and rep.fields["time_s"] == simpy.fields["time_s"]
-    need = rep.fields["messages"] * sim.COMPILED_BYTES_PER_MESSAGE
+    need = rep.fields["messages"] * memory.COMPILED_BYTES_PER_MESSAGE
     monkeypatch.setattr(sim, "available_memory", lambda: 2 * need - 2)
     recorded = []     # the compiled path's entry, which simulate imports when it takes that path
     monkeypatch.setattr(compiled_path, "run_compiled", lambda *a, **k: recorded.append(a) or pytest.fail("recorded"))
@@ -81,6 +82,7 @@ def test_auto_keeps_any_algorithm_on_the_simpy_path_where_the_compiled_arrays_wo
     """The ring (not NCCL) too: ``COMPILED_BYTES_PER_MESSAGE_OTHER`` a message beyond half the
     memory available keeps ``auto`` on the SimPy path, without recording, the time the same;
     where they fit, the compiled path runs."""
+    import simcollective.memory as memory
     import simcollective.runtime.compiled as compiled_path
     import simcollective.simulate as sim
     from simcollective.run_config import RunConfig
@@ -88,7 +90,7 @@ def test_auto_keeps_any_algorithm_on_the_simpy_path_where_the_compiled_arrays_wo
     monkeypatch.setattr(sim, "AUTO_MIN_MESSAGES", 0)
     kw = dict(topology="fat-tree", nodes=16, algorithm="ring", elements=2**16, verify="symbolic")
     simpy = sim.run(RunConfig(engine="simpy", **kw))
-    need = simpy.fields["messages"] * sim.COMPILED_BYTES_PER_MESSAGE_OTHER
+    need = simpy.fields["messages"] * memory.COMPILED_BYTES_PER_MESSAGE_OTHER
     monkeypatch.setattr(sim, "available_memory", lambda: 2 * need)
     assert sim.run(RunConfig(engine="auto", **kw)).fields["engine"] == "compiled"
     monkeypatch.setattr(sim, "available_memory", lambda: 2 * need - 2)
@@ -103,6 +105,7 @@ def test_a_program_the_compiled_path_cannot_record_runs_on_the_network_it_built(
     path builds the network, the recording refuses the program, and the SimPy path runs on
     that same network (one network built, not two), with the time of ``--engine simpy``."""
     import simcollective.network.engine as engine
+    import simcollective.memory as memory
     import simcollective.simulate as sim
     from simcollective.run_config import RunConfig
 
@@ -121,6 +124,7 @@ def test_engine_compiled_beyond_the_memory_available_is_refused_before_recording
     """``--engine compiled`` where the compiled arrays would not fit at all: one line naming
     the messages, the memory they would hold and what is available, exit 2, before the
     recording starts (not killed mid-way); where they fit, it runs."""
+    import simcollective.memory as memory
     import simcollective.runtime.compiled as compiled_path
     import simcollective.simulate as sim
     from simcollective.run_config import RunConfig
@@ -128,9 +132,9 @@ def test_engine_compiled_beyond_the_memory_available_is_refused_before_recording
 
     kw = dict(topology="fat-tree", nodes=16, algorithm="ring", elements=2**16, verify="symbolic", engine="compiled")
     messages = 2 * 16 * 15
-    monkeypatch.setattr(sim, "available_memory", lambda: messages * sim.COMPILED_BYTES_PER_MESSAGE_OTHER)
+    monkeypatch.setattr(sim, "available_memory", lambda: messages * memory.COMPILED_BYTES_PER_MESSAGE_OTHER)
     assert sim.run(RunConfig(**kw)).fields["engine"] == "compiled"
-    monkeypatch.setattr(sim, "available_memory", lambda: messages * sim.COMPILED_BYTES_PER_MESSAGE_OTHER - 1)
+    monkeypatch.setattr(sim, "available_memory", lambda: messages * memory.COMPILED_BYTES_PER_MESSAGE_OTHER - 1)
     monkeypatch.setattr(compiled_path, "run_compiled", lambda *a, **k: pytest.fail("recorded"))
     one_line_error(capsys, ["run", "--topology", "fat-tree", "--nodes", "16", "--algorithm", "ring", "--elements",
                             "64K", "--verify", "symbolic", "--engine", "compiled"],

@@ -151,13 +151,18 @@ def _resolved(shape: Shape, t, options: dict) -> dict:
     for key, figure in FROM_TRANSPORT.items():
         if key in out and _is_the_transports(out[key]):
             own = t.name == shape.transport and key in shape.figures
-            value = float(shape.figures[key]) if own else getattr(t, figure)
+            value = float(shape.figures[key]) if own else _option_value(t, figure)
             if not value and figure == "line_rate":
                 value = float(shape.figures.get(key, family[key].default))
-            out[key] = 0 if figure == "devices_per_gpu" and value == math.inf else value
+            out[key] = value
         if isinstance(family[key].default, int) and isinstance(out[key], float) and out[key].is_integer():
             out[key] = int(out[key])
     return out
+
+
+def _option_value(t, figure: str):
+    """Transport ``t``'s ``figure`` as the preset option takes it (``devices_per_gpu`` "all": 0)."""
+    return 0 if t.written(figure) == "all" else getattr(t, figure)
 
 
 def _nic_counts(shape: Shape, gpus: int) -> list:
@@ -235,11 +240,8 @@ def figure_rows(name: str) -> list:
             rows.append((key, default, shape.sources[key]))
         elif key in FROM_TRANSPORT:
             figure = FROM_TRANSPORT[key]
-            value = getattr(t, figure)
-            if figure == "devices_per_gpu" and value == math.inf:   # the option's value for "all"
-                rows.append((key, 0, f"from transport {t.name} (0: all): {t.source(figure)}"))
-                continue
-            rows.append((key, value, f"from transport {t.name}: {t.source(figure)}"))
+            all_ = " (0: all)" if t.written(figure) == "all" else ""
+            rows.append((key, _option_value(t, figure), f"from transport {t.name}{all_}: {t.source(figure)}"))
         else:
             rows.append((key, default, f"as the {shape.family} preset (its docstring)"))
     return rows
