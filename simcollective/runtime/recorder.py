@@ -88,6 +88,20 @@ class Recorder:
         t.done, t.value, t.waited, t.parent, t.group = done, value, False, None, None
         return t
 
+    def deliver(self, rt: Token, send: int, payload) -> None:
+        """Hand message ``send`` (``payload``) to the receive ``rt`` posted for it before it
+        was sent: ``rt`` is done, and so its rank runs again or its ``waitall`` counts it off."""
+        self.prog.late.extend((send, rt.ev))
+        rt.done, rt.value = True, payload
+        p = rt.parent
+        if p is not None:
+            rt.parent = None
+            p.left -= 1
+            if not p.left:
+                self.finish(p)
+        elif self.blocked[rt.rank] is rt:
+            self.ready.append(rt.rank)
+
     def finish(self, p: Token) -> None:
         """The ``waitall`` ``p`` has no member left to wait for: it is done; let its rank run
         again if it waits for it, else count it off the ``waitall`` holding it (and so on).
@@ -132,19 +146,20 @@ class Recorder:
         (One frame for the whole recording: a rank is resumed here once per message.)"""
         ready, blocked, prog = self.ready, self.blocked, self.prog
         all_ops, outputs = prog.ops, prog.outputs
+        sends = [g.send for g in gens]   # (a bound method made once a rank, not once a resumption)
         while ready:
             r = ready.popleft()
             ops = all_ops[r]
             t = blocked[r]
             value = None if t is None else (t.value if t.group is None else group_value(t))
             blocked[r] = None
-            send = gens[r].send
+            send = sends[r]
             while True:  # (once per yield)
                 try:
                     t = send(value)
                 except StopIteration as stop:
                     outputs[r] = stop.value
-                    gens[r] = None
+                    gens[r] = sends[r] = None
                     break
                 cls = t.__class__
                 if cls is Free:
