@@ -11,7 +11,9 @@ parts of ``n // q`` elements and the last part absorbs the remainder.
 
 from __future__ import annotations
 
-__all__ = ["block_bounds", "sub_bounds", "iter_parts"]
+from functools import lru_cache
+
+__all__ = ["block_bounds", "cached_bounds", "sub_bounds", "iter_parts"]
 
 
 def block_bounds(n: int, q: int) -> list[tuple[int, int]]:
@@ -35,7 +37,14 @@ def block_bounds(n: int, q: int) -> list[tuple[int, int]]:
     ValueError
         If ``q < 1`` or ``n < 0``.
     """
-    return sub_bounds(0, n, q)
+    return list(cached_bounds(n, q))
+
+
+@lru_cache(maxsize=64)
+def cached_bounds(n: int, q: int) -> tuple:
+    """``block_bounds(n, q)`` as a tuple, computed once: every rank of a run cuts the
+    same vector into the same blocks (P^2 bounds at P ranks otherwise)."""
+    return tuple(sub_bounds(0, n, q))
 
 
 def sub_bounds(start: int, stop: int, q: int) -> list[tuple[int, int]]:

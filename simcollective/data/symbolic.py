@@ -157,8 +157,7 @@ class SymbolicArray:
             return _symbolic(gs, ge, self.dtype, None, (), self.error)
         if mask is not None:
             return _symbolic(gs, ge, self.dtype, mask, None, self.error)
-        new = tuple((max(s, gs), min(e, ge), m) for s, e, m in self._segs if s < ge and e > gs)
-        return SymbolicArray(gs, ge, self.dtype, new, self.error)
+        return SymbolicArray(gs, ge, self.dtype, _clipped(self._segs, gs, ge), self.error)
 
     def __add__(self, other):
         start = self.start
@@ -183,19 +182,15 @@ class SymbolicArray:
             return NotImplemented
         n = self.stop - self.start
         if other.stop - other.start != n:
-            raise ValueError(
-                f"operands could not be broadcast together with shapes ({n},) "
-                f"({other.stop - other.start},)"
-            )
+            raise ValueError(f"operands could not be broadcast together with shapes ({n},) "
+                             f"({other.stop - other.start},)")
         error = self.error or other.error
         if other.dtype != self.dtype and error is None:
             error = f"added {other.dtype.name} data to {self.dtype.name} data"
         shift = self.start - other.start
         if shift and error is None:
-            error = (
-                f"added elements [{other.start}, {other.stop}) to elements "
-                f"[{self.start}, {self.stop}) (misaligned blocks)"
-            )
+            error = (f"added elements [{other.start}, {other.stop}) to elements "
+                     f"[{self.start}, {self.stop}) (misaligned blocks)")
         if not n:
             return _symbolic(self.start, self.stop, self.dtype, None, (), error)
         if ma is not None and other.mask is not None:  # one bitset each over the same range
@@ -205,11 +200,21 @@ class SymbolicArray:
             return _symbolic(self.start, self.stop, self.dtype, ma | mb, None, error)
         a, b = self.segments, other.segments
         if shift:
-            b = tuple((s + shift, e + shift, m) for s, e, m in b)
+            b = _shifted(b, shift)
         segs, dup = _merge_segments(a, b)
         if dup is not None and error is None:
             error = _double_count(*dup)
         return SymbolicArray(self.start, self.stop, self.dtype, segs, error)
+
+
+# (comprehensions of their own: in a method, the names they read would be cells made at
+# every call of it, slices and sums included)
+def _clipped(segs: tuple, lo: int, hi: int) -> tuple:
+    return tuple((max(s, lo), min(e, hi), m) for s, e, m in segs if s < hi and e > lo)
+
+
+def _shifted(segs: tuple, shift: int) -> tuple:
+    return tuple((s + shift, e + shift, m) for s, e, m in segs)
 
 
 def _symbolic(start: int, stop: int, dtype: np.dtype, mask, segs, error) -> SymbolicArray:

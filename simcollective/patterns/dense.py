@@ -13,10 +13,9 @@ size-only ``SymbolicArray`` inputs.
 
 from __future__ import annotations
 
-from functools import lru_cache
 from itertools import repeat
 
-from ..data.blocks import block_bounds, iter_parts
+from ..data.blocks import cached_bounds, iter_parts
 
 __all__ = [
     "nchunks", "split", "cached_bounds", "flatten", "pof2_floor", "real_rank", "add_parts", "relative",
@@ -38,13 +37,6 @@ def split(x, q: int) -> list:
     if q == 1:
         return [x]
     return [x[a:b] for a, b in cached_bounds(len(x), q)]
-
-
-@lru_cache(maxsize=64)
-def cached_bounds(n: int, q: int) -> tuple:
-    """``block_bounds(n, q)`` as a tuple, computed once: every rank of a run cuts the
-    same vector into the same blocks (P^2 bounds at P ranks otherwise)."""
-    return tuple(block_bounds(n, q))
 
 
 def flatten(parts) -> list:

@@ -98,14 +98,18 @@ class RecordingComm(Comm):
         return _Clock(self._me, row)
 
     def isend(self, dst: int, payload, tag=0, via=None):
-        if not 0 <= dst < self.size:
+        try:   # (a peer past the last is an IndexError here; below 0 is checked)
+            d = self.members[dst]
+            if dst < 0:
+                raise IndexError
+        except IndexError:
             self._check_peer(dst, "destination")
         prog = self._prog
         t = Token()
         t.ev = ev = prog.events
         prog.events = ev + 1
         t.waited, t.done, t.value, t.parent, t.group = False, True, None, None, None
-        self._ops.extend((POST, ev, self._send(self.members[dst], payload, tag, via), -1))
+        self._ops.extend((POST, ev, self._send(d, payload, tag, via), -1))
         return t
 
     def _send(self, dst: int, payload, tag, via) -> int:
@@ -144,7 +148,11 @@ class RecordingComm(Comm):
         return send
 
     def irecv(self, src: int, tag=0):
-        if not 0 <= src < self.size:
+        try:
+            key = self._into + self.members[src]
+            if src < 0:
+                raise IndexError
+        except IndexError:
             self._check_peer(src, "source")
         rec, me = self._rec, self._me
         prog = rec.prog
@@ -152,7 +160,6 @@ class RecordingComm(Comm):
         t.ev = ev = prog.events
         prog.events = ev + 1
         t.waited, t.parent, t.group = False, None, None
-        key = self._into + self.members[src]
         if tag == 0:
             got = rec.sends.get(key)
             if got:
@@ -183,15 +190,18 @@ class RecordingComm(Comm):
     def sendrecv(self, dst: int, payload, src, tag=0, recvtag=None, via=None):
         # NOTE: repeats _send's and irecv's lines for tag 0, in one frame (the ring's one posting
         # a message: a call costs about as much as a tenth of the rest of this frame)
-        size = self.size
-        if not (0 <= dst < size and 0 <= src < size):
+        m = self.members
+        try:   # (a peer past the last is an IndexError here; below 0 is checked)
+            d, s = m[dst], m[src]
+            if dst < 0 or src < 0:
+                raise IndexError
+        except IndexError:
             self._check_peer(dst, "destination")
             self._check_peer(src, "source")   # (raises: one of the two is out of range)
         if tag != 0 or recvtag is not None and recvtag != 0:
-            return self._sendrecv(dst, payload, src, tag, recvtag, via)
+            return self._sendrecv(d, payload, s, tag, recvtag, via)
         rec = self._rec
         prog = self._prog
-        m = self.members
         t = Token()
         t.ev = ev = prog.events
         prog.events = ev + 1
@@ -199,7 +209,6 @@ class RecordingComm(Comm):
         t.parent = t.group = None
         send = rec.nmsgs
         rec.nmsgs = send + 1
-        d = m[dst]
         try:
             nbytes = payload.nbytes
             if nbytes.__class__ is not int:
@@ -217,7 +226,7 @@ class RecordingComm(Comm):
                 rec.sends[key] = deque(((send, payload),))
             else:
                 q.append((send, payload))
-        key = self._into + m[src]
+        key = self._into + s
         q = rec.sends.get(key)
         if q:
             recv, t.value = q.popleft()
@@ -234,16 +243,16 @@ class RecordingComm(Comm):
         return t
 
     def _sendrecv(self, dst: int, payload, src, tag, recvtag, via):
-        """:meth:`sendrecv` of other tags than 0."""
-        rec, prog, me, m = self._rec, self._prog, self._me, self.members
+        """:meth:`sendrecv` of other tags than 0, to and from world ranks ``dst`` and ``src``."""
+        rec, prog, me = self._rec, self._prog, self._me
         t = Token()
         t.ev = ev = prog.events
         prog.events = ev + 1
         t.waited, t.parent, t.group, t.value = False, None, None, None
-        send = self._send(m[dst], payload, tag, via)
+        send = self._send(dst, payload, tag, via)
         recv = -1
         tag = tag if recvtag is None else recvtag
-        key = self._into + m[src]
+        key = self._into + src
         if tag == 0:
             got = rec.sends.get(key)
             got = got.popleft() if got else None
