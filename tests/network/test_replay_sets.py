@@ -73,3 +73,19 @@ def test_many_completions_at_one_instant():
     assert_identical(a, b)
     # one rate update per wake-up with new flows, as the SimPy engine does: far fewer than flows
     assert b.result.recomputations == a.result.recomputations <= b.result.flows // 8
+
+
+@settings(max_examples=80, deadline=None)
+@given(st.lists(st.integers(0, 199), max_size=60), st.sampled_from([200, 1 << 20]))
+def test_distinct_messages_pairs_are_numpys_unique(values, bound):
+    """The distinct (path) keys of the messages and each message's index among them: the
+    table of places (a bound near the values) and the sort (a bound far above them) give
+    ``np.unique``'s keys and inverse, dtypes and shapes included."""
+    from simcollective.network.replay import _distinct
+
+    vals = np.array(values, np.int64)
+    keys, inverse = _distinct(vals, bound)
+    ref_keys, ref_inverse = np.unique(vals, return_inverse=True)
+    assert keys.dtype == ref_keys.dtype and inverse.dtype == np.int64
+    assert keys.tolist() == ref_keys.tolist() and inverse.tolist() == ref_inverse.tolist()
+    assert inverse.shape == vals.shape
