@@ -170,6 +170,21 @@ def test_sendrecv_refuses_peers_out_of_range(dst, src, what):
         _record(main, P=2)
 
 
+@pytest.mark.parametrize("post, peer, what", [("isend", 2, "destination rank 2"), ("isend", -1, "destination rank -1"),
+                                              ("irecv", 2, "source rank 2"), ("irecv", -3, "source rank -3")])
+def test_isend_and_irecv_refuse_peers_out_of_range(post, peer, what):
+    """A peer past the last rank or below 0 is refused as on the SimPy path (a negative
+    index would otherwise pick a rank from the end of the communicator's members)."""
+    from simcollective.errors import SimCollectiveError
+
+    def main(comm):
+        req = comm.isend(peer, np.zeros(3)) if post == "isend" else comm.irecv(peer)
+        yield comm.waitall([req])
+
+    with pytest.raises(SimCollectiveError, match=f"{what} is out of range"):
+        _record(main, P=2)
+
+
 def test_a_recording_leaves_no_tokens_in_cycles():
     """A receive waited for in a ``waitall`` before its message arrives links to the
     ``waitall``, whose requests hold it: the link is cut when it is done, so a recording
