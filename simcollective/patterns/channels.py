@@ -26,8 +26,12 @@ class Wire:
     def __init__(self, data, factor: float):
         self.data = data
         self.factor = factor
-        # (wire_bytes written out: this runs once per message)
-        self.nbytes = int(math.ceil(data.nbytes * factor)) if factor != 1.0 else int(data.nbytes)
+        # (wire_bytes written out: this runs once per message; math.ceil gives an int)
+        nbytes = data.nbytes
+        if factor != 1.0:
+            self.nbytes = math.ceil(nbytes * factor)
+        else:
+            self.nbytes = nbytes if nbytes.__class__ is int else int(nbytes)
 
     def __add__(self, other):
         return Wire(self.data + other.data, self.factor)

@@ -16,6 +16,7 @@ from __future__ import annotations
 from itertools import repeat
 
 from ..data.blocks import cached_bounds, iter_parts
+from ..data.symbolic import cut
 
 __all__ = [
     "nchunks", "split", "cached_bounds", "flatten", "pof2_floor", "real_rank", "add_parts", "relative",
@@ -36,7 +37,7 @@ def split(x, q: int) -> list:
     ``[x]`` itself for ``q = 1``: payloads are immutable)."""
     if q == 1:
         return [x]
-    return [x[a:b] for a, b in cached_bounds(len(x), q)]
+    return list(cut(x, cached_bounds(len(x), q)))   # (size-only slices made in one loop)
 
 
 def flatten(parts) -> list:
