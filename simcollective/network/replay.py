@@ -54,7 +54,10 @@ def _paths(net, placement, src, dst, via, vias):
     """Path index of every message, and the rows of the distinct paths (a send pinned to
     NICs, ``vias[via]``, takes its own path, as ``Network.transfer`` does)."""
     P, V = len(placement), len(vias)
-    pair = (src * P + dst) * V + via
+    pair = src * P   # (in place from here: one array of 8 bytes a message, not four)
+    pair += dst
+    pair *= V
+    pair += via
     keys, inverse = _distinct(pair, P * P * V)
     return inverse, path_rows(net, placement, keys // V // P, keys // V % P, keys % V, vias)
 

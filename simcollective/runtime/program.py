@@ -102,11 +102,16 @@ class Program:
         m = np.empty((len(part), MSG_FIELDS), np.int64)
         m[:, 1], m[:, 2], m[:, 5] = part[:, 0], part[:, 1], part[:, 2]
         del part
-        send, recv = ops[post, 2], ops[post, 3]
-        s, q = post[send >= 0], post[recv >= 0]
-        m[ops[s, 2], 0] = np.searchsorted(ptr, s, side="right") - 1
-        m[ops[s, 2], 3] = ops[s, 1]
-        m[ops[q, 3], 4] = ops[q, 1]
+        # (each column taken once, and none where every posting has its part: the ring's
+        # sendrecv; every temporary here is a fresh allocation of 8 bytes a message)
+        s, send = _part(post, ops[post, 2])
+        src = np.searchsorted(ptr, s, side="right")
+        src -= 1
+        m[send, 0] = src
+        m[send, 3] = ops[s, 1]
+        del src, send
+        q, recv = _part(post, ops[post, 3])
+        m[recv, 4] = ops[q, 1]
         self.made = {"ops": ops, "rank_ptr": ptr, "src": m[:, 0], "dst": m[:, 1], "bytes": m[:, 2],
                      "send_ev": m[:, 3], "recv_ev": m[:, 4], "via": m[:, 5], "vias": self.vias,
                      "members": np.frombuffer(self.members, np.int64),
@@ -118,6 +123,15 @@ def _packed(ints: list) -> bytes:
     """``ints`` as native int64s (``struct.pack`` with the list unpacked costs less than
     half of ``array("q", ints)``: about 12 ns an integer against 29 here)."""
     return pack(f"{len(ints)}q", *ints)
+
+
+def _part(post: np.ndarray, col: np.ndarray):
+    """The rows of ``post`` whose ``col`` (a message's number, ``-1`` for none) names a
+    message, and those numbers."""
+    has = col >= 0
+    if has.all():
+        return post, col
+    return post[has], col[has]
 
 
 def _joined(blocks: list) -> np.ndarray:
