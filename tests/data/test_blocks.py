@@ -26,3 +26,13 @@ def test_sub_bounds_inside_a_range():
     assert sub_bounds(100, 111, 3) == [(100, 103), (103, 106), (106, 111)]
     with pytest.raises(ValueError, match="must be >= 1"):
         block_bounds(10, 0)
+
+
+def test_block_bounds_gives_a_new_list_at_every_call():
+    """The bounds are computed once for every rank: a caller that changes its list changes
+    no other caller's."""
+    first = block_bounds(10, 3)
+    first[0] = (5, 5)
+    first.append((0, 0))
+    assert block_bounds(10, 3) == [(0, 3), (3, 6), (6, 10)]
+    assert block_bounds(10, 3) is not block_bounds(10, 3)
