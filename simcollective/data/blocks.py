@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from functools import lru_cache
 
-__all__ = ["block_bounds", "cached_bounds", "sub_bounds", "iter_parts"]
+__all__ = ["block_bounds", "cached_bounds", "largest_block", "sub_bounds", "iter_parts"]
 
 
 def block_bounds(n: int, q: int) -> list[tuple[int, int]]:
@@ -45,6 +45,20 @@ def cached_bounds(n: int, q: int) -> tuple:
     """``block_bounds(n, q)`` as a tuple, computed once: every rank of a run cuts the
     same vector into the same blocks (P^2 bounds at P ranks otherwise)."""
     return tuple(sub_bounds(0, n, q))
+
+
+def largest_block(n: int, q: int) -> int:
+    """The elements of the largest of ``block_bounds(n, q)``'s parts: the last one,
+    ``n // q`` plus the remainder (without cutting).
+
+    >>> largest_block(10, 3)
+    4
+    >>> largest_block(2, 4)
+    2
+    """
+    if q < 1 or n < 0:
+        sub_bounds(0, n, q)   # (raises block_bounds's error)
+    return n - (q - 1) * (n // q)
 
 
 def sub_bounds(start: int, stop: int, q: int) -> list[tuple[int, int]]:

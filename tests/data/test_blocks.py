@@ -1,8 +1,11 @@
 """Block bounds of a payload split over ranks."""
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from simcollective.data import block_bounds, sub_bounds
+from simcollective.data.blocks import largest_block
 
 
 # -- blocks ------------------------------------------------------------------------------
@@ -36,3 +39,15 @@ def test_block_bounds_gives_a_new_list_at_every_call():
     first.append((0, 0))
     assert block_bounds(10, 3) == [(0, 3), (3, 6), (6, 10)]
     assert block_bounds(10, 3) is not block_bounds(10, 3)
+
+
+@given(st.integers(0, 10_000), st.integers(1, 300))
+def test_largest_block_is_the_largest_part(n, q):
+    """The ring's chunking reads the largest block without cutting: it equals the largest
+    of the parts ``block_bounds`` cuts."""
+    assert largest_block(n, q) == max(b - a for a, b in block_bounds(n, q))
+
+
+def test_largest_block_refuses_what_block_bounds_refuses():
+    with pytest.raises(ValueError, match="must be >= 1"):
+        largest_block(10, 0)

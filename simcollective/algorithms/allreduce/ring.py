@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ...data.blocks import block_bounds
+from ...data.blocks import largest_block
 from ...patterns.dense import flatten, nchunks, split
 from ...patterns.rings import ring_allgather, ring_reduce_scatter
 from ..registry import register
@@ -13,7 +13,7 @@ def _messages(P, *, n, dtype, chunk_size=None, **_):
     largest block)."""
     if P < 2:
         return 0
-    largest = max(b - a for a, b in block_bounds(n, P)) * dtype.itemsize
+    largest = largest_block(n, P) * dtype.itemsize
     return 2 * P * (P - 1) * nchunks(largest, chunk_size)
 
 
@@ -33,7 +33,7 @@ def ring(comm, x, *, chunk_size=None):
     P, r = comm.size, comm.rank
     if P == 1:
         return [x]
-    largest = max(b - a for a, b in block_bounds(len(x), P)) * x.dtype.itemsize
+    largest = largest_block(len(x), P) * x.dtype.itemsize
     k = nchunks(largest, chunk_size)
     if k == 1:  # one payload per block, each cut from x when the reduce-scatter reaches it
         blocks = [None] * P
