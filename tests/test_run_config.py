@@ -40,7 +40,7 @@ def test_defaults_have_one_source():
 ROOT = Path(__file__).resolve().parents[1]
 #: objects whose keys are data (phase names, link types, options), not fixed keys
 MAPS = ("phases", "bytes_by_link_type", "options", "null_reasons", "topology_opts", "read", "applied",
-        "overridden", "not_modelled", "diagnostic")
+        "overridden", "not_modelled", "diagnostic", "moe")
 #: objects whose keys are names, each value an object of fixed keys
 NAMED = ("communicators",)
 
@@ -84,6 +84,9 @@ RUNS = [
     ["--topology", "dgx-h100", "--algorithm", "nccl", "--bytes", "1M", "--profile", "nccl"],
     ["--topology", "abci", "--algorithm", "ssar-recursive-doubling", "--elements", "64K", "--density", "1/128"],
     ["--topology", "abci", "--algorithm", "ring", "--bytes", "1M", "--gpus", "1"],       # null algbw
+    ["--topology", "dgx-h100", "--nodes", "2", "--algorithm", "nccl", "--bytes", "1M", "--profile", "nccl"],
+    ["--collective", "alltoallv", "--algorithm", "hierarchical", "--topology", "dgx-h100", "--nodes", "2",
+     "--moe", "tokens=16,hidden=64,topk=2,experts_per_rank=2"],
 ]
 
 
