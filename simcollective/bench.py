@@ -142,6 +142,7 @@ def check_bench_cost(base, sizes: list[int], graph=None):
     beyond the wall limit (:func:`~simcollective.guard.check_plans_cost`); return the machine's
     graph (built here unless given)."""
     from dataclasses import replace
+    from itertools import chain, tee
 
     from .data.collectives import get_collective
     from .guard import check_plans_cost
@@ -151,9 +152,11 @@ def check_bench_cost(base, sizes: list[int], graph=None):
     coll = get_collective(base.collective)
     plan = resolve(replace(base, bytes=None, elements=1), graph)
     counts = [coll.count_from_bytes(size, plan.P, plan.dtype.itemsize) for size in sizes]
-    plans = [resolve(replace(base, bytes=None, elements=c), graph) for c in counts if c]
-    check_plans_cost(plans, f"these {len(plans)} sizes", "a smaller -e",
-                     compiled=[tries_compiled(p) for p in plans])
+    counts = sorted((c for c in counts if c), reverse=True)   # (largest first: read until past the limit)
+    plans = (resolve(replace(base, bytes=None, elements=c), graph) for c in counts)
+    # (the largest resolved even under --yes: its data's memory checked before any run)
+    plans, tried = tee(chain([next(plans)] if counts else [], plans))
+    check_plans_cost(plans, f"these {len(counts)} sizes", "a smaller -e", compiled=map(tries_compiled, tried))
     return graph
 
 

@@ -102,7 +102,7 @@ def dtype_of(name: str) -> tuple:
         return name, from_nccl[name]
     if name in STAND_INS:
         return name, STAND_INS[name]
-    allowed = ", ".join(list(from_nccl) + list(STAND_INS) + list(NCCL_TYPES))
+    allowed = ", ".join(dict.fromkeys([*from_nccl, *STAND_INS, *NCCL_TYPES]))   # (int32 is both)
     if name in _NOT_SIMULATED:
         raise UserInputError(f"-d {name}: not simulated ({_NOT_SIMULATED[name]}); choose from: {allowed}")
     if name == "all":

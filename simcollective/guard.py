@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass
+from itertools import repeat
 
 from .errors import UserInputError
 from .units import format_bytes, format_time
@@ -177,16 +178,22 @@ def check_plans_cost(plans, what: str, hint: str, weights=None, compiled=None) -
     """Refuse in one line several runs (a bench's sizes, a job's steps) whose estimates add up
     beyond the wall limit (unless :func:`confirmed`). ``weights``: how many times each plan
     runs (a job step's repeats); ``what``: the runs, for the message; ``hint``: what to cut;
-    ``compiled``: per plan, whether it will try the compiled path (:func:`estimate_plan`)."""
-    if confirmed() or not plans:
+    ``compiled``: per plan, whether it will try the compiled path (:func:`estimate_plan`).
+    ``plans`` (and ``compiled``) may be iterators made as they are read: they are read only
+    until the estimates pass the limit (a bench's sizes, largest first, are refused after
+    the few that pass it, not after resolving every size)."""
+    if confirmed():
         return
-    weights = weights or [1] * len(plans)
-    compiled = compiled or [False] * len(plans)
-    estimates = [estimate_plan(p, c) for p, c in zip(plans, compiled)]
-    total = sum(e.wall_s * w for e, w in zip(estimates, weights))
-    limit = wall_limit()
-    if total > limit:
-        worst = max(range(len(plans)), key=lambda i: estimates[i].wall_s * weights[i])
-        raise UserInputError(f"{what} need about {_wall_text(total)} of wall time together (the longest, on "
-                             f"{plans[worst].P} ranks: {estimates[worst].describe()}), beyond the "
-                             f"{_wall_text(limit)} limit; give --yes to run them anyway, or {hint}")
+    limit, total, worst = wall_limit(), 0.0, None
+    runs = zip(plans, weights or repeat(1), compiled or repeat(False))
+    for plan, weight, tries in runs:
+        estimate = estimate_plan(plan, tries)
+        total += estimate.wall_s * weight
+        if worst is None or estimate.wall_s * weight > worst[0]:
+            worst = (estimate.wall_s * weight, plan.P, estimate)
+        if total > limit:
+            more = next(runs, None) is not None   # (the rest not estimated: the total is a floor)
+            raise UserInputError(f"{what} need {'more than' if more else 'about'} {_wall_text(total)} of wall "
+                                 f"time together (the longest{' so far' if more else ''}, on {worst[1]} ranks: "
+                                 f"{worst[2].describe()}), beyond the {_wall_text(limit)} limit; give --yes to "
+                                 f"run them anyway, or {hint}")

@@ -14,6 +14,7 @@ from .algorithms.registry import CONTEXT, check_options
 from .data.collectives import get_collective
 from .errors import UserInputError
 from .memory import check_run_memory
+from .network.study_routing import STUDY_TOPOLOGIES
 from .placement import resolve_placement
 from .profiles import load_profile
 from .run_config import VERIFY_MODES, RunConfig, build_graph, routing_of
@@ -166,6 +167,9 @@ def resolve(config: RunConfig, graph=None, *, check_memory: bool = True) -> Plan
     coll, count, sizes_info = _alltoallv(config, coll, P, dtype)
     n = coll.input_elements(count, P)
     routing, timing, study_options = resolve_study(config, algo)
+    if config.study and graph.graph.get("name") not in STUDY_TOPOLOGIES:
+        raise UserInputError(f"--study reproduces the study's runs, on {', '.join(STUDY_TOPOLOGIES)} only; topology "
+                             f"{graph.graph.get('name')!r} is not one of them")
     routing = routing_of(routing, graph)
     if not spends_nccl_latency(algo):   # the nccl profile's zero link latency is NCCL's own
         profile = profile.with_graph_latencies()

@@ -161,3 +161,24 @@ def test_a_compiled_run_is_estimated_with_its_arrays():
     nccl = _plan(topology="dgx-h100", algorithm="nccl-ring", profile="nccl")
     assert (estimate_plan(nccl, compiled=True).bytes - estimate_plan(nccl).bytes
             == estimate_plan(nccl).messages * COMPILED_BYTES_PER_MESSAGE)
+
+
+def test_a_bench_past_the_limit_is_refused_after_its_largest_sizes_not_all(capsys, monkeypatch):
+    """bench resolves its sizes largest first and only until their estimates pass the limit
+    (a thousand sizes on a large machine took half a minute to be refused): here the largest
+    alone passes it, and one more is read to tell that the total is a floor."""
+    import simcollective.simulate as simulate
+
+    monkeypatch.setenv("SIMCOLLECTIVE_WALL_LIMIT", "1e-9")
+    monkeypatch.delenv("SIMCOLLECTIVE_YES", raising=False)
+    sizes = []
+    real = simulate.resolve
+
+    def counting(config, *a, **kw):
+        sizes.append(config.elements)
+        return real(config, *a, **kw)
+
+    monkeypatch.setattr(simulate, "resolve", counting)
+    one_line_error(capsys, ["bench", "--topology", "abci", "-b", "1K", "-e", "1M", "-f", "2"],
+                   "these 11 sizes need more than", "so far", "--yes")
+    assert sizes[-3:] == [1, 2**18, 2**17], sizes   # (one float32 rank's elements of 1 MiB, then 512 KiB)

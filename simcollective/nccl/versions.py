@@ -41,7 +41,7 @@ from dataclasses import dataclass, replace
 
 from ..errors import UserInputError
 
-__all__ = ["NcclVersion", "FAMILIES", "NEWEST", "parse_version", "version_of", "with_version",
+__all__ = ["NcclVersion", "FAMILIES", "NEWEST", "parse_version", "release_name", "version_of", "with_version",
            "modelled_range", "tuner_of", "tuner_named",
            "has_algorithm", "ring_ll_factor", "ll_max_bw", "latency_tables", "check_available", "tuner_arch",
            "nvls_rule", "ring_inter_steps"]
@@ -177,6 +177,17 @@ def parse_version(text, flag: str = "--nccl-version") -> tuple:
     return nums[0], nums[1], nums[2] if len(nums) == 3 else None
 
 
+def release_name(text) -> str:
+    """Release ``text`` as the output names it, ``"X.Y.Z"`` or ``"X.Y"`` (a tag's ``v`` and a
+    ``-1`` or ``+cuda...`` suffix dropped).
+
+    >>> release_name("v2.18.3-1"), release_name("2.26.2+cuda12.2"), release_name("2.30")
+    ('2.18.3', '2.26.2', '2.30')
+    """
+    major, minor, patch = parse_version(text)
+    return f"{major}.{minor}" + ("" if patch is None else f".{patch}")
+
+
 def version_of(text, flag: str = "--nccl-version") -> NcclVersion:
     """The family of release ``text`` (checked as :func:`parse_version` does)."""
     major, minor, _ = parse_version(text, flag)
@@ -191,7 +202,7 @@ def tuner_of(table):
 
 def tuner_named(text):
     """The :class:`NcclVersion` of release ``text``, named ``text`` (None: None, the newest)."""
-    return None if text is None else replace(version_of(text), name=str(text))
+    return None if text is None else replace(version_of(text), name=release_name(text))
 
 
 def with_version(profile, text):
@@ -204,7 +215,7 @@ def with_version(profile, text):
 
     fam = version_of(text)
     table = profile.nccl if profile.nccl is not None else NcclConstants.default()
-    table = replace(table, base=fam.base, hop=fam.hop, version=str(text))
+    table = replace(table, base=fam.base, hop=fam.hop, version=release_name(text))
     return replace(profile, nccl=table)
 
 

@@ -104,6 +104,10 @@ def test_run_names_the_version_and_changes_the_pick(capsys, tmp_path):
     code, text, _ = run_cli(capsys, "run", "--algorithm", "nccl", "--topology", "dgx-h100", "--bytes", "1M",
                             "--verify", "symbolic", "--nccl-version", "2.18.5")
     assert code == 0 and "NCCL 2.18.5's tuner" in text
+    for tag in ("v2.18.5-1", "2.18.5+cuda12.2"):   # the release's name, as copied from a tag or a log
+        code, text, _ = run_cli(capsys, "run", "--algorithm", "nccl", "--topology", "dgx-h100", "--bytes", "1M",
+                                "--verify", "symbolic", "--nccl-version", tag)
+        assert code == 0 and "NCCL 2.18.5's tuner" in text and tag not in text
 
 
 def test_default_run_is_the_newest_and_equals_an_explicit_2_30(capsys, tmp_path):

@@ -163,3 +163,12 @@ def test_user_files_saved_from_the_study_presets_work_others_refused(tmp_path, c
               "--routing", "study", "--quiet")
     assert out.returncode == 2 and out.stderr.count("\n") == 1
     assert "'my-cluster' is not one of them" in out.stderr
+
+
+def test_study_on_another_machine_names_study_not_routing(capsys):
+    """``--study`` (which sets ``--routing study``) on a machine the study did not model is
+    refused naming the option given."""
+    out = cli(capsys, "run", "--topology", "dgx-h100", "--algorithm", "ring", "--elements", "1M", "--study")
+    assert out.returncode == 2 and out.stderr.count("\n") == 1
+    assert "--study reproduces" in out.stderr and "'dgx-h100' is not one of them" in out.stderr
+    assert "--routing" not in out.stderr
