@@ -31,6 +31,8 @@ from __future__ import annotations
 
 import csv
 import sys
+from dataclasses import replace
+from itertools import chain, tee
 
 from . import __version__
 from .arguments import add_engine_argument, add_plugin_argument, add_yes_argument, check_distinct_outputs, check_topology_conflicts, refuse_unused
@@ -98,7 +100,6 @@ def run_bench(base, sizes: list[int], progress=None, nccl: dict | None = None, g
     processes' time combined by ``-a`` and ``#wrong`` ``N/A`` without a check (``-c 0``);
     by default one process per rank, ``-a 1``, checked. ``graph``: the machine, when the caller
     has built it (and checked the cost with :func:`check_bench_cost`)."""
-    from dataclasses import replace
 
     from .data.collectives import get_collective
     from .simulate import resolve, run
@@ -141,8 +142,6 @@ def check_bench_cost(base, sizes: list[int], graph=None):
     """Refuse in one line, before anything is printed, sizes whose runs together are estimated
     beyond the wall limit (:func:`~simcollective.guard.check_plans_cost`); return the machine's
     graph (built here unless given)."""
-    from dataclasses import replace
-    from itertools import chain, tee
 
     from .data.collectives import get_collective
     from .guard import check_plans_cost
@@ -151,11 +150,10 @@ def check_bench_cost(base, sizes: list[int], graph=None):
     graph = build_graph(base) if graph is None else graph
     coll = get_collective(base.collective)
     plan = resolve(replace(base, bytes=None, elements=1), graph)
-    counts = [coll.count_from_bytes(size, plan.P, plan.dtype.itemsize) for size in sizes]
-    counts = sorted((c for c in counts if c), reverse=True)   # (largest first: read until past the limit)
+    counts = sorted(filter(None, (coll.count_from_bytes(size, plan.P, plan.dtype.itemsize) for size in sizes)),
+                    reverse=True)   # (largest first: read until past the limit)
     plans = (resolve(replace(base, bytes=None, elements=c), graph) for c in counts)
-    # (the largest resolved even under --yes: its data's memory checked before any run)
-    plans, tried = tee(chain([next(plans)] if counts else [], plans))
+    plans, tried = tee(chain([next(plans)] if counts else [], plans))   # (the largest resolved even under --yes)
     check_plans_cost(plans, f"these {len(counts)} sizes", "a smaller -e", compiled=map(tries_compiled, tried))
     return graph
 
@@ -345,7 +343,6 @@ def _base_config(args, coll, dtype: str):
 
 
 def cmd_bench(args) -> int:
-    from dataclasses import replace
 
     from .data.collectives import get_collective
     from .simulate import build_graph, resolve
