@@ -120,7 +120,8 @@ def cmd_sweep(args) -> int:
         print(f"{len(points)} points")
         return 0
     try:
-        df = run_sweep(args.config, out, workers=workers, scheduler=args.scheduler, progress=not args.quiet,
+        df = run_sweep(args.config, out, workers=workers, scheduler=args.scheduler,
+                       progress=not args.quiet and sys.stderr.isatty(),   # (a bar on a terminal only, as run)
                        max_points=max_points, retry_failed=args.retry_failed, yes=args.yes,
                        plugins=args.plugin or (), engine=args.engine)
     except KeyboardInterrupt:

@@ -120,3 +120,13 @@ def test_engine_option_takes_only_the_three_engines(tmp_path, capsys):
     err = capsys.readouterr().err
     assert exc.value.code == 2 and "Traceback" not in err and len(err.strip().splitlines()) == 1
     assert "--engine" in err and "'fast'" in err and "'simpy'" in err
+
+
+def test_a_sweep_draws_no_progress_bar_into_a_file(tmp_path, capsys):
+    """stderr that is not a terminal (a log file, a pipe) gets no progress bar, as for run."""
+    from tests.conftest import run_cli
+
+    cfg = _write(tmp_path, ENGINES_CFG)
+    code, _, err = run_cli(capsys, "sweep", cfg, "--out", tmp_path / "r.csv", "--workers", "1")
+    assert code == 0, err
+    assert "sweep " not in err and "pt/s" not in err and "\r" not in err
