@@ -2,9 +2,9 @@
 into the array store (:mod:`.bulk`), one compiled step per event there, and moving back.
 
 In array mode the per-resource bookkeeping (live flows per resource, maximum load, busy
-time) is the store's; Python keeps only the flows in activation order. Leaving rebuilds
-the per-flow mode's lists in that order, so per-flow iteration order is the same as if
-the flows had never been in the store.
+time) and the active flows in activation order are the store's (the engine's ``_active``
+is empty). Leaving rebuilds the per-flow mode's dict and lists in that order, so per-flow
+iteration order is the same as if the flows had never been in the store.
 """
 
 from __future__ import annotations
@@ -19,7 +19,6 @@ class ArrayModeMixin:
 
     def _activate_bulk(self, now: float, finished: list) -> list:
         """:meth:`_activate` in array mode (the per-resource bookkeeping is the store's)."""
-        active = self._active
         seeds = []
         for bucket in self._cal.pop_activations(now):
             for f in bucket:
@@ -29,7 +28,6 @@ class ArrayModeMixin:
                     continue
                 f.active = True
                 f.t_last = now
-                active[f] = None
                 seeds.append(f)
         self.active_count += len(seeds)
         return seeds
@@ -46,6 +44,7 @@ class ArrayModeMixin:
                                       self.busy_since, self.busy_time)
         self.res_flows = [{} for _ in self.cap]
         flows = list(self._active)
+        self._active = {}   # (the store's while in array mode)
         rates, tdones = [], []
         for f in flows:
             rate = f.rate
@@ -64,10 +63,8 @@ class ArrayModeMixin:
         changed (for observers)."""
         done, nch, what, self._next = self._bulk.step(now, seeds)
         if done:
-            active = self._active
             for f in done:
                 f.active = False
-                del active[f]
             finished += done
             self.active_count -= len(done)
         if what is None:
@@ -98,6 +95,7 @@ class ArrayModeMixin:
         per-resource bookkeeping in lists (rebuilt in activation order)."""
         self.modes["leave"] += 1
         bulk = self._bulk
+        self._active = dict.fromkeys(bulk.live_flows())
         rate, tdone = bulk.sf[0], bulk.sf[1]
         for slot in bulk.live_slots():
             f = bulk.flows[slot]
