@@ -3,7 +3,10 @@ into the array store (:mod:`.bulk`), one compiled step per event there, and movi
 
 In array mode the per-resource bookkeeping (live flows per resource, maximum load, busy
 time) and the active flows in activation order are the store's (the engine's ``_active``
-is empty). Leaving rebuilds the per-flow mode's dict and lists in that order, so per-flow
+is empty), and so are the flows' rates and progress: a flow's ``active``, ``rate``,
+``remaining`` and ``t_last`` are those it had when it moved in (not kept for the flows
+that start and end in the store). Leaving sets them again for the flows still in flight
+and rebuilds the per-flow mode's dict and lists in activation order, so per-flow
 iteration order is the same as if the flows had never been in the store.
 """
 
@@ -26,8 +29,6 @@ class ArrayModeMixin:
                 if f.eff <= 0 or not f.path.res:
                     finished.append(f)
                     continue
-                f.active = True
-                f.t_last = now
                 seeds.append(f)
         self.active_count += len(seeds)
         return seeds
@@ -63,8 +64,6 @@ class ArrayModeMixin:
         changed (for observers)."""
         done, nch, what, self._next = self._bulk.step(now, seeds)
         if done:
-            for f in done:
-                f.active = False
             finished += done
             self.active_count -= len(done)
         if what is None:
@@ -104,6 +103,7 @@ class ArrayModeMixin:
             f.rate = x
             f.remaining = (t - now) * x
             f.t_last = now
+            f.active = True
             f.version += 1
             f.slot = -1
             self._cal.schedule_end(f, t)
