@@ -18,7 +18,11 @@ from . import bulk_kernels as K
 from .bulk_slots import take
 from .paths import PathTable
 
-__all__ = ["BulkStore"]
+__all__ = ["BulkStore", "STAGED_SLACK"]
+
+#: the store's list of the flows in the order they moved in is rewritten without those
+#: complete once it is longer than twice the flows in flight plus this
+STAGED_SLACK = 4096
 
 _INF = float("inf")
 # what a step did about rates, as the engine counts it (Network.modes)
@@ -92,7 +96,7 @@ class BulkStore:
         self.live += n
         staged = self.staged
         staged += flows
-        if len(staged) > 2 * self.live + 4096:
+        if len(staged) > 2 * self.live + STAGED_SLACK:
             self.staged = [f for f in staged if f.slot >= 0]
         sr, D = self.sr, self.table.pres.shape[1]
         if sr.shape[0] < self.K or sr.shape[1] < D + K.R0:  # (:func:`.bulk_kernels.rows`)
