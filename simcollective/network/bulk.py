@@ -50,7 +50,7 @@ class BulkStore:
         self.K = 0
         self.flows: list = []   # the flow in each slot (None: free)
         # the flows in the order they moved in (by their activation), those complete
-        # dropped once they are half of it (a flow in a slot has ``slot >= 0``)
+        # dropped now and then (STAGED_SLACK; a flow in a slot has ``slot >= 0``)
         self.staged: list = []
         self.live = 0           # slots holding a flow
         self.lo = 0             # no slot below this one is free
