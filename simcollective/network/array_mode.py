@@ -2,9 +2,12 @@
 into the array store (:mod:`.bulk`), one compiled step per event there, and moving back.
 
 In array mode the per-resource bookkeeping (live flows per resource, maximum load, busy
-time) is the store's; Python keeps only the flows in activation order. Leaving rebuilds
-the per-flow mode's lists in that order, so per-flow iteration order is the same as if
-the flows had never been in the store.
+time) and the active flows in activation order are the store's (the engine's ``_active``
+is empty), and so are the flows' rates and progress: a flow's ``active``, ``rate``,
+``remaining`` and ``t_last`` are those it had when it moved in (not kept for the flows
+that start and end in the store). Leaving sets them again for the flows still in flight
+and rebuilds the per-flow mode's dict and lists in activation order, so per-flow
+iteration order is the same as if the flows had never been in the store.
 """
 
 from __future__ import annotations
@@ -19,7 +22,6 @@ class ArrayModeMixin:
 
     def _activate_bulk(self, now: float, finished: list) -> list:
         """:meth:`_activate` in array mode (the per-resource bookkeeping is the store's)."""
-        active = self._active
         seeds = []
         for bucket in self._cal.pop_activations(now):
             for f in bucket:
@@ -27,9 +29,6 @@ class ArrayModeMixin:
                 if f.eff <= 0 or not f.path.res:
                     finished.append(f)
                     continue
-                f.active = True
-                f.t_last = now
-                active[f] = None
                 seeds.append(f)
         self.active_count += len(seeds)
         return seeds
@@ -46,6 +45,7 @@ class ArrayModeMixin:
                                       self.busy_since, self.busy_time)
         self.res_flows = [{} for _ in self.cap]
         flows = list(self._active)
+        self._active = {}   # (the store's while in array mode)
         rates, tdones = [], []
         for f in flows:
             rate = f.rate
@@ -64,10 +64,6 @@ class ArrayModeMixin:
         changed (for observers)."""
         done, nch, what, self._next = self._bulk.step(now, seeds)
         if done:
-            active = self._active
-            for f in done:
-                f.active = False
-                del active[f]
             finished += done
             self.active_count -= len(done)
         if what is None:
@@ -98,6 +94,7 @@ class ArrayModeMixin:
         per-resource bookkeeping in lists (rebuilt in activation order)."""
         self.modes["leave"] += 1
         bulk = self._bulk
+        self._active = dict.fromkeys(bulk.live_flows())
         rate, tdone = bulk.sf[0], bulk.sf[1]
         for slot in bulk.live_slots():
             f = bulk.flows[slot]
@@ -106,6 +103,7 @@ class ArrayModeMixin:
             f.rate = x
             f.remaining = (t - now) * x
             f.t_last = now
+            f.active = True
             f.version += 1
             f.slot = -1
             self._cal.schedule_end(f, t)

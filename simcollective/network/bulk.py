@@ -6,20 +6,23 @@ add the flows that started, remove those complete, give new flows their bound wh
 changes nobody else's rate, else re-solve what the change can reach, and find the next
 completion), instead of Python work per flow and resource. The per-resource bookkeeping
 (live flows per resource, busy time) is in the arrays too while the store is in use.
-Free slots are reused lowest first, so the slot order, and with it every float sum, is
-the same from run to run.
+Free slots are reused lowest first (:mod:`.bulk_slots`), so the slot order, and with it
+every float sum, is the same from run to run.
 """
 
 from __future__ import annotations
 
-import heapq
-
 import numpy as np
 
 from . import bulk_kernels as K
+from .bulk_slots import take
 from .paths import PathTable
 
-__all__ = ["BulkStore"]
+__all__ = ["BulkStore", "STAGED_SLACK"]
+
+#: the store's list of the flows in the order they moved in is rewritten without those
+#: complete once it is longer than twice the flows in flight plus this
+STAGED_SLACK = 4096
 
 _INF = float("inf")
 # what a step did about rates, as the engine counts it (Network.modes)
@@ -45,8 +48,12 @@ class BulkStore:
         ri[K.LOOKUP] = -1
         self.ctl = K.controls(float(tuning.refresh))
         self.K = 0
-        self.flows: list = []
-        self.free: list = []
+        self.flows: list = []   # the flow in each slot (None: free)
+        # the flows in the order they moved in (by their activation), those complete
+        # dropped now and then (STAGED_SLACK; a flow in a slot has ``slot >= 0``)
+        self.staged: list = []
+        self.live = 0           # slots holding a flow
+        self.lo = 0             # no slot below this one is free
         self.sf = np.zeros((K.NSF, 0))
         self.si = np.zeros((5, 0), dtype=np.intp)
         self.sr = np.zeros((0, 2), np.int32)  # (grown by K.rows)
@@ -67,31 +74,34 @@ class BulkStore:
         si[:, : self.K] = self.si
         self.sf, self.si, self.rate = sf, si, sf[K.RATE]
         self.flows.extend([None] * (k - self.K))
-        for slot in range(self.K, k):
-            heapq.heappush(self.free, slot)
         self.K = k
 
     def _stage(self, flows) -> int:
         """Give ``flows`` slots (lowest free first), write their path and bytes and list
         them in ``si[NEW]``; returns how many."""
-        free, register, store, pop = self.free, self.table.register, self.flows, heapq.heappop
-        while len(free) < len(flows):
+        n = len(flows)
+        while self.K - self.live < n:
             self._grow()
-        si, sf = self.si, self.sf
-        new, spid, eff = si[K.NEW], si[K.SPID], sf[K.EFF]
-        i = 0
-        for f in flows:
-            s = f.slot = pop(free)
+        pids = [f.path.pid for f in flows]
+        if min(pids) < 0:   # paths new to the table (registered in flow order)
+            register = self.table.register
+            pids = [register(f.path) for f in flows]
+        si = self.si
+        self.lo = take(si, self.sf, np.array(pids, dtype=np.intp), np.array([f.remaining for f in flows], dtype=float),
+                       self.lo)
+        store = self.flows
+        for f, s in zip(flows, si[K.NEW, :n].tolist()):
             store[s] = f
-            new[i] = s
-            i += 1
-            path = f.path
-            spid[s] = path.pid if path.pid >= 0 else register(path)
-            eff[s] = f.remaining
+            f.slot = s
+        self.live += n
+        staged = self.staged
+        staged += flows
+        if len(staged) > 2 * self.live + STAGED_SLACK:
+            self.staged = [f for f in staged if f.slot >= 0]
         sr, D = self.sr, self.table.pres.shape[1]
         if sr.shape[0] < self.K or sr.shape[1] < D + K.R0:  # (:func:`.bulk_kernels.rows`)
             self.sr = K.rows(sr, self.K, D)
-        return i
+        return n
 
     def enter(self, now: float, low: float, flows, rates, tdones) -> tuple:
         """All flows move in with their rates, then a solve; returns (changed slots,
@@ -118,13 +128,15 @@ class BulkStore:
                                   self.sr, t.pres, t.pcoef, t.pwb, self.ctl, self._work())
         out = []
         if k:
-            flows, free, push = self.flows, self.free, heapq.heappush
-            for s in self.si[_DUE, :k].tolist():
+            flows, due = self.flows, self.si[_DUE, :k].tolist()   # (ascending)
+            for s in due:
                 f = flows[s]
                 f.slot = -1
                 out.append(f)
                 flows[s] = None
-                push(free, s)
+            self.live -= k
+            if due[0] < self.lo:
+                self.lo = due[0]
         return out, nch, _WHAT[what], nxt
 
     def loads_on(self, rs) -> list:
@@ -136,6 +148,10 @@ class BulkStore:
 
     def live_slots(self) -> list:
         return np.flatnonzero(self.si[K.ALIVE]).tolist()
+
+    def live_flows(self) -> list:
+        """The flows in the store, in the order they moved in."""
+        return [f for f in self.staged if f.slot >= 0]
 
     @property
     def solves(self) -> int:

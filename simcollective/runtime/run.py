@@ -62,7 +62,7 @@ def _run(env, net, world, progress) -> None:
 
 def _run_without_gc(env, net, world, progress) -> None:
     # the runtime breaks its own reference cycles: the cyclic collector is paused
-    with collector_paused():
+    with collector_paused(freeze=True):
         _run(env, net, world, progress)
 
 

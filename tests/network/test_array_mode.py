@@ -61,3 +61,39 @@ def test_array_store_keeps_busy_time_and_bytes_like_the_per_flow_mode():
         for name, (nbytes, busy) in expected.items():
             assert got[name][0] == nbytes
             assert got[name][1] == pytest.approx(busy, rel=1e-9, abs=1e-15), name
+
+
+@pytest.mark.parametrize("slack", [0, 4096])
+def test_leaving_the_array_store_lists_the_flows_in_activation_order(monkeypatch, slack):
+    # the store keeps the flows in the order they moved in (the engine's dict of active
+    # flows is empty meanwhile; its list drops the completed ones past a slack, 0: at every
+    # addition): leaving gives the per-flow mode its flows in activation order (start
+    # time, then creation), whatever slots they took, and the same finish times
+    import random
+
+    import topologies
+
+    from simcollective.network import bulk
+    from simcollective.network.engine import Network
+
+    monkeypatch.setattr(bulk, "STAGED_SLACK", slack)
+    g = topologies.fat_tree(16, oversubscription=3.0)
+    gpus = topologies.gpus(g)
+    rnd = random.Random(5)
+    flows = [(gpus[rnd.randrange(16)], gpus[rnd.randrange(16)], float(rnd.randint(1, 40) * 10**5),
+              rnd.choice([0.0, 1e-4, 2e-4, 3e-3, 3.1e-3, 9e-3])) for _ in range(400)]
+    flows = [f for f in flows if f[0] != f[1]]
+    expected, _ = run_flows(g, flows, profile="cm02")
+    orders = []
+    leave = Network._leave_bulk
+
+    def checked_leave(self, now):
+        leave(self, now)
+        active = list(self._active)
+        orders.append(active == sorted(active, key=lambda f: (f.t_start, f.seq)) and len(active) == self.active_count)
+
+    monkeypatch.setattr(Network, "_leave_bulk", checked_leave)
+    got, net = run_flows(g, flows, profile="cm02", tuning=Tuning(bulk_min=8, walk_limit=4, bulk_off=30))
+    assert net.modes["leave"] >= 2 and orders and all(orders)
+    for t, e in zip(got, expected):
+        assert t == pytest.approx(e, rel=1e-9, abs=1e-12)

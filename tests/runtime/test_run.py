@@ -179,6 +179,47 @@ def test_the_collector_is_paused_inside_and_restored_as_it_was():
         (gc.enable if was else gc.disable)()
 
 
+def test_a_large_run_leaves_its_objects_frozen_until_the_next_run(monkeypatch):
+    """A run that leaves many objects (past FREEZE_ABOVE) leaves them frozen: the collector
+    does not walk them, a reference cycle among them stays; the next run hands them back
+    and collects them first. A run that leaves few freezes nothing."""
+    import gc
+    import weakref
+
+    from simcollective.runtime import collector
+
+    class Node:
+        pass
+
+    def cycle():
+        a, b = Node(), Node()
+        a.other, b.other = b, a
+        return weakref.ref(a)
+
+    monkeypatch.setattr(collector, "FREEZE_ABOVE", 1000)
+    was = gc.isenabled()
+    gc.enable()
+    try:
+        with collector.collector_paused(freeze=True):
+            few = cycle()
+        assert gc.get_freeze_count() == 0
+        gc.collect()
+        assert few() is None
+        with collector.collector_paused(freeze=True):
+            kept = [Node() for _ in range(5000)]
+            ref = cycle()
+        assert gc.get_freeze_count() > 0
+        del kept
+        gc.collect()
+        assert ref() is not None          # frozen: never walked
+        with collector.collector_paused(freeze=True):
+            assert ref() is None          # handed back and collected before the next run
+        assert gc.get_freeze_count() == 0
+    finally:
+        gc.unfreeze()
+        (gc.enable if was else gc.disable)()
+
+
 def test_the_link_statistics_are_gathered_with_the_collector_paused(monkeypatch):
     """A run's results (one object a link, thousands at 16,384 GPUs: a collector pass over them
     cost more than the statistics themselves) are gathered with the collector paused, and the

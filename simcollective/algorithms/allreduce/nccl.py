@@ -23,7 +23,9 @@ def nccl(comm, x, *, protocol=None, channels=None, plan=None):
     if plan is None:
         plan = plan_for(comm, x, "auto", protocol, channels)
     chosen = get_algorithm(plan.chosen, "allreduce")   # the body of the algorithm NCCL chose
-    return (yield from chosen.func(comm, x, plan=plan))
+    # NOTE: returns the chosen algorithm's generator (not a generator of its own that
+    # delegates to it): one frame less on every resume of the rank
+    return chosen.func(comm, x, plan=plan)
 
 
 nccl.report_fields = report_fields("auto")
