@@ -54,7 +54,7 @@ def test_cli_study_end_to_end(capsys):
     assert "has no study sizing rule" in err
     code, out, err = run_cli(capsys, "run", "--topology", "fat-tree", "--nodes", "4", "--algorithm", "ring",
                              "--elements", "1M", "--study", "--quiet")
-    assert code == 2 and "--routing study" in err
+    assert code == 2 and "--study reproduces" in err and "'fat-tree' is not one of them" in err   # (the option given)
 
 
 
