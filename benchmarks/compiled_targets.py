@@ -92,8 +92,8 @@ _ALLTOALL = ("the 1024-GPU run itself, under the default routing (dest, four sca
              "verification 1.7 s")
 _NVLS = ("NVLSTree reacts to the first message to arrive (waitany): the SimPy path runs it. Measured, the whole "
          "run at 2048 nodes (`simcollective run --topology dgx-h100 --nodes 2048 --algorithm nccl --elements 256M "
-         "--dtype float32 --profile nccl --yes`): 320 s of CPU and 3.2 GB peak, 20 us a message, 1.14 SimPy events a "
-         "message; 21-24 us from 16 to 128 nodes (not growing as the estimate's P^0.2). Of a message's cost about a "
+         "--dtype float32 --profile nccl --yes`): 286-293 s of CPU and 3.3 GB peak, 18-19 us a message, 1.14 SimPy "
+         "events a message; 21-24 us from 16 to 128 nodes (not growing as the estimate's P^0.2). Of a message's cost about a "
          "tenth is the array store's compiled max-min solves (each over every live flow: 280,000 at 2048 nodes), a "
          "fifth the runtime's posting, matching and completion, a seventh SimPy's scheduling, the rest the "
          "algorithm's reactor: Python per message or event, kept because the order of the messages depends on time")
