@@ -23,15 +23,33 @@ def test_targets_are_one_record_each_with_unique_names():
 def test_an_estimate_scales_the_measured_cost_per_message_and_says_so():
     """2 s of CPU for 1000 messages at 128 ranks, a large run of 10^6 messages at 4096 ranks:
     2 ms x 10^6 x (4096 / 128)^0.2 = 2 ms x 10^6 x 2 = 4000 s; RSS 0.1 GB / 1000 x 10^6 = 100 GB."""
+    from benchmarks.compiled_targets import estimated
+
     r = {"sim_cpu_s": 2.0, "flows": 1000, "ranks": 128, "large_messages": 10**6, "large_ranks": 4096,
          "peak_rss": 1e8, "engine": "simpy"}
-    rows = rows_by_name(Context({"XE/nccl dgx-h100 2048 nodes 1G": r}))
-    text, met = rows["XE/nccl"]
+    check = estimated("XE/point", 300.0, 8e9)
+    text, met = check(Context({"XE/point": r}))
     assert text.startswith("ESTIMATE 4,000.0 s cpu (1,000,000 messages at 4000.00 us") and "100.0 GB" in text
     assert met is False
     r.update(sim_cpu_s=2e-6, peak_rss=1e3)  # 4 ms and 1 MB: both under the limits
-    assert rows_by_name(Context({"XE/nccl dgx-h100 2048 nodes 1G": r}))["XE/nccl"][1] is True
+    assert check(Context({"XE/point": r}))[1] is True
+    r.update(peak_rss=1e7)                  # 4 ms but 10 GB (linear bound): not met
+    assert check(Context({"XE/point": r}))[1] is False
 
+
+def test_the_16384_gpu_target_judges_its_whole_run_on_cpu_and_memory():
+    """NVLSTree on 2048 DGX H100 runs whole in XE (about 5 min): CPU under 300 s and peak RSS
+    under 8 GB, both."""
+    from benchmarks.allreduce import scenarios
+
+    whole = dict(scenarios({"XE"})["XE"])["nccl dgx-h100 2048 nodes 1G"]
+    assert "target" not in whole and whole["nodes"] == 2048 and whole["yes"]
+    key = "XE/nccl dgx-h100 2048 nodes 1G"
+    r = {"cpu_s": 285.9, "wall_s": 287.0, "flows": 15724544, "peak_rss": 3.3e9, "engine": "simpy"}
+    text, met = rows_by_name(Context({key: r}))["XE/nccl"]
+    assert met is True and text.startswith("MEASURED 285.9 s cpu (wall 287.0 s, 15,724,544 messages")
+    assert rows_by_name(Context({key: dict(r, cpu_s=300.5)}))["XE/nccl"][1] is False
+    assert rows_by_name(Context({key: dict(r, peak_rss=8.1e9)}))["XE/nccl"][1] is False
 
 
 def test_the_all_to_all_target_judges_its_whole_run_on_cpu():
@@ -40,7 +58,7 @@ def test_the_all_to_all_target_judges_its_whole_run_on_cpu():
     points = dict(scenarios({"XE"})["XE"])
     whole = points["alltoall direct dgx-h100 128 nodes 1G"]
     assert "target" not in whole and whole["nodes"] == 128 and whole["yes"]   # run itself, not estimated
-    assert points["nccl dgx-h100 2048 nodes 1G"]["small"]["nodes"] == 16
+    assert points["ring fat-tree 4096 1G f32"]["small"]["nodes"] == 1024   # estimated from a smaller run
     r = {"cpu_s": 25.8, "wall_s": 26.5, "flows": 1047552, "peak_rss": 3.0e9, "engine": "compiled"}
     text, met = rows_by_name(Context({"XE/alltoall direct dgx-h100 128 nodes 1G": r}))["XE/alltoall"]
     assert met is True and text.startswith("MEASURED 25.8 s cpu (wall 26.5 s, 1,047,552 messages")
