@@ -59,6 +59,7 @@ def test_the_all_to_all_target_judges_its_whole_run_on_cpu():
     whole = points["alltoall direct dgx-h100 128 nodes 1G"]
     assert "target" not in whole and whole["nodes"] == 128 and whole["yes"]   # run itself, not estimated
     assert points["ring fat-tree 4096 1G f32"]["small"]["nodes"] == 1024   # estimated from a smaller run
+    assert points["nccl-ring dgx-h100 128 nodes 1G"]["small"]["nodes"] == 16   # past numba's load
     r = {"cpu_s": 25.8, "wall_s": 26.5, "flows": 1047552, "peak_rss": 3.0e9, "engine": "compiled"}
     text, met = rows_by_name(Context({"XE/alltoall direct dgx-h100 128 nodes 1G": r}))["XE/alltoall"]
     assert met is True and text.startswith("MEASURED 25.8 s cpu (wall 26.5 s, 1,047,552 messages")
