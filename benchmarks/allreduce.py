@@ -125,9 +125,10 @@ def compiled_scenarios() -> dict:
     ]
     # XE: each X point estimated from a measured smaller run (benchmarks.compiled_targets), but
     # the runs that take minutes, measured whole: the all-to-all's 1024-GPU run (its 16-node run
-    # is mostly numba's load and overstated it by half) and NVLSTree on 16,384 GPUs (about 5 min;
-    # its cost a message does not grow as the estimate's P^0.2: a 16-node run overstated it by 2x)
-    # (nccl-ring from 16 nodes, 520,192 messages: at 8 nodes numba's load was most of the run)
+    # is mostly numba's load: an estimate from it is half again the run) and NVLSTree on 16,384
+    # GPUs (about 5 min; its cost a message does not grow as the estimate's P^0.2: from 16 nodes
+    # the estimate is twice the run); nccl-ring from 16 nodes, 520,192 messages (at 8 nodes
+    # numba's load is most of the run)
     small = {"ring fat-tree 4096 1G f32": 1024, "nccl-ring dgx-h100 128 nodes 1G": 16}
     sc["XE"] = [(label, dict(target=estimate_point, small=dict(kw, nodes=small[label]), large=kw) if label in small
                  else dict(kw, yes=True)) for label, kw in sc["X"]]
