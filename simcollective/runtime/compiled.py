@@ -10,8 +10,10 @@ for what it cannot run; callers then take the SimPy path.
 
 from __future__ import annotations
 
+import os
 import time
 from collections import defaultdict
+from contextlib import contextmanager
 
 import numpy as np
 
@@ -20,7 +22,7 @@ from ..network.replay import Unsupported, replay, unsupported_model
 from .record import MARK, TIMEOUT, NotCompilable, record
 from .run import RunResult
 
-__all__ = ["run_compiled", "NotCompilable"]
+__all__ = ["run_compiled", "NotCompilable", "small_pages"]
 
 
 def run_compiled(graph, placement, main, args_for_rank, profile, routing: str = "first",
@@ -34,20 +36,21 @@ def run_compiled(graph, placement, main, args_for_rank, profile, routing: str = 
         err = NotCompilable(why)
         err.network = net  # not used yet: the SimPy path runs on it (at 16,384 GPUs a second one costs 1.5 s)
         raise err
-    try:
-        prog = record(net.router.graph, placement, main, args_for_rank, profile)
-    except NotCompilable as e:
-        e.network = net  # (the recording reads only its graph)
-        raise
-    arrays = prog.arrays()
-    messages, message_bytes = len(arrays["bytes"]), int(arrays["bytes"].sum())   # (replay takes these columns)
-    try:
-        out = replay(net, list(placement), arrays, prog.events, model.small_messages == "smpi",
-                     model.eager_threshold)
-    except Unsupported as e:
-        err = NotCompilable(str(e))
-        err.network = net  # its routes and path parameters serve the SimPy path (nothing else changed)
-        raise err from None
+    with small_pages():
+        try:
+            prog = record(net.router.graph, placement, main, args_for_rank, profile)
+        except NotCompilable as e:
+            e.network = net  # (the recording reads only its graph)
+            raise
+        arrays = prog.arrays()
+        messages, message_bytes = len(arrays["bytes"]), int(arrays["bytes"].sum())   # (replay takes these columns)
+        try:
+            out = replay(net, list(placement), arrays, prog.events, model.small_messages == "smpi",
+                         model.eager_threshold)
+        except Unsupported as e:
+            err = NotCompilable(str(e))
+            err.network = net  # its routes and path parameters serve the SimPy path (nothing else changed)
+            raise err from None
     acc = _phases(prog, arrays, out.op_time, out.finish)
     finish = out.finish.tolist()
     P = len(finish)
@@ -65,6 +68,30 @@ def run_compiled(graph, placement, main, args_for_rank, profile, routing: str = 
         links=out.links, bytes_by_link_type=dict(by_type), wall_s=time.perf_counter() - t0, events=out.events,
         flows=out.flows, recomputations=out.recomputations, placement=list(placement), starts=[0.0] * P,
         cpu_s=time.process_time() - c0, engine="compiled")
+
+
+@contextmanager
+def small_pages():
+    """Run the block with NumPy's advice of transparent huge pages off (and then as it was).
+
+    NumPy advises the kernel to back every large array with 2 MiB pages; where the kernel
+    compacts memory to find them on a fault (``defrag = madvise``, a common default), the
+    compiled path's arrays (hundreds of MB, made once and written once) cost seconds of
+    system time: 1.0-1.7 s of sys at 1,024 ranks of the ring against 0.5 s with 4 KiB pages,
+    the same user time (measured on this project's 2-core machine). A user's own setting,
+    ``NUMPY_MADVISE_HUGEPAGE`` in the environment, is kept."""
+    # NOTE: NumPy's switch for its huge-page advice is underscored (its environment variable is read once, at
+    # import); where a NumPy lacks it, nothing changes
+    switch = getattr(np._core.multiarray if hasattr(np, "_core") else np.core.multiarray,
+                     "_set_madvise_hugepage", None)
+    if switch is None or "NUMPY_MADVISE_HUGEPAGE" in os.environ:
+        yield
+        return
+    was = switch(False)
+    try:
+        yield
+    finally:
+        switch(was)
 
 
 def _phases(prog, arrays, op_time, finish) -> list:
