@@ -79,7 +79,7 @@ class RecordingComm(Comm):
     its channel, and the other way round: see :class:`~.recorder.Recorder` for the
     channels' keys and queues.)"""
 
-    __slots__ = ("_rec", "_prog", "_ops", "_P", "_into", "_from")
+    __slots__ = ("_rec", "_prog", "_ops", "_P", "_into", "_from", "_to", "_toq", "_fr", "_frq")
 
     def __init__(self, world, members: tuple, rank: int, name: str, context=None):
         super().__init__(world, members, rank, name, context)
@@ -90,6 +90,8 @@ class RecordingComm(Comm):
         base = self.cid * P * P   # channel (receiver d, sender s) of this communicator: base + d P + s
         self._into = base + self._me * P         # + s: the channel into this rank from world rank s
         self._from = base + self._me             # + d P: the channel from this rank to world rank d
+        self._to = self._fr = -1                 # the last peers sent to and received from (tag 0),
+        self._toq = self._frq = None             # and their channels' deques (:meth:`_out`, :meth:`_in`)
 
     @property
     def now(self):
@@ -114,8 +116,7 @@ class RecordingComm(Comm):
 
     def _send(self, dst: int, payload, tag, via) -> int:
         """Send ``payload`` to world rank ``dst``: the message's number (its row), handed to
-        the receive posted for it if any, else queued on its channel (:func:`~.recorder.wait`
-        written out for other tags than 0)."""
+        the receive posted for it if any, else queued on its channel."""
         rec, prog = self._rec, self._prog
         send = rec.nmsgs
         rec.nmsgs = send + 1
@@ -126,30 +127,50 @@ class RecordingComm(Comm):
         except AttributeError:
             nbytes = payload_bytes(payload)
         prog.msgs.extend((dst, nbytes, 0 if via is None else prog.via_ids.get(via) or prog.via(via)))
-        key = self._from + dst * self._P
         if tag == 0:
-            rt = rec.recvs.get(key)
-            if not rt:
-                wait(rec.sends, key, (send, payload), 0)
-                return send
-            rt = rt.popleft()
-        else:
-            key = (tag, key)
-            rt = rec.recvs.pop(key, None)
-            if rt is None:
-                item = (send, payload)
-                q = rec.sends.setdefault(key, item)
-                if q is not item:
-                    queue(rec.sends, key, q, item)
-                return send
-            if rt.__class__ is deque:
-                rt = rest(rec.recvs, key, rt)
+            q = self._toq if dst == self._to else self._out(dst)
+            if q and q[0].__class__ is Token:
+                rec.deliver(q.popleft(), send, payload)
+            else:
+                q.append((send, payload))
+            return send
+        key = (tag, self._from + dst * self._P)
+        rt = rec.recvs.pop(key, None)
+        if rt is None:
+            item = (send, payload)
+            q = rec.sends.setdefault(key, item)
+            if q is not item:
+                queue(rec.sends, key, q, item)
+            return send
+        if rt.__class__ is deque:
+            rt = rest(rec.recvs, key, rt)
         rec.deliver(rt, send, payload)
         return send
 
+    def _out(self, d: int) -> deque:
+        """The channel of tag 0 from this rank to world rank ``d``, made at its first use and
+        kept as the last one sent to (a ring sends to one peer: no lookup then)."""
+        chans = self._rec.chans
+        key = self._from + d * self._P
+        q = chans.get(key)
+        if q is None:
+            q = chans[key] = deque()
+        self._to, self._toq = d, q
+        return q
+
+    def _in(self, s: int) -> deque:
+        """The channel of tag 0 into this rank from world rank ``s`` (as :meth:`_out`)."""
+        chans = self._rec.chans
+        key = self._into + s
+        q = chans.get(key)
+        if q is None:
+            q = chans[key] = deque()
+        self._fr, self._frq = s, q
+        return q
+
     def irecv(self, src: int, tag=0):
         try:
-            key = self._into + self.members[src]
+            s = self.members[src]
             if src < 0:
                 raise IndexError
         except IndexError:
@@ -161,15 +182,15 @@ class RecordingComm(Comm):
         prog.events = ev + 1
         t.waited, t.parent, t.group = False, None, None
         if tag == 0:
-            got = rec.sends.get(key)
-            if got:
-                recv, t.value = got.popleft()
+            q = self._frq if s == self._fr else self._in(s)
+            if q and q[0].__class__ is tuple:
+                recv, t.value = q.popleft()
                 t.done = True
             else:
                 recv, t.done, t.value, t.rank = -1, False, None, me
-                wait(rec.recvs, key, t, 0)
+                q.append(t)
         else:
-            key = (tag, key)
+            key = (tag, self._into + s)
             got = rec.sends.pop(key, None)
             if got is None:
                 recv, t.done, t.value, t.rank = -1, False, None, me
@@ -216,29 +237,19 @@ class RecordingComm(Comm):
         except AttributeError:
             nbytes = payload_bytes(payload)
         prog.msgs.extend((d, nbytes, 0 if via is None else prog.via_ids.get(via) or prog.via(via)))
-        key = self._from + d * self._P
-        q = rec.recvs.get(key)
-        if q:
+        q = self._toq if d == self._to else self._out(d)
+        if q and q[0].__class__ is Token:
             rec.deliver(q.popleft(), send, payload)
         else:
-            q = rec.sends.get(key)
-            if q is None:
-                rec.sends[key] = deque(((send, payload),))
-            else:
-                q.append((send, payload))
-        key = self._into + s
-        q = rec.sends.get(key)
-        if q:
+            q.append((send, payload))
+        q = self._frq if s == self._fr else self._in(s)
+        if q and q[0].__class__ is tuple:
             recv, t.value = q.popleft()
             t.done = True
         else:
             recv = -1
             t.done, t.rank, t.value = False, self._me, None
-            q = rec.recvs.get(key)
-            if q is None:
-                rec.recvs[key] = deque((t,))
-            else:
-                q.append(t)
+            q.append(t)
         self._ops.extend((POST, ev, send, recv))
         return t
 
@@ -252,12 +263,11 @@ class RecordingComm(Comm):
         send = self._send(dst, payload, tag, via)
         recv = -1
         tag = tag if recvtag is None else recvtag
-        key = self._into + src
         if tag == 0:
-            got = rec.sends.get(key)
-            got = got.popleft() if got else None
+            q = self._frq if src == self._fr else self._in(src)
+            got = q.popleft() if q and q[0].__class__ is tuple else None
         else:
-            key = (tag, key)
+            key = (tag, self._into + src)
             got = rec.sends.pop(key, None)
             if got.__class__ is deque:
                 got = rest(rec.sends, key, got)
@@ -266,7 +276,10 @@ class RecordingComm(Comm):
             t.done = True
         else:
             t.done, t.rank = False, me
-            wait(rec.recvs, key, t, tag)
+            if tag == 0:
+                q.append(t)
+            else:
+                wait(rec.recvs, key, t)
         self._ops.extend((POST, ev, send, recv))
         return t
 
