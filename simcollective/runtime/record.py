@@ -20,7 +20,7 @@ from contextlib import contextmanager
 from struct import pack
 from types import SimpleNamespace
 
-import numpy as np
+from numpy import ndarray
 
 from .collector import collector_paused
 from .comm import Comm
@@ -79,13 +79,15 @@ class RecordingComm(Comm):
     its channel, and the other way round: see :class:`~.recorder.Recorder` for the
     channels' keys and queues.)"""
 
-    __slots__ = ("_rec", "_prog", "_ops", "_P", "_into", "_from", "_to", "_toq", "_fr", "_frq")
+    __slots__ = ("_rec", "_prog", "_row", "_msg", "_free", "_P", "_into", "_from", "_to", "_toq", "_fr", "_frq")
 
     def __init__(self, world, members: tuple, rank: int, name: str, context=None):
         super().__init__(world, members, rank, name, context)
         self._rec = world.rec
         self._prog = world.rec.prog
-        self._ops = world.rec.prog.ops[self._me]
+        self._row = world.rec.prog.ops[self._me].extend   # appends this rank's rows (its list is emptied in place)
+        self._msg = world.rec.prog.msgs.extend            # and the messages'
+        self._free = world.free_sums
         self._P = P = world.size
         base = self.cid * P * P   # channel (receiver d, sender s) of this communicator: base + d P + s
         self._into = base + self._me * P         # + s: the channel into this rank from world rank s
@@ -96,7 +98,7 @@ class RecordingComm(Comm):
     @property
     def now(self):
         row = self._rec.prog.row(self._me)
-        self._ops.extend((NOW, 0, 0, 0))
+        self._row((NOW, 0, 0, 0))
         return _Clock(self._me, row)
 
     def isend(self, dst: int, payload, tag=0, via=None):
@@ -111,7 +113,7 @@ class RecordingComm(Comm):
         t.ev = ev = prog.events
         prog.events = ev + 1
         t.waited, t.done, t.value, t.parent, t.group = False, True, None, None, None
-        self._ops.extend((POST, ev, self._send(d, payload, tag, via), -1))
+        self._row((POST, ev, self._send(d, payload, tag, via), -1))
         return t
 
     def _send(self, dst: int, payload, tag, via) -> int:
@@ -126,7 +128,7 @@ class RecordingComm(Comm):
                 nbytes = int(nbytes)
         except AttributeError:
             nbytes = payload_bytes(payload)
-        prog.msgs.extend((dst, nbytes, 0 if via is None else prog.via_ids.get(via) or prog.via(via)))
+        self._msg((dst, nbytes, 0 if via is None else prog.via_ids.get(via) or prog.via(via)))
         if tag == 0:
             q = self._toq if dst == self._to else self._out(dst)
             if q and q[0].__class__ is Token:
@@ -202,7 +204,7 @@ class RecordingComm(Comm):
                     got = rest(rec.sends, key, got)
                 recv, t.value = got
                 t.done = True
-        self._ops.extend((POST, ev, -1, recv))
+        self._row((POST, ev, -1, recv))
         return t
 
     send = isend
@@ -236,7 +238,7 @@ class RecordingComm(Comm):
                 nbytes = int(nbytes)
         except AttributeError:
             nbytes = payload_bytes(payload)
-        prog.msgs.extend((d, nbytes, 0 if via is None else prog.via_ids.get(via) or prog.via(via)))
+        self._msg((d, nbytes, 0 if via is None else prog.via_ids.get(via) or prog.via(via)))
         q = self._toq if d == self._to else self._out(d)
         if q and q[0].__class__ is Token:
             rec.deliver(q.popleft(), send, payload)
@@ -250,7 +252,7 @@ class RecordingComm(Comm):
             recv = -1
             t.done, t.rank, t.value = False, self._me, None
             q.append(t)
-        self._ops.extend((POST, ev, send, recv))
+        self._row((POST, ev, send, recv))
         return t
 
     def _sendrecv(self, dst: int, payload, src, tag, recvtag, via):
@@ -280,7 +282,7 @@ class RecordingComm(Comm):
                 q.append(t)
             else:
                 wait(rec.recvs, key, t)
-        self._ops.extend((POST, ev, send, recv))
+        self._row((POST, ev, send, recv))
         return t
 
     def waitall(self, reqs, value_index=None):
@@ -303,7 +305,7 @@ class RecordingComm(Comm):
                 if not q.done:
                     q.parent = t
                     left += 1
-        self._ops.extend((WAITALL, ev, first, len(reqs)))
+        self._row((WAITALL, ev, first, len(reqs)))
         t.group, t.left, t.rank, t.done = (reqs, value_index), left, self._me, not left
         return t
 
@@ -327,26 +329,25 @@ class RecordingComm(Comm):
 
     def add(self, a, b, op=None):
         result = a + b if op is None else op(a, b)
-        if isinstance(result, np.ndarray):
+        if isinstance(result, ndarray):
             result.flags.writeable = False
-        world = self.world
-        if world.free_sums:  # (once per reduction: the Free written out here)
+        if self._free:  # (once per reduction: the Free written out here)
             f = Free()
             f.value = result
             return f
         if hasattr(a, "nnz") and hasattr(b, "nnz"):
             raise NotCompilable("sparse merges are data-dependent")
-        return self.compute(world.compute_model.dense_sum_time(payload_bytes(result)), result)
+        return self.compute(self.world.compute_model.dense_sum_time(payload_bytes(result)), result)
 
     @contextmanager
     def phase(self, name: str):
-        marks, ops = self._rec.prog.marks, self._ops
-        ops.extend((MARK, len(marks), 0, 0))
+        marks, row = self._rec.prog.marks, self._row
+        row((MARK, len(marks), 0, 0))
         marks.append((name, True))
         try:
             yield
         finally:
-            ops.extend((MARK, len(marks), 0, 0))
+            row((MARK, len(marks), 0, 0))
             marks.append((name, False))
 
     def sub(self, ranks, name: str) -> "RecordingComm":

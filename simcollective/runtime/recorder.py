@@ -154,6 +154,7 @@ class Recorder:
         while ready:
             r = ready.popleft()
             ops = all_ops[r]
+            row = ops.extend
             t = blocked[r]
             value = None if t is None else (t.value if t.group is None else group_value(t))
             blocked[r] = None
@@ -165,7 +166,9 @@ class Recorder:
                     if fresh:   # (a delegation begun on the last run, or at the first yield, is seen here)
                         send = sends[r] = innermost(send.__self__, outer[r])
                         fresh = False
-                except StopIteration as stop:
+                except BaseException as stop:   # (returned, or raised: see returned)
+                    if not outer[r] and not isinstance(stop, StopIteration):
+                        raise
                     t, send = returned(stop, outer[r])
                     if send is None:
                         outputs[r] = t
@@ -178,7 +181,7 @@ class Recorder:
                     continue
                 if cls is not Token:
                     raise NotCompilable(f"the program yields a {type(t).__name__}")
-                ops.extend((YIELD, t.ev, 0, 0))
+                row((YIELD, t.ev, 0, 0))
                 if t.waited:
                     raise NotCompilable("an event is waited for twice")
                 t.waited = True
@@ -210,20 +213,23 @@ def innermost(gen, outer: list):
     return gen.send
 
 
-def returned(stop: StopIteration, outer: list):
-    """The innermost generator returned (``stop``): its value goes to the generator that
-    delegated to it, as ``yield from`` hands it over (throwing ``stop`` into a generator
-    suspended in ``yield from`` of a finished one resumes it with ``stop.value``, PEP 380).
-    Returns what is yielded next and the ``send`` to resume with, or the rank's output and
-    ``None`` once the outermost generator has returned."""
+def returned(stop: BaseException, outer: list):
+    """The innermost generator returned (``stop``, a StopIteration) or raised ``stop``: that
+    goes to the generator that delegated to it, as ``yield from`` hands it over (throwing
+    ``stop`` into a generator suspended in ``yield from`` of a finished one resumes it with
+    ``stop.value``, or raises ``stop`` there: PEP 380), and so on up while they return or
+    raise. Returns what is yielded next and the ``send`` to resume with, or the rank's
+    output and ``None`` once the outermost generator has returned."""
     while outer:
         gen = outer.pop()
         try:
             t = gen.throw(stop)
-        except StopIteration as again:
+        except BaseException as again:
             stop = again
             continue
         return t, innermost(gen, outer)
+    if not isinstance(stop, StopIteration):
+        raise stop
     return stop.value, None
 
 
