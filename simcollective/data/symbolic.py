@@ -223,10 +223,9 @@ def _symbolic(start: int, stop: int, dtype: np.dtype, mask, segs, error) -> Symb
 _new_symbolic = object.__new__
 # Every rank of a simulation cuts the same global vector at the same places: the slices'
 # bounds and sizes take one int object per value from here (a slice holds three ints of
-# 32 B each otherwise: at 16k ranks cutting 2048 blocks each, 3 GB of equal ints), and a
-# slice's three from _spans, keyed by the array's start, the slice's bounds and the dtype
-# (one lookup a slice, the three found together). Both emptied when they grow past
-# _MAX_INTS (by symbolic_input, once per rank and run).
+# 32 B each otherwise: at 16k ranks cutting 2048 blocks each, 3 GB of equal ints), a slice's
+# three found together in _spans by the array's start, the bounds and the dtype (one lookup).
+# Both emptied when they grow past _MAX_INTS (by symbolic_input, once per rank and run).
 _ints: dict = {}
 _shared_int = _ints.setdefault
 _spans: dict = {}
@@ -270,16 +269,17 @@ class SymbolicPieces:
     def _pieces(self) -> list:
         out = self._list
         if out is None:
-            o, dtype, mask, error, item = self.offset, self.dtype, self.mask, self.error, self.dtype.itemsize
+            o, dtype, mask, error = self.offset, self.dtype, self.mask, self.error
             out = self._list = []
-            for a, b in self.bounds:   # (the bounds and sizes: one int object per value, see _ints)
+            for a, b in self.bounds:   # (the bounds and sizes: one int object per value, see _spans)
                 if not 0 <= a <= b <= self.size and error is None:
                     error = f"cut [{a}, {b}) out of [0, {self.size})"
-                gs, ge, nbytes = o + a, o + b, (b - a) * item
                 p = _new_symbolic(SymbolicArray)
-                p.start, p.stop, p.dtype, p.mask, p._segs, p.error = (_shared_int(gs, gs), _shared_int(ge, ge),
-                                                                      dtype, mask, None, error)
-                p.nbytes = _shared_int(nbytes, nbytes)
+                try:
+                    p.start, p.stop, p.nbytes = _spans[o, a, b, dtype]
+                except KeyError:
+                    p.start, p.stop, p.nbytes = _span(o, a, b, dtype)
+                p.dtype, p.mask, p._segs, p.error = dtype, mask, None, error
                 if b == a:   # (an empty slice holds no segment, as a[i:i] has none)
                     p.mask, p._segs = None, ()
                 out.append(p)
