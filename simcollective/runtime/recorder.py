@@ -21,10 +21,11 @@ communicator) channel is matched with the k-th receive on it, as MPI's ordered m
 does whatever the timing. A channel's key is one integer, ``cid P^2 + receiver P + sender``
 (world ranks, ``cid`` the communicator's id), for tag 0 and ``(tag, that integer)`` for
 other tags (tags equal to 0 share the channel, as equal tags do). What waits on a channel
-is a deque of items in posting order on channels of tag 0 (kept once made, maybe empty),
-and on another tag's channel while two or more wait there; else that tag's channel holds
-its one item, whose entry is popped when it is taken (one lookup; :func:`wait`,
-:func:`rest`).
+of tag 0 is one deque in posting order, messages sent or receives posted (never both at
+once: one is matched with the other), in ``chans`` (kept once made, maybe empty; each
+communicator keeps those of the last peers it used). On another tag's channel, in
+``sends`` or ``recvs``, a deque while two or more wait there; else that channel holds its
+one item, whose entry is popped when it is taken (one lookup; :func:`wait`, :func:`rest`).
 """
 
 from __future__ import annotations
