@@ -25,19 +25,8 @@ __all__ = ["SymbolicArray", "SymbolicPieces", "symbolic_input", "concat", "cut",
 
 
 def format_ranks(mask: int, limit: int = 16) -> str:
-    """Format the ranks of a bitset compactly: ``format_ranks(0b1011) == '0-1, 3'``.
-
-    Parameters
-    ----------
-    mask : int
-        Bitset of ranks (bit ``r`` set = rank ``r``).
-    limit : int
-        Maximum number of runs shown before eliding the rest.
-
-    Returns
-    -------
-    str
-    """
+    """Format the ranks of a bitset ``mask`` (bit ``r`` set = rank ``r``) compactly, at most
+    ``limit`` runs shown before eliding the rest: ``format_ranks(0b1011) == '0-1, 3'``."""
     runs: list[str] = []
     total = mask.bit_count()
     while mask and len(runs) < limit:
@@ -134,17 +123,16 @@ class SymbolicArray:
             if (mask is not None and type(lo) is int and type(hi) is int and key.step is None
                     and 0 <= lo < hi <= self.stop - start):
                 # the slices ``split`` cuts (one per block and rank): nothing to normalize
-                # (the bounds and the size: the one int object of each value, see _ints)
+                # (the bounds and the size: the one int object of each value, see _spans)
                 a = _new_symbolic(SymbolicArray)
-                gs, ge = start + lo, start + hi
-                a.start = _shared_int(gs, gs)
-                a.stop = _shared_int(ge, ge)
                 a.dtype = dtype = self.dtype
+                try:
+                    a.start, a.stop, a.nbytes = _spans[start, lo, hi, dtype]
+                except KeyError:
+                    a.start, a.stop, a.nbytes = _span(start, lo, hi, dtype)
                 a.mask = mask
                 a._segs = None
                 a.error = self.error
-                nbytes = (hi - lo) * dtype.itemsize
-                a.nbytes = _shared_int(nbytes, nbytes)
                 return a
         elif not isinstance(key, slice):
             raise TypeError("SymbolicArray supports only slicing a[i:j]")
@@ -235,11 +223,21 @@ def _symbolic(start: int, stop: int, dtype: np.dtype, mask, segs, error) -> Symb
 _new_symbolic = object.__new__
 # Every rank of a simulation cuts the same global vector at the same places: the slices'
 # bounds and sizes take one int object per value from here (a slice holds three ints of
-# 32 B each otherwise: at 16k ranks cutting 2048 blocks each, 3 GB of equal ints).
-# Emptied when it grows past _MAX_INTS (by symbolic_input, once per rank and run).
+# 32 B each otherwise: at 16k ranks cutting 2048 blocks each, 3 GB of equal ints), a slice's
+# three found together in _spans by the array's start, the bounds and the dtype (one lookup).
+# Both emptied when they grow past _MAX_INTS (by symbolic_input, once per rank and run).
 _ints: dict = {}
 _shared_int = _ints.setdefault
+_spans: dict = {}
 _MAX_INTS = 1 << 20
+
+
+def _span(start: int, lo: int, hi: int, dtype: np.dtype) -> tuple:
+    """The global bounds and the bytes of the slice ``[lo, hi)`` of an array starting at
+    ``start`` (each the shared int of its value), kept in ``_spans``."""
+    gs, ge, nbytes = start + lo, start + hi, (hi - lo) * dtype.itemsize
+    span = _spans[start, lo, hi, dtype] = (_shared_int(gs, gs), _shared_int(ge, ge), _shared_int(nbytes, nbytes))
+    return span
 
 
 class SymbolicPieces:
@@ -271,16 +269,17 @@ class SymbolicPieces:
     def _pieces(self) -> list:
         out = self._list
         if out is None:
-            o, dtype, mask, error, item = self.offset, self.dtype, self.mask, self.error, self.dtype.itemsize
+            o, dtype, mask, error = self.offset, self.dtype, self.mask, self.error
             out = self._list = []
-            for a, b in self.bounds:   # (the bounds and sizes: one int object per value, see _ints)
+            for a, b in self.bounds:   # (the bounds and sizes: one int object per value, see _spans)
                 if not 0 <= a <= b <= self.size and error is None:
                     error = f"cut [{a}, {b}) out of [0, {self.size})"
-                gs, ge, nbytes = o + a, o + b, (b - a) * item
                 p = _new_symbolic(SymbolicArray)
-                p.start, p.stop, p.dtype, p.mask, p._segs, p.error = (_shared_int(gs, gs), _shared_int(ge, ge),
-                                                                      dtype, mask, None, error)
-                p.nbytes = _shared_int(nbytes, nbytes)
+                try:
+                    p.start, p.stop, p.nbytes = _spans[o, a, b, dtype]
+                except KeyError:
+                    p.start, p.stop, p.nbytes = _span(o, a, b, dtype)
+                p.dtype, p.mask, p._segs, p.error = dtype, mask, None, error
                 if b == a:   # (an empty slice holds no segment, as a[i:i] has none)
                     p.mask, p._segs = None, ()
                 out.append(p)
@@ -351,8 +350,9 @@ def _merge_segments(a: tuple, b: tuple) -> tuple[tuple, tuple | None]:
 def symbolic_input(rank: int, n: int, dtype) -> SymbolicArray:
     """Rank ``rank``'s symbolic input: ``[0, n)`` holding only its own contribution."""
     dt = check_dtype(dtype)
-    if len(_ints) > _MAX_INTS:
+    if len(_ints) > _MAX_INTS or len(_spans) > _MAX_INTS:
         _ints.clear()
+        _spans.clear()
     return SymbolicArray(0, n, dt, ((0, n, 1 << rank),) if n else ())
 
 

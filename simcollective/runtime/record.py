@@ -20,7 +20,7 @@ from contextlib import contextmanager
 from struct import pack
 from types import SimpleNamespace
 
-import numpy as np
+from numpy import ndarray
 
 from .collector import collector_paused
 from .comm import Comm
@@ -79,22 +79,26 @@ class RecordingComm(Comm):
     its channel, and the other way round: see :class:`~.recorder.Recorder` for the
     channels' keys and queues.)"""
 
-    __slots__ = ("_rec", "_prog", "_ops", "_P", "_into", "_from")
+    __slots__ = ("_rec", "_prog", "_row", "_msg", "_free", "_P", "_into", "_from", "_to", "_toq", "_fr", "_frq")
 
     def __init__(self, world, members: tuple, rank: int, name: str, context=None):
         super().__init__(world, members, rank, name, context)
         self._rec = world.rec
         self._prog = world.rec.prog
-        self._ops = world.rec.prog.ops[self._me]
+        self._row = world.rec.prog.ops[self._me].extend   # appends this rank's rows (its list is emptied in place)
+        self._msg = world.rec.prog.msgs.extend            # and the messages'
+        self._free = world.free_sums
         self._P = P = world.size
         base = self.cid * P * P   # channel (receiver d, sender s) of this communicator: base + d P + s
         self._into = base + self._me * P         # + s: the channel into this rank from world rank s
         self._from = base + self._me             # + d P: the channel from this rank to world rank d
+        self._to = self._fr = -1                 # the last peers sent to and received from (tag 0),
+        self._toq = self._frq = None             # and their channels' deques (:meth:`_out`, :meth:`_in`)
 
     @property
     def now(self):
         row = self._rec.prog.row(self._me)
-        self._ops.extend((NOW, 0, 0, 0))
+        self._row((NOW, 0, 0, 0))
         return _Clock(self._me, row)
 
     def isend(self, dst: int, payload, tag=0, via=None):
@@ -109,13 +113,12 @@ class RecordingComm(Comm):
         t.ev = ev = prog.events
         prog.events = ev + 1
         t.waited, t.done, t.value, t.parent, t.group = False, True, None, None, None
-        self._ops.extend((POST, ev, self._send(d, payload, tag, via), -1))
+        self._row((POST, ev, self._send(d, payload, tag, via), -1))
         return t
 
     def _send(self, dst: int, payload, tag, via) -> int:
         """Send ``payload`` to world rank ``dst``: the message's number (its row), handed to
-        the receive posted for it if any, else queued on its channel (:func:`~.recorder.wait`
-        written out for other tags than 0)."""
+        the receive posted for it if any, else queued on its channel."""
         rec, prog = self._rec, self._prog
         send = rec.nmsgs
         rec.nmsgs = send + 1
@@ -125,31 +128,51 @@ class RecordingComm(Comm):
                 nbytes = int(nbytes)
         except AttributeError:
             nbytes = payload_bytes(payload)
-        prog.msgs.extend((dst, nbytes, 0 if via is None else prog.via_ids.get(via) or prog.via(via)))
-        key = self._from + dst * self._P
+        self._msg((dst, nbytes, 0 if via is None else prog.via_ids.get(via) or prog.via(via)))
         if tag == 0:
-            rt = rec.recvs.get(key)
-            if not rt:
-                wait(rec.sends, key, (send, payload), 0)
-                return send
-            rt = rt.popleft()
-        else:
-            key = (tag, key)
-            rt = rec.recvs.pop(key, None)
-            if rt is None:
-                item = (send, payload)
-                q = rec.sends.setdefault(key, item)
-                if q is not item:
-                    queue(rec.sends, key, q, item)
-                return send
-            if rt.__class__ is deque:
-                rt = rest(rec.recvs, key, rt)
+            q = self._toq if dst == self._to else self._out(dst)
+            if q and q[0].__class__ is Token:
+                rec.deliver(q.popleft(), send, payload)
+            else:
+                q.append((send, payload))
+            return send
+        key = (tag, self._from + dst * self._P)
+        rt = rec.recvs.pop(key, None)
+        if rt is None:
+            item = (send, payload)
+            q = rec.sends.setdefault(key, item)
+            if q is not item:
+                queue(rec.sends, key, q, item)
+            return send
+        if rt.__class__ is deque:
+            rt = rest(rec.recvs, key, rt)
         rec.deliver(rt, send, payload)
         return send
 
+    def _out(self, d: int) -> deque:
+        """The channel of tag 0 from this rank to world rank ``d``, made at its first use and
+        kept as the last one sent to (a ring sends to one peer: no lookup then)."""
+        chans = self._rec.chans
+        key = self._from + d * self._P
+        q = chans.get(key)
+        if q is None:
+            q = chans[key] = deque()
+        self._to, self._toq = d, q
+        return q
+
+    def _in(self, s: int) -> deque:
+        """The channel of tag 0 into this rank from world rank ``s`` (as :meth:`_out`)."""
+        chans = self._rec.chans
+        key = self._into + s
+        q = chans.get(key)
+        if q is None:
+            q = chans[key] = deque()
+        self._fr, self._frq = s, q
+        return q
+
     def irecv(self, src: int, tag=0):
         try:
-            key = self._into + self.members[src]
+            s = self.members[src]
             if src < 0:
                 raise IndexError
         except IndexError:
@@ -161,15 +184,15 @@ class RecordingComm(Comm):
         prog.events = ev + 1
         t.waited, t.parent, t.group = False, None, None
         if tag == 0:
-            got = rec.sends.get(key)
-            if got:
-                recv, t.value = got.popleft()
+            q = self._frq if s == self._fr else self._in(s)
+            if q and q[0].__class__ is tuple:
+                recv, t.value = q.popleft()
                 t.done = True
             else:
                 recv, t.done, t.value, t.rank = -1, False, None, me
-                wait(rec.recvs, key, t, 0)
+                q.append(t)
         else:
-            key = (tag, key)
+            key = (tag, self._into + s)
             got = rec.sends.pop(key, None)
             if got is None:
                 recv, t.done, t.value, t.rank = -1, False, None, me
@@ -181,7 +204,7 @@ class RecordingComm(Comm):
                     got = rest(rec.sends, key, got)
                 recv, t.value = got
                 t.done = True
-        self._ops.extend((POST, ev, -1, recv))
+        self._row((POST, ev, -1, recv))
         return t
 
     send = isend
@@ -215,31 +238,21 @@ class RecordingComm(Comm):
                 nbytes = int(nbytes)
         except AttributeError:
             nbytes = payload_bytes(payload)
-        prog.msgs.extend((d, nbytes, 0 if via is None else prog.via_ids.get(via) or prog.via(via)))
-        key = self._from + d * self._P
-        q = rec.recvs.get(key)
-        if q:
+        self._msg((d, nbytes, 0 if via is None else prog.via_ids.get(via) or prog.via(via)))
+        q = self._toq if d == self._to else self._out(d)
+        if q and q[0].__class__ is Token:
             rec.deliver(q.popleft(), send, payload)
         else:
-            q = rec.sends.get(key)
-            if q is None:
-                rec.sends[key] = deque(((send, payload),))
-            else:
-                q.append((send, payload))
-        key = self._into + s
-        q = rec.sends.get(key)
-        if q:
+            q.append((send, payload))
+        q = self._frq if s == self._fr else self._in(s)
+        if q and q[0].__class__ is tuple:
             recv, t.value = q.popleft()
             t.done = True
         else:
             recv = -1
             t.done, t.rank, t.value = False, self._me, None
-            q = rec.recvs.get(key)
-            if q is None:
-                rec.recvs[key] = deque((t,))
-            else:
-                q.append(t)
-        self._ops.extend((POST, ev, send, recv))
+            q.append(t)
+        self._row((POST, ev, send, recv))
         return t
 
     def _sendrecv(self, dst: int, payload, src, tag, recvtag, via):
@@ -252,12 +265,11 @@ class RecordingComm(Comm):
         send = self._send(dst, payload, tag, via)
         recv = -1
         tag = tag if recvtag is None else recvtag
-        key = self._into + src
         if tag == 0:
-            got = rec.sends.get(key)
-            got = got.popleft() if got else None
+            q = self._frq if src == self._fr else self._in(src)
+            got = q.popleft() if q and q[0].__class__ is tuple else None
         else:
-            key = (tag, key)
+            key = (tag, self._into + src)
             got = rec.sends.pop(key, None)
             if got.__class__ is deque:
                 got = rest(rec.sends, key, got)
@@ -266,8 +278,11 @@ class RecordingComm(Comm):
             t.done = True
         else:
             t.done, t.rank = False, me
-            wait(rec.recvs, key, t, tag)
-        self._ops.extend((POST, ev, send, recv))
+            if tag == 0:
+                q.append(t)
+            else:
+                wait(rec.recvs, key, t)
+        self._row((POST, ev, send, recv))
         return t
 
     def waitall(self, reqs, value_index=None):
@@ -290,7 +305,7 @@ class RecordingComm(Comm):
                 if not q.done:
                     q.parent = t
                     left += 1
-        self._ops.extend((WAITALL, ev, first, len(reqs)))
+        self._row((WAITALL, ev, first, len(reqs)))
         t.group, t.left, t.rank, t.done = (reqs, value_index), left, self._me, not left
         return t
 
@@ -314,26 +329,25 @@ class RecordingComm(Comm):
 
     def add(self, a, b, op=None):
         result = a + b if op is None else op(a, b)
-        if isinstance(result, np.ndarray):
+        if isinstance(result, ndarray):
             result.flags.writeable = False
-        world = self.world
-        if world.free_sums:  # (once per reduction: the Free written out here)
+        if self._free:  # (once per reduction: the Free written out here)
             f = Free()
             f.value = result
             return f
         if hasattr(a, "nnz") and hasattr(b, "nnz"):
             raise NotCompilable("sparse merges are data-dependent")
-        return self.compute(world.compute_model.dense_sum_time(payload_bytes(result)), result)
+        return self.compute(self.world.compute_model.dense_sum_time(payload_bytes(result)), result)
 
     @contextmanager
     def phase(self, name: str):
-        marks, ops = self._rec.prog.marks, self._ops
-        ops.extend((MARK, len(marks), 0, 0))
+        marks, row = self._rec.prog.marks, self._row
+        row((MARK, len(marks), 0, 0))
         marks.append((name, True))
         try:
             yield
         finally:
-            ops.extend((MARK, len(marks), 0, 0))
+            row((MARK, len(marks), 0, 0))
             marks.append((name, False))
 
     def sub(self, ranks, name: str) -> "RecordingComm":

@@ -21,10 +21,11 @@ communicator) channel is matched with the k-th receive on it, as MPI's ordered m
 does whatever the timing. A channel's key is one integer, ``cid P^2 + receiver P + sender``
 (world ranks, ``cid`` the communicator's id), for tag 0 and ``(tag, that integer)`` for
 other tags (tags equal to 0 share the channel, as equal tags do). What waits on a channel
-is a deque of items in posting order on channels of tag 0 (kept once made, maybe empty),
-and on another tag's channel while two or more wait there; else that tag's channel holds
-its one item, whose entry is popped when it is taken (one lookup; :func:`wait`,
-:func:`rest`).
+of tag 0 is one deque in posting order, messages sent or receives posted (never both at
+once: one is matched with the other), in ``chans`` (kept once made, maybe empty; each
+communicator keeps those of the last peers it used). On another tag's channel, in
+``sends`` or ``recvs``, a deque while two or more wait there; else that channel holds its
+one item, whose entry is popped when it is taken (one lookup; :func:`wait`, :func:`rest`).
 """
 
 from __future__ import annotations
@@ -75,8 +76,9 @@ class Recorder:
 
     def __init__(self, P: int):
         self.prog = Program(P)
-        self.sends: dict = {}     # channel -> (message, payload) not yet received, or a deque of them
-        self.recvs: dict = {}     # channel -> receive token not yet matched, or a deque of them
+        self.chans: dict = {}     # channel of tag 0 -> deque of what waits there (messages or receives)
+        self.sends: dict = {}     # channel of another tag -> (message, payload) not yet received, or a deque of them
+        self.recvs: dict = {}     # channel of another tag -> receive token not yet matched, or a deque of them
         self.ready: deque = deque(range(P))
         self.blocked: list = [None] * P
         self.nmsgs = 0            # messages sent so far (the next one's number)
@@ -143,31 +145,44 @@ class Recorder:
         """Run every rank's generator until all have returned (or none can go on): each
         rank taken from ``ready`` runs until it waits for an event not yet done.
 
-        (One frame for the whole recording: a rank is resumed here once per message.)"""
+        (One frame for the whole recording: a rank is resumed here once per message. A
+        rank's generator delegating to another with ``yield from`` is passed over: the
+        innermost one is resumed directly, see :func:`innermost`.)"""
         ready, blocked, prog = self.ready, self.blocked, self.prog
         all_ops, outputs = prog.ops, prog.outputs
         sends = [g.send for g in gens]   # (a bound method made once a rank, not once a resumption)
+        outer = [[] for _ in gens]        # per rank, the generators delegating to the one resumed
         while ready:
             r = ready.popleft()
             ops = all_ops[r]
+            row = ops.extend
             t = blocked[r]
             value = None if t is None else (t.value if t.group is None else group_value(t))
             blocked[r] = None
             send = sends[r]
+            fresh = True
             while True:  # (once per yield)
                 try:
                     t = send(value)
-                except StopIteration as stop:
-                    outputs[r] = stop.value
-                    gens[r] = sends[r] = None
-                    break
+                    if fresh:   # (a delegation begun on the last run, or at the first yield, is seen here)
+                        send = sends[r] = innermost(send.__self__, outer[r])
+                        fresh = False
+                except BaseException as stop:   # (returned, or raised: see returned)
+                    if not outer[r] and not isinstance(stop, StopIteration):
+                        raise
+                    t, send = returned(stop, outer[r])
+                    if send is None:
+                        outputs[r] = t
+                        gens[r] = sends[r] = None
+                        break
+                    sends[r] = send
                 cls = t.__class__
                 if cls is Free:
                     value = t.value
                     continue
                 if cls is not Token:
                     raise NotCompilable(f"the program yields a {type(t).__name__}")
-                ops.extend((YIELD, t.ev, 0, 0))
+                row((YIELD, t.ev, 0, 0))
                 if t.waited:
                     raise NotCompilable("an event is waited for twice")
                 t.waited = True
@@ -179,8 +194,44 @@ class Recorder:
                 value = t.value if t.group is None else group_value(t)
         if any(t is not None for t in blocked):
             raise NotCompilable("the recorded ranks block (deadlock or unmatched messages)")
-        if any(q.__class__ is not deque or q for waiting in (self.sends, self.recvs) for q in waiting.values()):
+        if any(q.__class__ is not deque or q for waiting in (self.chans, self.sends, self.recvs)
+               for q in waiting.values()):
             raise NotCompilable("messages are sent but never received")
+
+
+def innermost(gen, outer: list):
+    """The ``send`` of the generator ``gen`` delegates to (``yield from``), or of the one
+    that one delegates to, and so on; the generators passed push onto ``outer``.
+
+    (Resuming the innermost generator directly skips a frame per level at every
+    resumption: the ring's ``yield from ring_reduce_scatter(...)`` inside ``with
+    comm.phase(...)``, NCCL's algorithms inside ``run_call``.)"""
+    inner = gen.gi_yieldfrom
+    while inner is not None and inner.__class__ is gen.__class__:
+        outer.append(gen)
+        gen = inner
+        inner = gen.gi_yieldfrom
+    return gen.send
+
+
+def returned(stop: BaseException, outer: list):
+    """The innermost generator returned (``stop``, a StopIteration) or raised ``stop``: that
+    goes to the generator that delegated to it, as ``yield from`` hands it over (throwing
+    ``stop`` into a generator suspended in ``yield from`` of a finished one resumes it with
+    ``stop.value``, or raises ``stop`` there: PEP 380), and so on up while they return or
+    raise. Returns what is yielded next and the ``send`` to resume with, or the rank's
+    output and ``None`` once the outermost generator has returned."""
+    while outer:
+        gen = outer.pop()
+        try:
+            t = gen.throw(stop)
+        except BaseException as again:
+            stop = again
+            continue
+        return t, innermost(gen, outer)
+    if not isinstance(stop, StopIteration):
+        raise stop
+    return stop.value, None
 
 
 def group_value(t: Token):
@@ -190,18 +241,10 @@ def group_value(t: Token):
     return vals if index is None else vals[index]
 
 
-def wait(box: dict, key, item, tag) -> None:
-    """Queue ``item`` (a message sent, or a receive token) on the channel ``key`` of
-    ``box``: a channel of tag 0 keeps its deque (the ring's channels: one a rank and
-    neighbour, used at every step), another tag's entry is the item itself (tags new at
-    every step, NCCL's: no deque a message), a deque once two wait there at once."""
-    if tag == 0:
-        q = box.get(key)
-        if q is None:
-            box[key] = deque((item,))
-        else:
-            q.append(item)
-        return
+def wait(box: dict, key, item) -> None:
+    """Queue ``item`` (a message sent, or a receive token) on the channel ``key`` (of
+    another tag than 0) of ``box``: its entry is the item itself (tags new at every step,
+    NCCL's: no deque a message), a deque once two wait there at once."""
     q = box.setdefault(key, item)
     if q is not item:
         queue(box, key, q, item)

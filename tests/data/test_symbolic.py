@@ -146,3 +146,16 @@ def test_slices_of_every_rank_at_the_same_place_share_their_bounds_and_size():
     assert (x.start, x.stop, x.nbytes) == (y.start, y.stop, y.nbytes) == (1000, 300000, 299000 * 4)
     assert x.start is y.start and x.stop is y.stop and x.nbytes is y.nbytes
     assert x.segments == ((1000, 300000, 1),) and y.segments == ((1000, 300000, 1 << 5),)
+
+
+def test_slices_at_the_same_bounds_of_other_dtypes_and_starts_keep_their_own_sizes():
+    """A slice's bounds and size are found by the array's start, the bounds and the dtype
+    together: the same relative bounds of a float16 array, of a float64 one and of an array
+    starting elsewhere each give their own global bounds and bytes (and the ints shared)."""
+    f4, h2, f8 = (symbolic_input(0, 1000, dt) for dt in ("float32", "float16", "float64"))
+    later = f4[100:1000]   # starts at 100
+    for arr, item, start in ((f4, 4, 0), (h2, 2, 0), (f8, 8, 0), (later, 4, 100)):
+        for _ in range(2):   # made once, then found
+            s = arr[10:30]
+            assert (s.start, s.stop, s.nbytes, s.dtype.itemsize) == (start + 10, start + 30, 20 * item, item)
+    assert h2[10:30].start is f8[10:30].start and f4[10:30].nbytes is h2[10:50].nbytes is f8[20:30].nbytes

@@ -233,3 +233,59 @@ def test_waitall_members_are_its_requests_events_in_order_a_free_one_minus_one()
         send_ev, recv_ev = (row[1] for row in rows if row[0] == POST)
         (_, _, first, count), = (row for row in rows if row[0] == WAITALL)
         assert members[first:first + count] == [recv_ev, -1, send_ev]
+
+
+def test_generators_delegating_with_yield_from_get_their_values_and_exceptions():
+    """The recorder resumes the innermost of a rank's ``yield from`` chain directly: what a
+    delegated generator returns (through three levels, a phase around one) and raises (caught
+    by the one delegating to it) reaches the generator that delegated, a delegation begun
+    after other yields and one to a generator expression are followed, as on the SimPy path."""
+    def exchange(comm, k):
+        got = yield comm.sendrecv(1 - comm.rank, np.zeros(k + comm.rank, np.int8), 1 - comm.rank)
+        return len(got)
+
+    def failing(comm):
+        yield comm.sendrecv(1 - comm.rank, np.zeros(1, np.int8), 1 - comm.rank)
+        raise ValueError("inner")
+
+    def middle(comm):
+        first = yield from exchange(comm, 2)
+        try:
+            yield from failing(comm)
+        except ValueError as e:
+            caught = str(e)
+        with comm.phase("inner"):
+            second = yield from exchange(comm, 5)
+        return first, caught, second
+
+    def main(comm):
+        a = yield from middle(comm)
+        b = yield from (q for q in [comm.sendrecv(1 - comm.rank, np.zeros(9, np.int8), 1 - comm.rank)])
+        c = yield from exchange(comm, 7)
+        return [a, b, c]
+
+    prog = _record(main, P=2)
+    assert prog.outputs == [[(3, "inner", 6), None, 8], [(2, "inner", 5), None, 7]]
+    g = topologies.build("fat-tree", 2, {})
+    assert run_ranks(g, _gpus(g)[:2], main, lambda r: (), load_profile("ideal")).outputs == prog.outputs
+
+
+def test_channels_of_tag_0_follow_each_peer_in_turn():
+    """A rank that alternates between peers on channels of tag 0 (each communicator keeps
+    the last peers' channels), receives posted before their messages and after, by
+    ``irecv`` and by ``sendrecv``: each message reaches the receive posted for it in order."""
+    def main(comm):
+        P, r = comm.size, comm.rank
+        early = [comm.irecv((r - 1) % P), comm.irecv((r + 1) % P)]   # (rank 0's: before any message)
+        sent = [comm.isend((r + 1) % P, np.zeros(r, np.int8)), comm.isend((r - 1) % P, np.zeros(r + 1, np.int8))]
+        out = [len(x) for x in (yield comm.waitall(early + sent))[:2]]
+        for k in range(3):   # to the right, then to the left, and again
+            for d in (1, -1):
+                got = yield comm.sendrecv((r + d) % P, np.zeros(10 * r + 2 * k + (d < 0), np.int8), (r - d) % P)
+                out.append(len(got))
+        return out
+
+    prog = _record(main, P=3)
+    g = topologies.build("fat-tree", 3, {})
+    assert run_ranks(g, _gpus(g)[:3], main, lambda r: (), load_profile("ideal")).outputs == prog.outputs
+    assert prog.outputs[0] == [2, 2, 20, 11, 22, 13, 24, 15]
