@@ -30,14 +30,14 @@ from . import bulk_kernels as K
 from .replay_flows import (ACTIVE, BSINCE, BTIME, CAP, EFF, ENDK, ENTERS, LOAD, MAXLOAD, NACT, NBKT, NEAR, NEND,
                            NFREE, PATH, POOL, PTOP, RATE, RCAP, RECOMP, REM, ROFF, SAT, SEQ, SMSG, SPATH, SPOS, SSEQ,
                            SVER, TLAST, TSTART)
-from .replay_heaps import hpop, hpush, sdel
+from .replay_heaps import ctake, hpush
 
 # NOTE: numba's cache keeps the compiled code of the kernels a cached kernel calls inside its own
 # entry and checks only the caller's source file: a change to a callee's module (:mod:`.filling`
 # and :mod:`.bulk_kernels` above all) is compiled anew in this file's kernels only with an edit
 # of this file too (a cache of this file's kernels older than the store's step and filling it
 # inlines, mixed with the new ones, writes out of bounds: edit this note when they change).
-# numba cache: callees fc11bb4186a4
+# numba cache: callees d465818cc8ec
 __all__ = ["table", "empty", "enter", "wakeup", "leave", "close"]
 
 _INF = np.inf
@@ -166,22 +166,23 @@ def enter(now, nfin, tune, T, MI, MF, SI, SF, PI, PF, RF, rcnt, rl, fin, free, C
 
 
 @njit(cache=True)
-def wakeup(now, tune, A, T, MI, MF, SI, SF, PI, PF, RF, rcnt, rl, fin, free, C, ah, eh, bk):
+def wakeup(now, tune, A, T, MI, MF, SI, SF, PI, PF, RF, rcnt, rl, fin, free, C, ah, eh):
     """One network wake-up in the store (``Network._on_wakeup`` in array mode, up to the
     arrivals): the flows due start (lowest free slots first; the store grows as they
     come), then one :func:`.bulk_kernels.step`, and the flows leave the store if a solve
-    left fewer than ``bulk_off``. ``bk``: the set of activation times. Returns (the store,
+    left fewer than ``bulk_off``. ``ah``: the calendar of activations. Returns (the store,
     how many messages arrived (in ``fin``), the next completion time, whether the flows
     are still in the store)."""
     sf, si, rf, ri, ctl, msg, tstart, X, sr = A
-    nnew, nfin, j, last = 0, 0, 0, -1.0
-    while C[NACT] and ah[0][0] <= now:
-        t, m = ah[0][0], ah[2][0]
-        C[NACT] = hpop(ah[0], ah[1], ah[2], ah[3], C[NACT])
-        if t != last:
-            last = t
-            sdel(bk, t)
+    nnew, nfin, j, x = 0, 0, 0, -1
+    while True:
+        if x < 0:
+            x = ctake(ah, C[NBKT], now)
+            if x < 0:
+                break
             C[NBKT] -= 1
+        m, x = x, ah[3][x]
+        C[NACT] -= 1
         p = MI[m, PATH]
         if MF[m, EFF] <= 0 or PI[p, 0] == 0:
             fin[nfin] = m

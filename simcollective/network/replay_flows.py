@@ -15,14 +15,14 @@ import numpy as np
 from numba import njit
 
 from .kernels import fill
-from .replay_heaps import hpop, hpush, sdel, sput
+from .replay_heaps import ctake, hpop, hpush, sput
 
 # NOTE: numba's cache keeps the compiled code of the kernels a cached kernel calls inside its own
 # entry and checks only the caller's source file: a change to a callee's module (:mod:`.filling`
 # above all, whose ``fill`` runs :func:`~.filling.fill_with`'s code in scratch of its own) is
 # compiled anew in this file's kernels only with an edit of this file too (edit this note when
 # the filling changes: unit problems now take ``filling.fill_unit``).
-# numba cache: callees 44055338f99d
+# numba cache: callees 73a54be41b85
 __all__ = ["activate", "take_ends", "apply_bounds", "apply", "solve", "pool_room", "grow_slots", "reorder", "wake_at"]
 
 # message flags
@@ -41,28 +41,32 @@ RATE, REM, TLAST, TSTART = 0, 1, 2, 3
 CAP, SAT, NEAR, MAXLOAD, LOAD, BSINCE, BTIME = 0, 1, 2, 3, 4, 5, 6
 # counters C
 # (ENTERS: moves into the array store; NBKT, NWAKE: times in the sets of activation and wake-up
-# times; RESUME: a rank to resume once the sets have room, or -1; NSTART: ranks started)
-EID, FLOWS, ACTK, ENDK, ACTIVE, RECOMP, NMAIN, NACT, NEND, NFREE, STAMP, STATUS, PTOP, ENTERS, NBKT, NWAKE, RESUME, \
-    NSTART = range(18)
+# times; RESUME: a rank to resume once the sets have room, or -1; NSTART: ranks started; QHEAD,
+# NQUEUE: the first place and the entries of the queue of events that succeed at the time they are
+# triggered)
+EID, FLOWS, ENDK, ACTIVE, RECOMP, NMAIN, NACT, NEND, NFREE, STAMP, STATUS, PTOP, ENTERS, NBKT, NWAKE, RESUME, \
+    NSTART, QHEAD, NQUEUE = range(19)
 # the flows on each resource: rl = (pool, offset, capacity); resource r's rcnt[r] slots are
 # pool[offset[r]:offset[r] + rcnt[r]] (one flat array: no typed list of arrays to index)
 POOL, ROFF, RCAP = 0, 1, 2
 
 
 @njit(cache=True, inline="always")
-def activate(now, MI, MF, SI, SF, PI, PF, RF, rcnt, rl, seeds, fin, free, C, ah, bk):
-    """Flows due by ``now`` join the active flows (empty ones finish): returns (new flows,
-    finished, whether none is on a resource that can saturate, due times popped)."""
+def activate(now, MI, MF, SI, SF, PI, PF, RF, rcnt, rl, seeds, fin, free, C, ah):
+    """Flows due by ``now`` (the calendar ``ah``) join the active flows (empty ones finish):
+    returns (new flows, finished, whether none is on a resource that can saturate, due times
+    taken)."""
     D = PI.shape[1] - 1
-    ns, nfin, nb, lone, last = 0, 0, 0, True, -1.0
-    while C[NACT] and ah[0][0] <= now:
-        t, m = ah[0][0], ah[2][0]
-        C[NACT] = hpop(ah[0], ah[1], ah[2], ah[3], C[NACT])
-        if t != last:
-            nb += 1
-            last = t
-            sdel(bk, t)
+    ns, nfin, nb, lone, x = 0, 0, 0, True, -1
+    while True:
+        if x < 0:
+            x = ctake(ah, C[NBKT], now)
+            if x < 0:
+                break
             C[NBKT] -= 1
+            nb += 1
+        m, x = x, ah[3][x]
+        C[NACT] -= 1
         p = MI[m, PATH]
         if MF[m, EFF] <= 0 or PI[p, 0] == 0:
             fin[nfin] = m
