@@ -15,15 +15,16 @@ import numpy as np
 from numba import njit
 
 from .kernels import fill
-from .replay_heaps import ctake, hpop, hpush, sput
+from .replay_heaps import cgrow, cput, ctake, hpush, sput
 
 # NOTE: numba's cache keeps the compiled code of the kernels a cached kernel calls inside its own
 # entry and checks only the caller's source file: a change to a callee's module (:mod:`.filling`
 # above all, whose ``fill`` runs :func:`~.filling.fill_with`'s code in scratch of its own) is
 # compiled anew in this file's kernels only with an edit of this file too (edit this note when
 # the filling changes: unit problems now take ``filling.fill_unit``).
-# numba cache: callees 73a54be41b85
-__all__ = ["activate", "take_ends", "apply_bounds", "apply", "solve", "pool_room", "grow_slots", "reorder", "wake_at"]
+# numba cache: callees bf126d7d1d6c
+__all__ = ["activate", "take_ends", "apply_bounds", "apply", "solve", "pool_room", "grow_slots", "reorder", "wake_at",
+           "schedule_end", "ends", "ends_room", "ends_clear"]
 
 # message flags
 SENT, RPOSTED, STARTED, ARRIVED, EAGER = 1, 2, 4, 8, 16
@@ -44,7 +45,7 @@ CAP, SAT, NEAR, MAXLOAD, LOAD, BSINCE, BTIME = 0, 1, 2, 3, 4, 5, 6
 # times; RESUME: a rank to resume once the sets have room, or -1; NSTART: ranks started; QHEAD,
 # NQUEUE: the first place and the entries of the queue of events that succeed at the time they are
 # triggered)
-EID, FLOWS, ENDK, ACTIVE, RECOMP, NMAIN, NACT, NEND, NFREE, STAMP, STATUS, PTOP, ENTERS, NBKT, NWAKE, RESUME, \
+EID, FLOWS, NENDT, ACTIVE, RECOMP, NMAIN, NACT, NEND, NFREE, STAMP, STATUS, PTOP, ENTERS, NBKT, NWAKE, RESUME, \
     NSTART, QHEAD, NQUEUE = range(19)
 # the flows on each resource: rl = (pool, offset, capacity); resource r's rcnt[r] slots are
 # pool[offset[r]:offset[r] + rcnt[r]] (one flat array: no typed list of arrays to index)
@@ -154,10 +155,17 @@ def take_ends(now, nfin, MI, SI, SF, PI, PF, RF, rcnt, rl, fin, touch, tmark, fr
     resources: saturated ones whose other flows may speed up)."""
     D = PI.shape[1] - 1
     C[STAMP] += 1
-    stamp, nt, nd = C[STAMP], 0, 0
-    while C[NEND] and eh[0][0] <= now:
-        s, v = eh[2][0], eh[3][0]
-        C[NEND] = hpop(eh[0], eh[1], eh[2], eh[3], C[NEND])
+    stamp, nt, nd, x = C[STAMP], 0, 0, -1
+    while True:
+        if x < 0:
+            x = ctake((eh[0], eh[1], eh[2], eh[3]), C[NENDT], now)
+            if x < 0:
+                break
+            C[NENDT] -= 1
+        e, x = x, eh[3][x]
+        s, v = eh[4][e], eh[5][e]
+        C[NEND] -= 1
+        eh[6][C[NEND]] = e
         if SI[s, SMSG] < 0 or SI[s, SVER] != v:
             continue
         p, rate = SI[s, SPATH], SF[s, RATE]
@@ -187,9 +195,52 @@ def take_ends(now, nfin, MI, SI, SF, PI, PF, RF, rcnt, rl, fin, touch, tmark, fr
 
 
 @njit(cache=True, inline="always")
-def _schedule_end(s, when, SI, C, eh):
-    C[NEND] = hpush(eh[0], eh[1], eh[2], eh[3], C[NEND], when, C[ENDK], s, SI[s, SVER])
-    C[ENDK] += 1
+def schedule_end(s, when, SI, C, eh):
+    """Slot ``s`` completes at ``when`` (unless its version changes first)."""
+    e = eh[6][C[NEND]]
+    C[NEND] += 1
+    eh[4][e], eh[5][e] = s, SI[s, SVER]
+    if cput((eh[0], eh[1], eh[2], eh[3]), C[NENDT], when, e):
+        C[NENDT] += 1
+
+
+# the completions eh = (keys, vals, heap, nxt, slot, version, free): a calendar of their times
+# (:func:`.replay_heaps.cput`) over entries ``e`` (slot ``eh[4][e]`` at version ``eh[5][e]``);
+# ``eh[6][C[NEND]:]`` are the free entries
+
+@njit(cache=True)
+def ends(places, cap):
+    """No completions, room for ``cap`` in a calendar of ``places`` places."""
+    return (np.full(places, -1.0), np.empty((2, places), np.int64), np.empty(places), np.empty(cap, np.int64),
+            np.empty(cap, np.int64), np.empty(cap, np.int64), np.arange(cap))
+
+
+@njit(cache=True)
+def ends_room(eh, C, need):
+    """``eh`` with room for ``need`` more completions, at as many more times."""
+    keys, vals, heap, nxt, slot, ver, free = eh
+    while 2 * (C[NENDT] + need + 2) > keys.shape[0]:
+        keys, vals, heap, nxt = cgrow((keys, vals, heap, nxt), C[NENDT])
+    cap = slot.shape[0]
+    if C[NEND] + need <= cap:
+        return keys, vals, heap, nxt, slot, ver, free
+    cap2 = max(2 * cap, C[NEND] + need + 16)
+    nxt2, slot2, ver2, free2 = np.empty(cap2, np.int64), np.empty(cap2, np.int64), np.empty(cap2, np.int64), \
+        np.arange(cap2)
+    for e in range(cap):
+        nxt2[e], slot2[e], ver2[e], free2[e] = nxt[e], slot[e], ver[e], free[e]
+    return keys, vals, heap, nxt2, slot2, ver2, free2
+
+
+@njit(cache=True, inline="always")
+def ends_clear(eh, C):
+    """No completions left (every entry free)."""
+    keys, free = eh[0], eh[6]
+    for i in range(keys.shape[0]):
+        keys[i] = -1.0
+    for e in range(free.shape[0]):
+        free[e] = e
+    C[NEND], C[NENDT] = 0, 0
 
 
 @njit(cache=True, inline="always")
@@ -204,7 +255,7 @@ def apply_bounds(now, seeds, ns, SI, SF, PI, PF, RF, C, eh):
             RF[PI[p, 1 + k], LOAD] += PF[p, 2 + D + k]
         SF[s, RATE] = rate
         SI[s, SVER] += 1
-        _schedule_end(s, now + SF[s, REM] / rate, SI, C, eh)
+        schedule_end(s, now + SF[s, REM] / rate, SI, C, eh)
 
 
 @njit(cache=True, inline="always")
@@ -229,7 +280,7 @@ def apply(now, comp, nc, rates, SI, SF, PI, PF, RF, C, eh):
         SF[s, RATE] = rate
         SI[s, SVER] += 1
         rem = SF[s, REM] if SF[s, REM] > 0 else 0.0
-        _schedule_end(s, now + rem / rate, SI, C, eh)
+        schedule_end(s, now + rem / rate, SI, C, eh)
 
 
 @njit(cache=True)

@@ -1,12 +1,16 @@
-"""Binary heaps, and a set of times, over flat arrays for the compiled event loop
-(:mod:`.replay_kernels`).
+"""Binary heaps, a queue, sets of times and calendars over flat arrays for the compiled event
+loop (:mod:`.replay_kernels`).
 
 A heap entry is a float key ``t``, an integer tie-break ``k`` (entries of equal ``t`` leave in
-increasing ``k``: SimPy's event id, or the order entries were made) and two integer
-payloads. A set holds the due times that have pending activations, or wake-ups (one
+increasing ``k``: SimPy's event id) and two integer payloads. Entries made in increasing
+``(t, k)`` (the events that succeed at the time they are triggered) go to a queue instead,
+beside the heap: each leaves in its turn without sifting. A set holds distinct due times (one
 array, not a typed dict: each typed-dict call costs tens of ns and keeps numba from pruning
-the reference counting of the arrays used around it). Plain functions under
-``@njit(cache=True)``; ``NUMBA_DISABLE_JIT=1`` runs them as Python.
+the reference counting of the arrays used around it); a calendar is a set of times whose
+places also hold the list of entries due at each time (activations and completions: the
+flows of a ring step start and end at a few distinct times, so a heap of times stays small
+and an entry costs a lookup, where a heap of entries sifted each through its whole depth).
+Plain functions under ``@njit(cache=True)``; ``NUMBA_DISABLE_JIT=1`` runs them as Python.
 """
 
 from __future__ import annotations
@@ -16,7 +20,7 @@ import math
 import numpy as np
 from numba import njit
 
-__all__ = ["hpush", "hpop", "hgrow", "qpush", "qgrow", "sput", "sdel", "sgrow", "cput", "ctake", "cgrow"]
+__all__ = ["hpush", "hpop", "qpush", "qgrow", "sput", "sdel", "sgrow", "cput", "ctake", "cfirst", "cdrop", "cgrow"]
 
 
 @njit(cache=True, inline="always")
@@ -53,17 +57,6 @@ def hpop(ht, hk, hv, hw, n):
     if n > 0:
         ht[i], hk[i], hv[i], hw[i] = t, k, v, w
     return n
-
-
-@njit(cache=True, inline="always")
-def hgrow(ht, hk, hv, hw):
-    """The heap's arrays with twice the room (entries kept)."""
-    m = 2 * ht.shape[0] + 16
-    nt, nk, nv, nw = np.empty(m), np.empty(m, np.int64), np.empty(m, np.int64), np.empty(m, np.int64)
-    n = ht.shape[0]
-    for i in range(n):  # (a loop: a slice assignment compiles numba's error text)
-        nt[i], nk[i], nv[i], nw[i] = ht[i], hk[i], hv[i], hw[i]
-    return nt, nk, nv, nw
 
 
 # -- a queue of entries (t, k, v) pushed in increasing (t, k) order: a ring over three arrays
@@ -216,6 +209,27 @@ def ctake(cal, n, now):
     x = vals[0, i]
     _gap(keys, i, vals)
     return x
+
+
+@njit(cache=True, inline="always")
+def cfirst(cal):
+    """The first entry of the earliest time (the calendar holds one)."""
+    keys, vals, heap, nxt = cal
+    return vals[0, _place(keys, heap[0])]
+
+
+@njit(cache=True, inline="always")
+def cdrop(cal, n):
+    """Drop the first entry of the earliest of the ``n`` times; returns whether the time
+    left the calendar (its last entry dropped)."""
+    keys, vals, heap, nxt = cal
+    i = _place(keys, heap[0])
+    x = vals[0, i]
+    if x == vals[1, i]:
+        ctake(cal, n, heap[0])
+        return True
+    vals[0, i] = nxt[x]
+    return False
 
 
 @njit(cache=True)

@@ -32,19 +32,19 @@ from numba import njit
 from .replay_borrow import borrow
 from .replay_bulk import PLACES, close, empty, enter, table
 from .replay_bulk import wakeup as store_wakeup
-from .replay_flows import (ACTIVE, ARRIVED, EAGER, EID, ENTERS, FLAGS, FLOWS, LAT, LEFT, MAXLOAD, NACT,
-                           NBKT, NEND, NMAIN, NQUEUE, NSTART, NWAKE, POOL, PTOP, QHEAD, RECOMP, RECV, RESUME, ROFF,
-                           RPOSTED, SAT, SEND, SENT, SEQ, SMSG, SPATH, SPOS, SSEQ, STAMP, STARTED, STATE, STATUS, SVER,
-                           WAITER,
-                           activate, apply, apply_bounds, grow_slots, pool_room, reorder, solve, take_ends, wake_at)
-from .replay_heaps import cgrow, cput, hgrow, hpop, hpush, qgrow, qpush, sdel, sgrow
+from .replay_flows import (ACTIVE, ARRIVED, EAGER, EID, ENTERS, FLAGS, FLOWS, LAT, LEFT, MAXLOAD, NACT, NBKT, NEND,
+                           NENDT, NMAIN, NQUEUE, NSTART, NWAKE, POOL, PTOP, QHEAD, RECOMP, RECV, RESUME, ROFF, RPOSTED,
+                           SAT, SEND, SENT, SEQ, SMSG, SPATH, SPOS, SSEQ, STAMP, STARTED, STATE, STATUS, SVER, WAITER,
+                           activate, apply, apply_bounds, ends, ends_room, grow_slots, pool_room, reorder, solve,
+                           take_ends, wake_at)
+from .replay_heaps import cdrop, cfirst, cgrow, cput, hpop, hpush, qgrow, qpush, sdel, sgrow
 
 # NOTE: numba's cache keeps the compiled code of the kernels a cached kernel calls inside its own
 # entry and checks only the caller's source file: a change to a callee's module (:mod:`.filling`,
 # :mod:`.bulk_kernels`, :mod:`.replay_bulk` above all) is compiled anew in this file's kernels only
 # with an edit of this file too (a stale cache mixed with new callees writes out of bounds: edit
 # this note when they change).
-# numba cache: callees 5c17039f31f3
+# numba cache: callees 361ce8e5d017
 __all__ = ["OK", "DEADLOCK", "execute", "wakeup", "run_rank", "component"]
 
 OK, DEADLOCK = 0, 2
@@ -279,11 +279,15 @@ def wakeup(now, tune, MI, MF, SI, SF, PI, PF, RF, rcnt, rl, scratch, free, C, ah
     if bulk and nxt < np.inf:
         wake_at(nxt, wk, C, mh)
     while C[NEND]:  # the earliest valid completion gets a wake-up (none in the store)
-        s = eh[2][0]
-        if SI[s, SMSG] >= 0 and SI[s, SVER] == eh[3][0]:
-            wake_at(eh[0][0], wk, C, mh)
+        e = cfirst((eh[0], eh[1], eh[2], eh[3]))
+        s = eh[4][e]
+        if SI[s, SMSG] >= 0 and SI[s, SVER] == eh[5][e]:
+            wake_at(eh[2][0], wk, C, mh)
             break
-        C[NEND] = hpop(eh[0], eh[1], eh[2], eh[3], C[NEND])
+        if cdrop((eh[0], eh[1], eh[2], eh[3]), C[NENDT]):
+            C[NENDT] -= 1
+        C[NEND] -= 1
+        eh[6][C[NEND]] = e
     return A, bulk
 
 
@@ -313,7 +317,8 @@ def events(clock, tune, smpi, ops, members, seconds, pc, rend, op_time, finish, 
         if C[NMAIN] == 0 and C[NQUEUE] == 0:
             return DONE, A, bulk
         need = C[ACTIVE] + C[NACT] + 1
-        if need > SI.shape[0] or C[NEND] + need > eh[0].shape[0] or C[NQUEUE] + 2 * need + 4 > mh[4].shape[0]:
+        if need > SI.shape[0] or C[NEND] + need > eh[4].shape[0] or 2 * (C[NENDT] + need + 2) > eh[0].shape[0] \
+                or C[NQUEUE] + 2 * need + 4 > mh[4].shape[0]:
             return ROOM, A, bulk
         q = C[QHEAD]
         if C[NQUEUE] and (C[NMAIN] == 0 or mh[4][q] < mh[0][0] or (mh[4][q] == mh[0][0] and mh[5][q] < mh[1][0])):
@@ -353,7 +358,7 @@ def execute(ops, rank_ptr, members, seconds, smpi, tune, MI, MF, PI, PF, RF, EVS
     mh = (np.empty(hm), np.empty(hm, np.int64), np.empty(hm, np.int64), np.empty(hm, np.int64), np.empty(64),
           np.empty(64, np.int64), np.empty(64, np.int64))
     ah = (np.full(places, -1.0), np.empty((2, places), np.int64), np.empty(places), np.empty(M, np.int64))
-    eh = (np.empty(64), np.empty(64, np.int64), np.empty(64, np.int64), np.empty(64, np.int64))
+    eh = ends(places, np.int64(64))
     SI, SF, free = np.zeros((0, SPOS + D), np.int64), np.zeros((0, 4)), np.zeros(0, np.int64)
     z = np.zeros(0, np.int64)
     scratch = (z, z, np.zeros(n, np.int64), z, z, np.zeros(n, np.int64), z, np.zeros(n, np.int64),
@@ -375,8 +380,7 @@ def execute(ops, rank_ptr, members, seconds, smpi, tune, MI, MF, PI, PF, RF, EVS
         need = C[ACTIVE] + C[NACT] + 1
         if need > SI.shape[0]:
             SI, SF, free, scratch = grow_slots(SI, SF, free, scratch, C, need)
-        while C[NEND] + need > eh[0].shape[0]:
-            eh = hgrow(eh[0], eh[1], eh[2], eh[3])
+        eh = ends_room(eh, C, need)
         while C[NQUEUE] + 2 * need + 4 > mh[4].shape[0]:
             qt, qk, qv = qgrow(mh[4], mh[5], mh[6], C[QHEAD], C[NQUEUE])
             mh, C[QHEAD] = (mh[0], mh[1], mh[2], mh[3], qt, qk, qv), 0
