@@ -126,8 +126,7 @@ def replay(net, placement, prog: dict, n_events: int, smpi: bool, eager: int) ->
     RF[:, 0] = cap
     RF[:, 1] = [c * (1 + t.eps) for c in cap]
     RF[:, 2] = [c * (1 - t.near_tol) for c in cap]
-    EVS = np.zeros((n_events, 3), np.int64)
-    EVS[:, 1] = -1
+    EVS = np.zeros((n_events, 3), np.int64)  # (pages the loop writes first: no pass before it)
     tune = np.array([t.bulk_min, t.walk_limit, t.level_tol, t.cutoff_tol, t.bulk_off, t.refresh, SET_PLACES])
     C, finish, op_time, rcnt, now = rk.execute(prog["ops"], prog["rank_ptr"], prog["members"], prog["seconds"],
                                                smpi, tune, MI, MF, PI, PF, RF, EVS)

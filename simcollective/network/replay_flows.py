@@ -31,7 +31,8 @@ SENT, RPOSTED, STARTED, ARRIVED, EAGER = 1, 2, 4, 8, 16
 # messages MI (path, send event, receive event, flags, seq), MF (eff, latency)
 PATH, SEND, RECV, FLAGS, SEQ = 0, 1, 2, 3, 4
 EFF, LAT = 0, 1
-# events EVS (left, waiter, state: 0 pending, 1 in the queue, 2 processed)
+# events EVS (left, waiter: rank + 1, -(waitall's event + 2) or 0 for none, state: 0 pending, 1 in the queue,
+# 2 processed; all zero at first)
 LEFT, WAITER, STATE = 0, 1, 2
 # slots (a flow in flight) SI (message, seq, version, path, positions...), SF (rate, remaining, t_last,
 # activation time)

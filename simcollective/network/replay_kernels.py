@@ -44,7 +44,7 @@ from .replay_heaps import cdrop, cfirst, cgrow, cput, hpop, hpush, qgrow, qpush,
 # :mod:`.bulk_kernels`, :mod:`.replay_bulk` above all) is compiled anew in this file's kernels only
 # with an edit of this file too (a stale cache mixed with new callees writes out of bounds: edit
 # this note when they change).
-# numba cache: callees 361ce8e5d017
+# numba cache: callees 3dc7a960cc0a
 __all__ = ["OK", "DEADLOCK", "execute", "wakeup", "run_rank", "component"]
 
 OK, DEADLOCK = 0, 2
@@ -125,7 +125,7 @@ def run_rank(r, now, pc, rank_end, ops, members, seconds, op_time, finish, smpi,
             post(ev, ops[i - 1, 2], ops[i - 1, 3], smpi, now, MI, MF, EVS, C, ah, mh, wk)
         elif k == YIELD:
             if EVS[ev, STATE] != 2:
-                EVS[ev, WAITER] = r
+                EVS[ev, WAITER] = r + 1
                 pc[r] = i
                 return
         elif k == WAITALL:
@@ -338,8 +338,8 @@ def events(clock, tune, smpi, ops, members, seconds, pc, rend, op_time, finish, 
             continue
         EVS[v, STATE] = 2
         w = EVS[v, WAITER]
-        if w >= 0:
-            C[RESUME] = w  # (runs at the loop's top)
+        if w > 0:
+            C[RESUME] = w - 1  # (runs at the loop's top)
         elif w <= -2:
             g = -(w + 2)
             EVS[g, LEFT] -= 1
