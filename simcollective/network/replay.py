@@ -15,6 +15,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .path_rows import path_rows
+from .replay_rows import message_rows
 from .stats import link_stats
 
 __all__ = ["ReplayResult", "Unsupported", "replay", "unsupported_model", "MESSAGE_COLUMNS"]
@@ -76,11 +77,13 @@ def _distinct(values: np.ndarray, bound: int):
 
 
 def _per_message(net, rows, pidx, size):
-    """(eff, latency) per message, as ``Network.transfer`` computes them."""
+    """(eff, latency) per message, as ``Network.transfer`` computes them; two empty arrays
+    where a single bandwidth factor and a latency per path make them (computed then by
+    :func:`.replay_rows.message_rows`)."""
     model = net.model
     bw_k = model.bw_factors[0] if len(model.bw_factors) == 1 else None
-    if bw_k is not None and rows.lat is not None:   # (no sizes to tell apart: s / bw_k of each, as below)
-        return np.where(size > 0, size / bw_k, 0.0), rows.lat[pidx]
+    if bw_k is not None and rows.lat is not None:
+        return np.zeros(0), np.zeros(0)
     sizes, sinv = np.unique(size, return_inverse=True)
     if bw_k is not None:
         effs = np.array([s / bw_k if s > 0 else 0.0 for s in sizes.tolist()])
@@ -111,14 +114,10 @@ def replay(net, placement, prog: dict, n_events: int, smpi: bool, eager: int) ->
     src, dst, size, via, send_ev, recv_ev = (prog.pop(k) for k in MESSAGE_COLUMNS)
     pidx, rows = _paths(net, placement, src, dst, via, prog["vias"])
     eff, lat = _per_message(net, rows, pidx, size)
-    M = len(size)
-    MI = np.zeros((M, 5), np.int64)
-    MI[:, 0], MI[:, 1], MI[:, 2] = pidx, send_ev, recv_ev
-    MI[:, 3] = np.where(size < eager if smpi else size <= eager, rk.EAGER, 0)
-    MF = np.empty((M, 2))
-    MF[:, 0], MF[:, 1] = eff, lat
-    sums = np.zeros(len(rows.PI), np.int64)
-    np.add.at(sums, pidx, size)
+    bw_k = net.model.bw_factors[0] if len(net.model.bw_factors) == 1 else 1.0
+    path_lat = rows.lat if rows.lat is not None else np.zeros(0)
+    MI, MF, sums = message_rows(pidx, send_ev, recv_ev, size, np.int64(eager), smpi, eff, lat, float(bw_k), path_lat,
+                                len(rows.PI))
     del src, dst, size, via, send_ev, recv_ev, pidx, eff, lat
     PI, PF = rows.PI, rows.PF
     t = net.tuning
@@ -127,8 +126,7 @@ def replay(net, placement, prog: dict, n_events: int, smpi: bool, eager: int) ->
     RF[:, 0] = cap
     RF[:, 1] = [c * (1 + t.eps) for c in cap]
     RF[:, 2] = [c * (1 - t.near_tol) for c in cap]
-    EVS = np.zeros((n_events, 3), np.int64)
-    EVS[:, 1] = -1
+    EVS = np.zeros((n_events, 3), np.int64)  # (pages the loop writes first: no pass before it)
     tune = np.array([t.bulk_min, t.walk_limit, t.level_tol, t.cutoff_tol, t.bulk_off, t.refresh, SET_PLACES])
     C, finish, op_time, rcnt, now = rk.execute(prog["ops"], prog["rank_ptr"], prog["members"], prog["seconds"],
                                                smpi, tune, MI, MF, PI, PF, RF, EVS)

@@ -27,17 +27,17 @@ import numpy as np
 from numba import njit
 
 from . import bulk_kernels as K
-from .replay_flows import (ACTIVE, BSINCE, BTIME, CAP, EFF, ENDK, ENTERS, LOAD, MAXLOAD, NACT, NBKT, NEAR, NEND,
-                           NFREE, PATH, POOL, PTOP, RATE, RCAP, RECOMP, REM, ROFF, SAT, SEQ, SMSG, SPATH, SPOS, SSEQ,
-                           SVER, TLAST, TSTART)
-from .replay_heaps import hpop, hpush, sdel
+from .replay_flows import (ACTIVE, BSINCE, BTIME, CAP, EFF, ENTERS, LOAD, MAXLOAD, NACT, NBKT, NEAR, NFREE, PATH,
+                           POOL, PTOP, RATE, RCAP, RECOMP, REM, ROFF, SAT, SEQ, SMSG, SPATH, SPOS, SSEQ, SVER, TLAST,
+                           TSTART, ends_clear, schedule_end)
+from .replay_heaps import ctake
 
 # NOTE: numba's cache keeps the compiled code of the kernels a cached kernel calls inside its own
 # entry and checks only the caller's source file: a change to a callee's module (:mod:`.filling`
 # and :mod:`.bulk_kernels` above all) is compiled anew in this file's kernels only with an edit
 # of this file too (a cache of this file's kernels older than the store's step and filling it
 # inlines, mixed with the new ones, writes out of bounds: edit this note when they change).
-# numba cache: callees fc11bb4186a4
+# numba cache: callees 68dd2d86c164
 __all__ = ["table", "empty", "enter", "wakeup", "leave", "close"]
 
 _INF = np.inf
@@ -152,7 +152,8 @@ def enter(now, nfin, tune, T, MI, MF, SI, SF, PI, PF, RF, rcnt, rl, fin, free, C
     for s in range(S):  # every per-flow slot is free, no completion is in the calendar
         SI[s, SMSG] = -1
         free[s] = S - 1 - s
-    C[NFREE], C[NEND] = S, 0
+    C[NFREE] = S
+    ends_clear(eh, C)
     X, sr = K.work(X, si.shape[1], T[0].shape[1]), K.rows(sr, si.shape[1], T[0].shape[1])
     A = sf, si, rf, ri, ctl, msg, tstart, X, sr
     _, nxt = K.enter(now, low, nnew, rates, tdones, tune[CUTOFF_TOL], tune[LEVEL_TOL], sf, si, rf, ri, sr, T[0],
@@ -166,22 +167,23 @@ def enter(now, nfin, tune, T, MI, MF, SI, SF, PI, PF, RF, rcnt, rl, fin, free, C
 
 
 @njit(cache=True)
-def wakeup(now, tune, A, T, MI, MF, SI, SF, PI, PF, RF, rcnt, rl, fin, free, C, ah, eh, bk):
+def wakeup(now, tune, A, T, MI, MF, SI, SF, PI, PF, RF, rcnt, rl, fin, free, C, ah, eh):
     """One network wake-up in the store (``Network._on_wakeup`` in array mode, up to the
     arrivals): the flows due start (lowest free slots first; the store grows as they
     come), then one :func:`.bulk_kernels.step`, and the flows leave the store if a solve
-    left fewer than ``bulk_off``. ``bk``: the set of activation times. Returns (the store,
+    left fewer than ``bulk_off``. ``ah``: the calendar of activations. Returns (the store,
     how many messages arrived (in ``fin``), the next completion time, whether the flows
     are still in the store)."""
     sf, si, rf, ri, ctl, msg, tstart, X, sr = A
-    nnew, nfin, j, last = 0, 0, 0, -1.0
-    while C[NACT] and ah[0][0] <= now:
-        t, m = ah[0][0], ah[2][0]
-        C[NACT] = hpop(ah[0], ah[1], ah[2], ah[3], C[NACT])
-        if t != last:
-            last = t
-            sdel(bk, t)
+    nnew, nfin, j, x = np.int64(0), 0, 0, -1  # (typed: a literal 0 would specialise the step once more)
+    while True:
+        if x < 0:
+            x = ctake(ah, C[NBKT], now)
+            if x < 0:
+                break
             C[NBKT] -= 1
+        m, x = x, ah[3][x]
+        C[NACT] -= 1
         p = MI[m, PATH]
         if MF[m, EFF] <= 0 or PI[p, 0] == 0:
             fin[nfin] = m
@@ -234,8 +236,7 @@ def leave(now, A, MI, SI, SF, PI, PF, RF, rcnt, rl, free, C, eh):
         seq[i] = MI[m, SEQ]
         SI[q, SVER] += 1
         SF[q, RATE], SF[q, REM], SF[q, TLAST], SF[q, TSTART] = x, (t - now) * x, now, tstart[s]
-        C[NEND] = hpush(eh[0], eh[1], eh[2], eh[3], C[NEND], t, C[ENDK], q, SI[q, SVER])
-        C[ENDK] += 1
+        schedule_end(q, t, SI, C, eh)
     for r in range(n):
         RF[r, LOAD], RF[r, BSINCE], RF[r, BTIME], RF[r, MAXLOAD] = rf[K.LOAD, r], rf[K.SINCE, r], rf[K.BUSY, r], 0.0
     pool, off, cap = rl[POOL], rl[ROFF], rl[RCAP]

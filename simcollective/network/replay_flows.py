@@ -15,22 +15,24 @@ import numpy as np
 from numba import njit
 
 from .kernels import fill
-from .replay_heaps import hpop, hpush, sdel, sput
+from .replay_heaps import cgrow, cput, ctake, hpush, sput
 
 # NOTE: numba's cache keeps the compiled code of the kernels a cached kernel calls inside its own
 # entry and checks only the caller's source file: a change to a callee's module (:mod:`.filling`
 # above all, whose ``fill`` runs :func:`~.filling.fill_with`'s code in scratch of its own) is
 # compiled anew in this file's kernels only with an edit of this file too (edit this note when
 # the filling changes: unit problems now take ``filling.fill_unit``).
-# numba cache: callees 44055338f99d
-__all__ = ["activate", "take_ends", "apply_bounds", "apply", "solve", "pool_room", "grow_slots", "reorder", "wake_at"]
+# numba cache: callees bf126d7d1d6c
+__all__ = ["activate", "take_ends", "apply_bounds", "apply", "solve", "pool_room", "grow_slots", "reorder", "wake_at",
+           "schedule_end", "ends", "ends_room", "ends_clear"]
 
 # message flags
 SENT, RPOSTED, STARTED, ARRIVED, EAGER = 1, 2, 4, 8, 16
 # messages MI (path, send event, receive event, flags, seq), MF (eff, latency)
 PATH, SEND, RECV, FLAGS, SEQ = 0, 1, 2, 3, 4
 EFF, LAT = 0, 1
-# events EVS (left, waiter, state: 0 pending, 1 in the queue, 2 processed)
+# events EVS (left, waiter: rank + 1, -(waitall's event + 2) or 0 for none, state: 0 pending, 1 in the queue,
+# 2 processed; all zero at first)
 LEFT, WAITER, STATE = 0, 1, 2
 # slots (a flow in flight) SI (message, seq, version, path, positions...), SF (rate, remaining, t_last,
 # activation time)
@@ -41,28 +43,32 @@ RATE, REM, TLAST, TSTART = 0, 1, 2, 3
 CAP, SAT, NEAR, MAXLOAD, LOAD, BSINCE, BTIME = 0, 1, 2, 3, 4, 5, 6
 # counters C
 # (ENTERS: moves into the array store; NBKT, NWAKE: times in the sets of activation and wake-up
-# times; RESUME: a rank to resume once the sets have room, or -1; NSTART: ranks started)
-EID, FLOWS, ACTK, ENDK, ACTIVE, RECOMP, NMAIN, NACT, NEND, NFREE, STAMP, STATUS, PTOP, ENTERS, NBKT, NWAKE, RESUME, \
-    NSTART = range(18)
+# times; RESUME: a rank to resume once the sets have room, or -1; NSTART: ranks started; QHEAD,
+# NQUEUE: the first place and the entries of the queue of events that succeed at the time they are
+# triggered)
+EID, FLOWS, NENDT, ACTIVE, RECOMP, NMAIN, NACT, NEND, NFREE, STAMP, STATUS, PTOP, ENTERS, NBKT, NWAKE, RESUME, \
+    NSTART, QHEAD, NQUEUE = range(19)
 # the flows on each resource: rl = (pool, offset, capacity); resource r's rcnt[r] slots are
 # pool[offset[r]:offset[r] + rcnt[r]] (one flat array: no typed list of arrays to index)
 POOL, ROFF, RCAP = 0, 1, 2
 
 
 @njit(cache=True, inline="always")
-def activate(now, MI, MF, SI, SF, PI, PF, RF, rcnt, rl, seeds, fin, free, C, ah, bk):
-    """Flows due by ``now`` join the active flows (empty ones finish): returns (new flows,
-    finished, whether none is on a resource that can saturate, due times popped)."""
+def activate(now, MI, MF, SI, SF, PI, PF, RF, rcnt, rl, seeds, fin, free, C, ah):
+    """Flows due by ``now`` (the calendar ``ah``) join the active flows (empty ones finish):
+    returns (new flows, finished, whether none is on a resource that can saturate, due times
+    taken)."""
     D = PI.shape[1] - 1
-    ns, nfin, nb, lone, last = 0, 0, 0, True, -1.0
-    while C[NACT] and ah[0][0] <= now:
-        t, m = ah[0][0], ah[2][0]
-        C[NACT] = hpop(ah[0], ah[1], ah[2], ah[3], C[NACT])
-        if t != last:
-            nb += 1
-            last = t
-            sdel(bk, t)
+    ns, nfin, nb, lone, x = 0, 0, 0, True, -1
+    while True:
+        if x < 0:
+            x = ctake(ah, C[NBKT], now)
+            if x < 0:
+                break
             C[NBKT] -= 1
+            nb += 1
+        m, x = x, ah[3][x]
+        C[NACT] -= 1
         p = MI[m, PATH]
         if MF[m, EFF] <= 0 or PI[p, 0] == 0:
             fin[nfin] = m
@@ -150,10 +156,17 @@ def take_ends(now, nfin, MI, SI, SF, PI, PF, RF, rcnt, rl, fin, touch, tmark, fr
     resources: saturated ones whose other flows may speed up)."""
     D = PI.shape[1] - 1
     C[STAMP] += 1
-    stamp, nt, nd = C[STAMP], 0, 0
-    while C[NEND] and eh[0][0] <= now:
-        s, v = eh[2][0], eh[3][0]
-        C[NEND] = hpop(eh[0], eh[1], eh[2], eh[3], C[NEND])
+    stamp, nt, nd, x = C[STAMP], 0, 0, -1
+    while True:
+        if x < 0:
+            x = ctake((eh[0], eh[1], eh[2], eh[3]), C[NENDT], now)
+            if x < 0:
+                break
+            C[NENDT] -= 1
+        e, x = x, eh[3][x]
+        s, v = eh[4][e], eh[5][e]
+        C[NEND] -= 1
+        eh[6][C[NEND]] = e
         if SI[s, SMSG] < 0 or SI[s, SVER] != v:
             continue
         p, rate = SI[s, SPATH], SF[s, RATE]
@@ -183,9 +196,52 @@ def take_ends(now, nfin, MI, SI, SF, PI, PF, RF, rcnt, rl, fin, touch, tmark, fr
 
 
 @njit(cache=True, inline="always")
-def _schedule_end(s, when, SI, C, eh):
-    C[NEND] = hpush(eh[0], eh[1], eh[2], eh[3], C[NEND], when, C[ENDK], s, SI[s, SVER])
-    C[ENDK] += 1
+def schedule_end(s, when, SI, C, eh):
+    """Slot ``s`` completes at ``when`` (unless its version changes first)."""
+    e = eh[6][C[NEND]]
+    C[NEND] += 1
+    eh[4][e], eh[5][e] = s, SI[s, SVER]
+    if cput((eh[0], eh[1], eh[2], eh[3]), C[NENDT], when, e):
+        C[NENDT] += 1
+
+
+# the completions eh = (keys, vals, heap, nxt, slot, version, free): a calendar of their times
+# (:func:`.replay_heaps.cput`) over entries ``e`` (slot ``eh[4][e]`` at version ``eh[5][e]``);
+# ``eh[6][C[NEND]:]`` are the free entries
+
+@njit(cache=True)
+def ends(places, cap):
+    """No completions, room for ``cap`` in a calendar of ``places`` places."""
+    return (np.full(places, -1.0), np.empty((2, places), np.int64), np.empty(places), np.empty(cap, np.int64),
+            np.empty(cap, np.int64), np.empty(cap, np.int64), np.arange(cap))
+
+
+@njit(cache=True)
+def ends_room(eh, C, need):
+    """``eh`` with room for ``need`` more completions, at as many more times."""
+    keys, vals, heap, nxt, slot, ver, free = eh
+    while 2 * (C[NENDT] + need + 2) > keys.shape[0]:
+        keys, vals, heap, nxt = cgrow((keys, vals, heap, nxt), C[NENDT])
+    cap = slot.shape[0]
+    if C[NEND] + need <= cap:
+        return keys, vals, heap, nxt, slot, ver, free
+    cap2 = max(2 * cap, C[NEND] + need + 16)
+    nxt2, slot2, ver2, free2 = np.empty(cap2, np.int64), np.empty(cap2, np.int64), np.empty(cap2, np.int64), \
+        np.arange(cap2)
+    for e in range(cap):
+        nxt2[e], slot2[e], ver2[e], free2[e] = nxt[e], slot[e], ver[e], free[e]
+    return keys, vals, heap, nxt2, slot2, ver2, free2
+
+
+@njit(cache=True, inline="always")
+def ends_clear(eh, C):
+    """No completions left (every entry free)."""
+    keys, free = eh[0], eh[6]
+    for i in range(keys.shape[0]):
+        keys[i] = -1.0
+    for e in range(free.shape[0]):
+        free[e] = e
+    C[NEND], C[NENDT] = 0, 0
 
 
 @njit(cache=True, inline="always")
@@ -200,7 +256,7 @@ def apply_bounds(now, seeds, ns, SI, SF, PI, PF, RF, C, eh):
             RF[PI[p, 1 + k], LOAD] += PF[p, 2 + D + k]
         SF[s, RATE] = rate
         SI[s, SVER] += 1
-        _schedule_end(s, now + SF[s, REM] / rate, SI, C, eh)
+        schedule_end(s, now + SF[s, REM] / rate, SI, C, eh)
 
 
 @njit(cache=True, inline="always")
@@ -225,7 +281,7 @@ def apply(now, comp, nc, rates, SI, SF, PI, PF, RF, C, eh):
         SF[s, RATE] = rate
         SI[s, SVER] += 1
         rem = SF[s, REM] if SF[s, REM] > 0 else 0.0
-        _schedule_end(s, now + rem / rate, SI, C, eh)
+        schedule_end(s, now + rem / rate, SI, C, eh)
 
 
 @njit(cache=True)

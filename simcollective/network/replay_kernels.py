@@ -32,18 +32,19 @@ from numba import njit
 from .replay_borrow import borrow
 from .replay_bulk import PLACES, close, empty, enter, table
 from .replay_bulk import wakeup as store_wakeup
-from .replay_flows import (ACTIVE, ACTK, ARRIVED, EAGER, EID, ENTERS, FLAGS, FLOWS, LAT, LEFT, MAXLOAD, NACT,
-                           NBKT, NEND, NMAIN, NSTART, NWAKE, POOL, PTOP, RECOMP, RECV, RESUME, ROFF, RPOSTED, SAT,
-                           SEND, SENT, SEQ, SMSG, SPATH, SPOS, SSEQ, STAMP, STARTED, STATE, STATUS, SVER, WAITER,
-                           activate, apply, apply_bounds, grow_slots, pool_room, reorder, solve, take_ends, wake_at)
-from .replay_heaps import hgrow, hpop, hpush, sdel, sgrow, sput
+from .replay_flows import (ACTIVE, ARRIVED, EAGER, EID, ENTERS, FLAGS, FLOWS, LAT, LEFT, MAXLOAD, NACT, NBKT, NEND,
+                           NENDT, NMAIN, NQUEUE, NSTART, NWAKE, POOL, PTOP, QHEAD, RECOMP, RECV, RESUME, ROFF, RPOSTED,
+                           SAT, SEND, SENT, SEQ, SMSG, SPATH, SPOS, SSEQ, STAMP, STARTED, STATE, STATUS, SVER, WAITER,
+                           activate, apply, apply_bounds, ends, ends_room, grow_slots, pool_room, reorder, solve,
+                           take_ends, wake_at)
+from .replay_heaps import cdrop, cfirst, cgrow, cput, hpop, hpush, qgrow, qpush, sdel, sgrow
 
 # NOTE: numba's cache keeps the compiled code of the kernels a cached kernel calls inside its own
 # entry and checks only the caller's source file: a change to a callee's module (:mod:`.filling`,
 # :mod:`.bulk_kernels`, :mod:`.replay_bulk` above all) is compiled anew in this file's kernels only
 # with an edit of this file too (a stale cache mixed with new callees writes out of bounds: edit
 # this note when they change).
-# numba cache: callees d91b3322562f
+# numba cache: callees 3dc7a960cc0a
 __all__ = ["OK", "DEADLOCK", "execute", "wakeup", "run_rank", "component"]
 
 OK, DEADLOCK = 0, 2
@@ -55,27 +56,27 @@ POST, WAITALL, TIMEOUT, YIELD, MARK, DELAY_SINCE, NOW = 0, 1, 2, 3, 4, 5, 6
 
 @njit(cache=True, inline="always")
 def trigger(ev, now, EVS, C, mh):
-    """``ev`` succeeds now: it is processed after what is already due now."""
+    """``ev`` succeeds now: it is processed after what is already due now (entries made now
+    come in increasing (time, id): they queue in ``mh[4:]``, beside the heap ``mh[:4]``)."""
     EVS[ev, STATE] = 1
-    C[NMAIN] = hpush(mh[0], mh[1], mh[2], mh[3], C[NMAIN], now, C[EID], ev, 0)
+    C[NQUEUE] = qpush(mh[4], mh[5], mh[6], C[QHEAD], C[NQUEUE], now, C[EID], ev)
     C[EID] += 1
 
 
 @njit(cache=True, inline="always")
-def transfer(m, now, MI, MF, C, ah, mh, bk, wk):
+def transfer(m, now, MI, MF, C, ah, mh, wk):
     """Message ``m``'s flow starts: it activates after its latency."""
     when = now + MF[m, LAT]
     MI[m, SEQ] = C[FLOWS]
     C[FLOWS] += 1
-    if sput(bk, when):
+    if cput(ah, C[NBKT], when, m):
         C[NBKT] += 1
         wake_at(when, wk, C, mh)
-    C[NACT] = hpush(ah[0], ah[1], ah[2], ah[3], C[NACT], when, C[ACTK], m, 0)
-    C[ACTK] += 1
+    C[NACT] += 1
 
 
 @njit(cache=True, inline="always")
-def post(ev, send, recv, smpi, now, MI, MF, EVS, C, ah, mh, bk, wk):
+def post(ev, send, recv, smpi, now, MI, MF, EVS, C, ah, mh, wk):
     """``World.post``: the send of message ``send`` and/or the receive of ``recv``."""
     left = 1
     if send >= 0:
@@ -83,7 +84,7 @@ def post(ev, send, recv, smpi, now, MI, MF, EVS, C, ah, mh, bk, wk):
         if f & RPOSTED or (f & EAGER and not smpi):
             f |= STARTED
             MI[send, FLAGS] = f
-            transfer(send, now, MI, MF, C, ah, mh, bk, wk)
+            transfer(send, now, MI, MF, C, ah, mh, wk)
         MI[send, FLAGS] = f
         if not f & EAGER:
             left += 1
@@ -96,7 +97,7 @@ def post(ev, send, recv, smpi, now, MI, MF, EVS, C, ah, mh, bk, wk):
                 if not f & STARTED:
                     f |= STARTED
                     MI[recv, FLAGS] = f
-                    transfer(recv, now, MI, MF, C, ah, mh, bk, wk)
+                    transfer(recv, now, MI, MF, C, ah, mh, wk)
             MI[recv, FLAGS] = f
         else:
             left += 1
@@ -109,22 +110,22 @@ def post(ev, send, recv, smpi, now, MI, MF, EVS, C, ah, mh, bk, wk):
 
 
 @njit(cache=True, inline="always")
-def run_rank(r, now, pc, rank_end, ops, members, seconds, op_time, finish, smpi, MI, MF, EVS, C, ah, mh, bk, wk):
+def run_rank(r, now, pc, rank_end, ops, members, seconds, op_time, finish, smpi, MI, MF, EVS, C, ah, mh, wk):
     """Rank ``r`` goes on from its next operation until it waits or ends (or, before a
     posting, until the sets of times have room: ``C[RESUME] = r``)."""
     i, end = pc[r], rank_end[r]
     while i < end:
         k = ops[i, 0]
         ev = ops[i, 1]
-        if k == POST and (2 * (C[NBKT] + 2) > bk.shape[0] or 2 * (C[NWAKE] + 2) > wk.shape[0]):
+        if k == POST and (2 * (C[NBKT] + 2) > ah[0].shape[0] or 2 * (C[NWAKE] + 2) > wk.shape[0]):
             C[RESUME] = r
             break
         i += 1
         if k == POST:
-            post(ev, ops[i - 1, 2], ops[i - 1, 3], smpi, now, MI, MF, EVS, C, ah, mh, bk, wk)
+            post(ev, ops[i - 1, 2], ops[i - 1, 3], smpi, now, MI, MF, EVS, C, ah, mh, wk)
         elif k == YIELD:
             if EVS[ev, STATE] != 2:
-                EVS[ev, WAITER] = r
+                EVS[ev, WAITER] = r + 1
                 pc[r] = i
                 return
         elif k == WAITALL:
@@ -231,7 +232,7 @@ def component(seeds, ns, touch, nt, limit, SI, PI, RF, rcnt, rl, sseen, rseen, s
 
 
 @njit(cache=True)
-def wakeup(now, tune, MI, MF, SI, SF, PI, PF, RF, rcnt, rl, scratch, free, C, ah, eh, mh, bk, wk, EVS, A, T, bulk):
+def wakeup(now, tune, MI, MF, SI, SF, PI, PF, RF, rcnt, rl, scratch, free, C, ah, eh, mh, wk, EVS, A, T, bulk):
     """One network wake-up (``Network._on_wakeup``), in the array store ``A`` if ``bulk``;
     returns (the store, whether the flows are in it)."""
     MI, MF, SI = borrow(MI), borrow(MF), borrow(SI)  # (no reference counting: see .replay_borrow)
@@ -239,18 +240,17 @@ def wakeup(now, tune, MI, MF, SI, SF, PI, PF, RF, rcnt, rl, scratch, free, C, ah
     RF, rcnt, rl = borrow(RF), borrow(rcnt), borrow(rl)
     scratch, free, C = borrow(scratch), borrow(free), borrow(C)
     ah, eh, mh = borrow(ah), borrow(eh), borrow(mh)
-    bk, wk, EVS = borrow(bk), borrow(wk), borrow(EVS)
+    wk, EVS = borrow(wk), borrow(EVS)
     T = borrow(T)
     sdel(wk, now)
     C[NWAKE] -= 1
     seeds, fin, touch = scratch[0], scratch[1], scratch[2]
     nxt = np.inf
     if bulk:
-        A, nfin, nxt, bulk = store_wakeup(now, tune, A, T, MI, MF, SI, SF, PI, PF, RF, rcnt, rl, fin, free, C, ah, eh,
-                                          bk)
+        A, nfin, nxt, bulk = store_wakeup(now, tune, A, T, MI, MF, SI, SF, PI, PF, RF, rcnt, rl, fin, free, C, ah, eh)
         ns, nt, lone, nb = 0, 0, True, 0
     else:
-        ns, nfin, lone, nb = activate(now, MI, MF, SI, SF, PI, PF, RF, rcnt, rl, seeds, fin, free, C, ah, bk)
+        ns, nfin, lone, nb = activate(now, MI, MF, SI, SF, PI, PF, RF, rcnt, rl, seeds, fin, free, C, ah)
         nfin, nt = take_ends(now, nfin, MI, SI, SF, PI, PF, RF, rcnt, rl, fin, touch, scratch[8], free, C, eh)
     if ns or nt:
         if nt == 0 and lone:
@@ -279,17 +279,21 @@ def wakeup(now, tune, MI, MF, SI, SF, PI, PF, RF, rcnt, rl, scratch, free, C, ah
     if bulk and nxt < np.inf:
         wake_at(nxt, wk, C, mh)
     while C[NEND]:  # the earliest valid completion gets a wake-up (none in the store)
-        s = eh[2][0]
-        if SI[s, SMSG] >= 0 and SI[s, SVER] == eh[3][0]:
-            wake_at(eh[0][0], wk, C, mh)
+        e = cfirst((eh[0], eh[1], eh[2], eh[3]))
+        s = eh[4][e]
+        if SI[s, SMSG] >= 0 and SI[s, SVER] == eh[5][e]:
+            wake_at(eh[2][0], wk, C, mh)
             break
-        C[NEND] = hpop(eh[0], eh[1], eh[2], eh[3], C[NEND])
+        if cdrop((eh[0], eh[1], eh[2], eh[3]), C[NENDT]):
+            C[NENDT] -= 1
+        C[NEND] -= 1
+        eh[6][C[NEND]] = e
     return A, bulk
 
 
 @njit(cache=True)
 def events(clock, tune, smpi, ops, members, seconds, pc, rend, op_time, finish, MI, MF, SI, SF, PI, PF, RF, EVS,
-           rcnt, rl, scratch, free, C, ah, eh, mh, bk, wk, A, T, bulk):
+           rcnt, rl, scratch, free, C, ah, eh, mh, wk, A, T, bulk):
     """Run the ranks (at time 0 in rank order, then each when its event is processed) and
     the events in order until the queue is empty (DONE), or until the next step needs room
     (ROOM: the caller grows the arrays and calls again). Returns (that, the array store,
@@ -299,39 +303,43 @@ def events(clock, tune, smpi, ops, members, seconds, pc, rend, op_time, finish, 
     finish, clock, C = borrow(finish), borrow(clock), borrow(C)
     MI, MF, EVS = borrow(MI), borrow(MF), borrow(EVS)
     ah, eh, mh = borrow(ah), borrow(eh), borrow(mh)
-    bk, wk = borrow(bk), borrow(wk)
+    wk = borrow(wk)
     D, n, P = PI.shape[1] - 1, RF.shape[0], pc.shape[0]
     while True:
         if C[RESUME] >= 0 or C[NSTART] < P:
             r = C[RESUME] if C[RESUME] >= 0 else C[NSTART]
             C[NSTART] += C[RESUME] < 0
             C[RESUME] = -1
-            run_rank(r, clock[0], pc, rend, ops, members, seconds, op_time, finish, smpi, MI, MF, EVS, C, ah, mh,
-                     bk, wk)
+            run_rank(r, clock[0], pc, rend, ops, members, seconds, op_time, finish, smpi, MI, MF, EVS, C, ah, mh, wk)
             if C[RESUME] >= 0:
                 return ROOM, A, bulk
             continue
-        if C[NMAIN] == 0:
+        if C[NMAIN] == 0 and C[NQUEUE] == 0:
             return DONE, A, bulk
         need = C[ACTIVE] + C[NACT] + 1
-        if need > SI.shape[0] or C[NEND] + need > eh[0].shape[0]:
+        if need > SI.shape[0] or C[NEND] + need > eh[4].shape[0] or 2 * (C[NENDT] + need + 2) > eh[0].shape[0] \
+                or C[NQUEUE] + 2 * need + 4 > mh[4].shape[0]:
             return ROOM, A, bulk
-        now, v = mh[0][0], mh[2][0]
-        if v < 0:
+        q = C[QHEAD]
+        if C[NQUEUE] and (C[NMAIN] == 0 or mh[4][q] < mh[0][0] or (mh[4][q] == mh[0][0] and mh[5][q] < mh[1][0])):
+            now, v = mh[4][q], mh[6][q]  # the queue's first entry comes before the heap's
+            C[QHEAD] = (q + 1) & (mh[4].shape[0] - 1)
+            C[NQUEUE] -= 1
+        else:
+            now, v = mh[0][0], mh[2][0]
             # a wake-up's relocations take at most 4 x (flows after it) x D + 8 n entries
-            if rl[POOL].shape[0] - C[PTOP] < 4 * need * D + 8 * n or 2 * (C[NWAKE] + 2) > wk.shape[0]:
+            if v < 0 and (rl[POOL].shape[0] - C[PTOP] < 4 * need * D + 8 * n or 2 * (C[NWAKE] + 2) > wk.shape[0]):
                 return ROOM, A, bulk
             C[NMAIN] = hpop(mh[0], mh[1], mh[2], mh[3], C[NMAIN])
-            clock[0] = now
-            A, bulk = wakeup(now, tune, MI, MF, SI, SF, PI, PF, RF, rcnt, rl, scratch, free, C, ah, eh, mh, bk, wk,
-                             EVS, A, T, bulk)
-            continue
-        C[NMAIN] = hpop(mh[0], mh[1], mh[2], mh[3], C[NMAIN])
         clock[0] = now
+        if v < 0:
+            A, bulk = wakeup(now, tune, MI, MF, SI, SF, PI, PF, RF, rcnt, rl, scratch, free, C, ah, eh, mh, wk, EVS,
+                             A, T, bulk)
+            continue
         EVS[v, STATE] = 2
         w = EVS[v, WAITER]
-        if w >= 0:
-            C[RESUME] = w  # (runs at the loop's top)
+        if w > 0:
+            C[RESUME] = w - 1  # (runs at the loop's top)
         elif w <= -2:
             g = -(w + 2)
             EVS[g, LEFT] -= 1
@@ -344,12 +352,13 @@ def execute(ops, rank_ptr, members, seconds, smpi, tune, MI, MF, PI, PF, RF, EVS
     """Run the recorded operations: returns (counters, finish per rank, time of each
     operation (marks and timeouts), busy resources, the last event's time)."""
     P, M, E, n, D = rank_ptr.shape[0] - 1, MI.shape[0], EVS.shape[0], RF.shape[0], PI.shape[1] - 1
-    C = np.zeros(18, np.int64)
+    C = np.zeros(19, np.int64)
     C[RESUME] = -1
-    hm, ha = E + M + 16, M + 1
-    mh = (np.empty(hm), np.empty(hm, np.int64), np.empty(hm, np.int64), np.empty(hm, np.int64))
-    ah = (np.empty(ha), np.empty(ha, np.int64), np.empty(ha, np.int64), np.empty(ha, np.int64))
-    eh = (np.empty(64), np.empty(64, np.int64), np.empty(64, np.int64), np.empty(64, np.int64))
+    hm, places = E + M + 16, np.int64(tune[PLACES])
+    mh = (np.empty(hm), np.empty(hm, np.int64), np.empty(hm, np.int64), np.empty(hm, np.int64), np.empty(64),
+          np.empty(64, np.int64), np.empty(64, np.int64))
+    ah = (np.full(places, -1.0), np.empty((2, places), np.int64), np.empty(places), np.empty(M, np.int64))
+    eh = ends(places, np.int64(64))
     SI, SF, free = np.zeros((0, SPOS + D), np.int64), np.zeros((0, 4)), np.zeros(0, np.int64)
     z = np.zeros(0, np.int64)
     scratch = (z, z, np.zeros(n, np.int64), z, z, np.zeros(n, np.int64), z, np.zeros(n, np.int64),
@@ -358,25 +367,26 @@ def execute(ops, rank_ptr, members, seconds, smpi, tune, MI, MF, PI, PF, RF, EVS
     rcnt = np.zeros(n, np.int64)
     C[PTOP] = 2 * n
     rl = (np.empty(2 * n, np.int64), np.arange(n) * 2, np.full(n, 2, np.int64))
-    places = np.int64(tune[PLACES])
-    bk, wk = np.full(places, -1.0), np.full(places, -1.0)  # activation, wake-up times
+    wk = np.full(places, -1.0)  # wake-up times
     pc, rend = rank_ptr[:-1].copy(), rank_ptr[1:].copy()
     finish, op_time, clock = np.full(P, np.nan), np.zeros(ops.shape[0]), np.zeros(1)
     # the array store (:mod:`.replay_bulk`); ``bulk`` computed (a literal False would specialise the calls)
     A, T, bulk = empty(n, np.int64(0)), table(PI, PF, n), C[ENTERS] > 0
     while True:
         what, A, bulk = events(clock, tune, smpi, ops, members, seconds, pc, rend, op_time, finish, MI, MF, SI, SF,
-                               PI, PF, RF, EVS, rcnt, rl, scratch, free, C, ah, eh, mh, bk, wk, A, T, bulk)
+                               PI, PF, RF, EVS, rcnt, rl, scratch, free, C, ah, eh, mh, wk, A, T, bulk)
         if what == DONE:
             break
         need = C[ACTIVE] + C[NACT] + 1
         if need > SI.shape[0]:
             SI, SF, free, scratch = grow_slots(SI, SF, free, scratch, C, need)
-        while C[NEND] + need > eh[0].shape[0]:
-            eh = hgrow(eh[0], eh[1], eh[2], eh[3])
+        eh = ends_room(eh, C, need)
+        while C[NQUEUE] + 2 * need + 4 > mh[4].shape[0]:
+            qt, qk, qv = qgrow(mh[4], mh[5], mh[6], C[QHEAD], C[NQUEUE])
+            mh, C[QHEAD] = (mh[0], mh[1], mh[2], mh[3], qt, qk, qv), 0
         rl = pool_room(rl, rcnt, C, 4 * need * D + 8 * n)
-        while 2 * (C[NBKT] + 2) > bk.shape[0]:
-            bk = sgrow(bk)
+        while 2 * (C[NBKT] + 2) > ah[0].shape[0]:
+            ah = cgrow(ah, C[NBKT])
         while 2 * (C[NWAKE] + 2) > wk.shape[0]:
             wk = sgrow(wk)
     if bulk:

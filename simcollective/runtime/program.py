@@ -8,9 +8,8 @@ from struct import pack
 
 import numpy as np
 
-__all__ = ["Program", "MSG_FIELDS"]
+__all__ = ["Program"]
 
-MSG_FIELDS = 6
 #: Python ints a rank's list holds before they move into its array (at most P x FLUSH ints
 #: wait in lists, the messages' lists up to FLUSH_MSGS)
 FLUSH = 1024
@@ -82,6 +81,8 @@ class Program:
         :func:`~simcollective.network.replay.replay` takes the message columns out of it."""
         if self.made is not None:
             return self.made
+        from .program_rows import message_columns  # (numba: imported by the compiled path only)
+
         for r in range(self.P):
             self.flush(r)
         self.flush_messages()
@@ -91,29 +92,12 @@ class Program:
         blocks = [b for per_rank in self.blocks for b in per_rank]
         self.blocks = []
         ops = _joined(blocks).reshape(-1, 4)
-        post = np.flatnonzero(ops[:, 0] == 0)  # (POST)
         late = _joined(self.late_blocks).reshape(-1, 2)
-        if len(late):
-            ev_row = np.zeros(self.events, np.int64)
-            ev_row[ops[post, 1]] = post
-            ops[ev_row[late[:, 1]], 3] = late[:, 0]
-        self.late_blocks = []
         part = _joined(self.msg_blocks).reshape(-1, 3)
-        m = np.empty((len(part), MSG_FIELDS), np.int64)
-        m[:, 1], m[:, 2], m[:, 5] = part[:, 0], part[:, 1], part[:, 2]
-        del part
-        # (each column taken once, and none where every posting has its part: the ring's
-        # sendrecv; every temporary here is a fresh allocation of 8 bytes a message)
-        s, send = _part(post, ops[post, 2])
-        src = np.searchsorted(ptr, s, side="right")
-        src -= 1
-        m[send, 0] = src
-        m[send, 3] = ops[s, 1]
-        del src, send
-        q, recv = _part(post, ops[post, 3])
-        m[recv, 4] = ops[q, 1]
-        self.made = {"ops": ops, "rank_ptr": ptr, "src": m[:, 0], "dst": m[:, 1], "bytes": m[:, 2],
-                     "send_ev": m[:, 3], "recv_ev": m[:, 4], "via": m[:, 5], "vias": self.vias,
+        src, send_ev, recv_ev = message_columns(ops, ptr, len(part), late)
+        # (destination and via: views of the rows recorded; the bytes contiguous, as the loop's rows take them)
+        self.made = {"ops": ops, "rank_ptr": ptr, "src": src, "dst": part[:, 0], "bytes": part[:, 1].copy(),
+                     "send_ev": send_ev, "recv_ev": recv_ev, "via": part[:, 2], "vias": self.vias,
                      "members": np.frombuffer(self.members, np.int64),
                      "seconds": np.frombuffer(self.seconds, np.float64)}
         return self.made
@@ -123,15 +107,6 @@ def _packed(ints: list) -> bytes:
     """``ints`` as native int64s (``struct.pack`` with the list unpacked costs less than
     half of ``array("q", ints)``: about 12 ns an integer against 29 here)."""
     return pack(f"{len(ints)}q", *ints)
-
-
-def _part(post: np.ndarray, col: np.ndarray):
-    """The rows of ``post`` whose ``col`` (a message's number, ``-1`` for none) names a
-    message, and those numbers."""
-    has = col >= 0
-    if has.all():
-        return post, col
-    return post[has], col[has]
 
 
 def _joined(blocks: list) -> np.ndarray:

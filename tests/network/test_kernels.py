@@ -55,9 +55,12 @@ def test_every_kernel_compiles_one_specialisation():
         "compile_all()\n"
         "run(RunConfig(topology='abci', nodes=2, algorithm='ring', elements=65536, engine='compiled'))\n"
         "from simcollective.network import bulk_kernels, kernels, replay_bulk, replay_flows, replay_heaps, replay_kernels\n"
+        "from simcollective.network import replay_rows\n"
+        "from simcollective.runtime import program_rows\n"
         "from simcollective.data import merge_kernel\n"
         "seen = {}\n"
-        "for mod in (bulk_kernels, kernels, replay_bulk, replay_flows, replay_heaps, replay_kernels, merge_kernel):\n"
+        "for mod in (bulk_kernels, kernels, replay_bulk, replay_flows, replay_heaps, replay_kernels, replay_rows,\n"
+        "            program_rows, merge_kernel):\n"
         "    for name, d in vars(mod).items():\n"
         "        if isinstance(d, numba.core.registry.CPUDispatcher) and d.py_func.__module__ == mod.__name__:\n"
         "            seen[mod.__name__.rsplit('.', 1)[1] + '.' + name] = d\n"
@@ -72,7 +75,7 @@ def test_every_kernel_compiles_one_specialisation():
     seen = json.loads(p.stdout.strip().splitlines()[-1])
     # the entry points called from Python ran (each compiled or loaded) ...
     for entry in ("bulk_kernels.step", "bulk_kernels.enter", "replay_kernels.execute", "kernels.fill",
-                  "merge_kernel.union"):
+                  "merge_kernel.union", "replay_rows.message_rows", "program_rows.message_columns"):
         assert seen[entry][1], (entry, seen[entry])
     # ... and no kernel has a specialisation for a literal value (an inlined helper that a
     # test calls from Python has its own code, once)

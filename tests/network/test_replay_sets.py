@@ -9,7 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from simcollective.network import replay
-from simcollective.network.replay_heaps import sdel, sgrow, sput
+from simcollective.network.replay_heaps import cdrop, cfirst, cgrow, cput, ctake, qgrow, qpush, sdel, sgrow, sput
 from simcollective.simulate import RunConfig, run
 
 from .test_replay import assert_identical, both
@@ -44,6 +44,58 @@ def test_negative_zero_is_zero():
     keys = np.full(8, -1.0)
     assert sput(keys, 0.0) and not sput(keys, -0.0)
 
+
+
+@settings(max_examples=80, deadline=None)
+@given(st.lists(st.tuples(st.sampled_from(["put", "take", "drop"]), st.sampled_from(TIMES)), max_size=120))
+def test_calendar_gives_entries_in_time_then_arrival_order(steps):
+    """Entries put at times (several at one time, times taken while others come) leave
+    in (time, arrival) order, as from a heap of (time, arrival) pairs: ``ctake`` the
+    earliest time's list up to a bound, ``cdrop`` the first entry of the earliest time;
+    the calendar grows from 2 places before it is more than half full."""
+    import heapq
+
+    cal = (np.full(2, -1.0), np.empty((2, 2), np.int64), np.empty(2), np.empty(len(steps), np.int64))
+    n, ref, x = 0, [], 0
+    for what, t in steps:
+        if what == "put":
+            if 2 * (n + 1) > cal[0].shape[0]:
+                cal = cgrow(cal, n)
+            new = cput(cal, n, t, x)
+            assert new == (t not in {u for u, _ in ref})
+            n += new
+            heapq.heappush(ref, (t, x))
+            x += 1
+        elif what == "take":
+            first = ctake(cal, n, t)
+            due = ref[0][0] if ref and ref[0][0] <= t else None
+            got = []
+            while first >= 0:
+                got.append(first)
+                first = cal[3][first]
+            want = []
+            while ref and due is not None and ref[0][0] == due:
+                want.append(heapq.heappop(ref)[1])
+            assert got == want
+            n -= bool(want)
+        elif ref:
+            assert cfirst(cal) == ref[0][1] and cal[2][0] == ref[0][0]
+            first, _ = heapq.heappop(ref)
+            gone = not ref or ref[0][0] != first  # (its last entry)
+            assert cdrop(cal, n) == gone
+            n -= gone
+        assert sorted(k for k in cal[0].tolist() if k >= 0.0) == sorted({u for u, _ in ref})
+
+
+def test_queue_keeps_its_order_across_the_ring_and_growth():
+    """The queue of entries made now: appended after a wrap-around and grown, it gives them
+    back from its first place in the order they came."""
+    q, head, n = (np.empty(4), np.empty(4, np.int64), np.empty(4, np.int64)), 3, 0
+    for k in range(3):
+        n = qpush(q[0], q[1], q[2], head, n, 1.0, k, 10 + k)
+    q, head = qgrow(q[0], q[1], q[2], head, n), 0
+    n = qpush(q[0], q[1], q[2], head, n, 1.0, 3, 13)
+    assert q[1][:n].tolist() == [0, 1, 2, 3] and q[2][:n].tolist() == [10, 11, 12, 13]
 
 CASES = [
     dict(topology="fat-tree", nodes=12, collective="alltoall", algorithm="pairwise", elements=40000),
