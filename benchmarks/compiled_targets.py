@@ -102,13 +102,14 @@ _NVLS = ("NVLSTree reacts to the first message to arrive (waitany): the SimPy pa
 COMPILED_TARGETS = (
     Target("C/ring", "cost per message <= 1 us (ring, 1024 ranks)", ("C",),
            cost_per_message("C/ring P=1024 compiled", 1.0, "C/ring P=1024 simpy"),
-           why=("recording runs the algorithm's Python once per message (1.6-1.7 us at 256 and 1024 ranks: the "
-                "generator and its size-only payloads 0.8-0.9 us, the recorder's rows and matching the rest); "
-                "the compiled loop 1.3-1.5 us a message")),
+           why=("recording runs the algorithm's Python once per message (1.5 us at 256 and 1024 ranks: the "
+                "generator and its size-only payloads, the recorder's rows and matching; a bare generator resumed "
+                "once a message with one call recording a row is 0.28 us); the arrays 0.1-0.2 us and the compiled "
+                "loop 0.3-0.45 us a message")),
     Target("C/nccl-ring", "cost per message <= 2 us (nccl-ring)", ("C",),
            cost_per_message("C/nccl-ring dgx-h100 16 nodes compiled", 2.0),
-           why=("as C/ring: the recording's Python per message, about 6 us (NCCL's channels, slices and protocol "
-                "steps per message), against 0.7 us in the loop (the 8-node abci point beside it is numba's load "
+           why=("as C/ring: the recording's Python per message, about 3.5-4.2 us (NCCL's channels, slices and "
+                "protocol steps per message, two postings each), against 0.55 us in the loop (the 8-node abci point beside it is numba's load "
                 "above all: the recording and the loop are about 0.1 s of 0.54 s)")),
     Target("X/ring", "ring on a 4096-host fat-tree < 60 s", ("X",), one_point("X/ring fat-tree 4096 1G f32", 60.0),
            why="33.5 M messages: the recording's Python per message alone is minutes"),

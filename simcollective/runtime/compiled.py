@@ -77,8 +77,10 @@ def small_pages():
     NumPy advises the kernel to back every large array with 2 MiB pages; where the kernel
     compacts memory to find them on a fault (``defrag = madvise``, a common default), the
     compiled path's arrays (hundreds of MB, made once and written once) cost seconds of
-    system time: 1.0-1.7 s of sys at 1,024 ranks of the ring against 0.5 s with 4 KiB pages,
-    the same user time (measured on this project's 2-core machine). A user's own setting,
+    system time. The command line turns the advice off before NumPy loads; this does it for
+    the Python API, where NumPy is usually loaded first (``sc.run`` of the ring on 1,024
+    ranks: 1.6-1.7 s of sys with the advice, 0.45-0.47 s without it, the same user time;
+    measured on this project's 2-core machine). A user's own setting,
     ``NUMPY_MADVISE_HUGEPAGE`` in the environment, is kept."""
     # NOTE: NumPy's switch for its huge-page advice is underscored (its environment variable is read once, at
     # import); where a NumPy lacks it, nothing changes
