@@ -121,7 +121,9 @@ COMPILED_TARGETS = (
            one_point("X/nccl dgx-h100 2048 nodes 1G", 300.0, 8e9), why=_NVLS),
     Target("XE/ring", "ring on a 4096-host fat-tree < 60 s (estimate)", ("XE",),
            estimated("XE/ring fat-tree 4096 1G f32", 60.0),
-           why="33.5 M messages at the compiled path's cost per message (recording and loop)"),
+           why=("33.5 M messages at the compiled path's cost per message (recording and loop); run whole, 117-183 s "
+                "of CPU and 8.4 GB: the cost a message grows faster than the estimate's P^0.2 (P^2 live size-only "
+                "slices in the recording, 33-49 s of first-touch page faults in this virtual machine)")),
     Target("XE/nccl-ring", "nccl-ring 1 GiB on 128 nodes < 60 s (estimate)", ("XE",),
            estimated("XE/nccl-ring dgx-h100 128 nodes 1G", 60.0), why=_NCCL_RING),
     Target("XE/alltoall", "alltoall direct on 1024 GPUs < 30 s (the run itself)", ("XE",),
