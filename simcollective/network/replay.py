@@ -77,13 +77,14 @@ def _distinct(values: np.ndarray, bound: int):
 
 
 def _per_message(net, rows, pidx, size):
-    """(eff, latency) per message, as ``Network.transfer`` computes them; two empty arrays
-    where a single bandwidth factor and a latency per path make them (computed then by
-    :func:`.replay_rows.message_rows`)."""
+    """(eff, latency) per message, as ``Network.transfer`` computes them, and the
+    bandwidth factor and latency per path that :func:`.replay_rows.message_rows` computes
+    them from where the eff and latency arrays are empty (a single bandwidth factor and a
+    latency per path)."""
     model = net.model
     bw_k = model.bw_factors[0] if len(model.bw_factors) == 1 else None
     if bw_k is not None and rows.lat is not None:
-        return np.zeros(0), np.zeros(0)
+        return np.zeros(0), np.zeros(0), float(bw_k), rows.lat
     sizes, sinv = np.unique(size, return_inverse=True)
     if bw_k is not None:
         effs = np.array([s / bw_k if s > 0 else 0.0 for s in sizes.tolist()])
@@ -101,7 +102,7 @@ def _per_message(net, rows, pidx, size):
                 lat *= model.latency_factor(int(s))
             vals.append(lat)
         lat = np.array(vals)[cinv]
-    return eff, lat
+    return eff, lat, 1.0, np.zeros(0)
 
 
 def replay(net, placement, prog: dict, n_events: int, smpi: bool, eager: int) -> ReplayResult:
@@ -113,10 +114,8 @@ def replay(net, placement, prog: dict, n_events: int, smpi: bool, eager: int) ->
 
     src, dst, size, via, send_ev, recv_ev = (prog.pop(k) for k in MESSAGE_COLUMNS)
     pidx, rows = _paths(net, placement, src, dst, via, prog["vias"])
-    eff, lat = _per_message(net, rows, pidx, size)
-    bw_k = net.model.bw_factors[0] if len(net.model.bw_factors) == 1 else 1.0
-    path_lat = rows.lat if rows.lat is not None else np.zeros(0)
-    MI, MF, sums = message_rows(pidx, send_ev, recv_ev, size, np.int64(eager), smpi, eff, lat, float(bw_k), path_lat,
+    eff, lat, bw_k, path_lat = _per_message(net, rows, pidx, size)
+    MI, MF, sums = message_rows(pidx, send_ev, recv_ev, size, np.int64(eager), smpi, eff, lat, bw_k, path_lat,
                                 len(rows.PI))
     del src, dst, size, via, send_ev, recv_ev, pidx, eff, lat
     PI, PF = rows.PI, rows.PF
