@@ -172,7 +172,7 @@ def _saturable(rf, lookup):
         lookup[r] = -1 if rf[MAXL, r] > rf[SAT, r] else -2
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def _gather(cut, tol, sf, si, rf, ri, sr, pcoef, X):
     """The slots to re-solve (new flows and those at or above the cutoff level, in slot
     order, to ``X[0][_XLIVE]``), their weights and bounds, their entries on saturable
@@ -229,7 +229,7 @@ def _gather(cut, tol, sf, si, rf, ri, sr, pcoef, X):
     return m, k, u, m == total, unit, t
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def _apply(now, live, new, sf, si, rf, sr, pcoef, t):
     """Give the live flows their new rates; returns (how many changed (in
     ``si[CHANGED]``), the earliest of ``t`` and their completions, how many are unrated)."""
@@ -251,7 +251,7 @@ def _apply(now, live, new, sf, si, rf, sr, pcoef, t):
     return k, t, z
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def _solve(now, low, zero, cutoff_tol, level_tol, sf, si, rf, ri, sr, pcoef, X):
     """Max-min rates of the live flows: those below the cutoff keep their rates, the
     others are solved by progressive filling on the capacity the kept flows leave.

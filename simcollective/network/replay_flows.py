@@ -53,7 +53,7 @@ EID, FLOWS, NENDT, ACTIVE, RECOMP, NMAIN, NACT, NEND, NFREE, STAMP, STATUS, PTOP
 POOL, ROFF, RCAP = 0, 1, 2
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def activate(now, MI, MF, SI, SF, PI, PF, RF, rcnt, rl, seeds, fin, free, C, ah):
     """Flows due by ``now`` (the calendar ``ah``) join the active flows (empty ones finish):
     returns (new flows, finished, whether none is on a resource that can saturate, due times
@@ -150,7 +150,7 @@ def _leave(s, k, r, SI, PI, rcnt, rl):
                 break
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def take_ends(now, nfin, MI, SI, SF, PI, PF, RF, rcnt, rl, fin, touch, tmark, free, C, eh):
     """Completions due by ``now`` (still valid) leave; returns (finished, touched
     resources: saturated ones whose other flows may speed up)."""
@@ -244,7 +244,7 @@ def ends_clear(eh, C):
     C[NEND], C[NENDT] = 0, 0
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def apply_bounds(now, seeds, ns, SI, SF, PI, PF, RF, C, eh):
     """New flows take their bounds (``Network._apply_bounds``)."""
     D = PI.shape[1] - 1
@@ -259,7 +259,7 @@ def apply_bounds(now, seeds, ns, SI, SF, PI, PF, RF, C, eh):
         schedule_end(s, now + SF[s, REM] / rate, SI, C, eh)
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def apply(now, comp, nc, rates, SI, SF, PI, PF, RF, C, eh):
     """``comp[:nc]`` takes its new rates; completions of those that changed move
     (``Network._apply``)."""
@@ -337,7 +337,7 @@ def reorder(a, n, keys):
         a[i] = tmp[i]
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def solve(comp, nc, satl, nsat, SI, PI, PF, RF, rseen, stamp, level_tol):
     """Max-min rates of ``comp[:nc]`` over ``satl[:nsat]``: ``solve_component``'s
     problem, given to the same filling."""

@@ -44,7 +44,7 @@ from .replay_heaps import cdrop, cfirst, cgrow, cput, hpop, hpush, qgrow, qpush,
 # :mod:`.bulk_kernels`, :mod:`.replay_bulk` above all) is compiled anew in this file's kernels only
 # with an edit of this file too (a stale cache mixed with new callees writes out of bounds: edit
 # this note when they change).
-# numba cache: callees 3dc7a960cc0a
+# numba cache: callees 71f3c9797f62
 __all__ = ["OK", "DEADLOCK", "execute", "wakeup", "run_rank", "component"]
 
 OK, DEADLOCK = 0, 2
@@ -175,7 +175,7 @@ def arrive(m, now, MI, EVS, C, mh):
             trigger(e, now, EVS, C, mh)
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def component(seeds, ns, touch, nt, limit, SI, PI, RF, rcnt, rl, sseen, rseen, stack, comp, satl, C):
     """The flows linked to the new flows ``seeds[:ns]`` and to the flows on the touched
     resources ``touch[:nt]`` through saturable resources, sorted by creation, and those
@@ -347,7 +347,9 @@ def events(clock, tune, smpi, ops, members, seconds, pc, rend, op_time, finish, 
                 trigger(g, now, EVS, C, mh)
 
 
-@njit(cache=True)
+# NOTE: the driver is plain Python: it runs once a run, calling :func:`events` again only when the
+# arrays need room (a few dozen times in a run of millions of messages); compiled, it would carry a
+# second copy of the loop's machine code, seconds of numba's compilation on a fresh cache.
 def execute(ops, rank_ptr, members, seconds, smpi, tune, MI, MF, PI, PF, RF, EVS):
     """Run the recorded operations: returns (counters, finish per rank, time of each
     operation (marks and timeouts), busy resources, the last event's time)."""

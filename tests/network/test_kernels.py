@@ -74,7 +74,7 @@ def test_every_kernel_compiles_one_specialisation():
     assert p.returncode == 0, p.stderr
     seen = json.loads(p.stdout.strip().splitlines()[-1])
     # the entry points called from Python ran (each compiled or loaded) ...
-    for entry in ("bulk_kernels.step", "bulk_kernels.enter", "replay_kernels.execute", "kernels.fill",
+    for entry in ("bulk_kernels.step", "bulk_kernels.enter", "replay_kernels.events", "kernels.fill",
                   "merge_kernel.union", "replay_rows.message_rows", "program_rows.message_columns"):
         assert seen[entry][1], (entry, seen[entry])
     # ... and no kernel has a specialisation for a literal value (an inlined helper that a
