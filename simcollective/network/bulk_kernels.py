@@ -34,7 +34,7 @@ from .kernels import fill_unit, fill_with
 # entry and checks only the caller's source file: a change to a callee's module (:mod:`.filling`
 # above all, whose :func:`~.filling.fill_with` the solve calls) is compiled anew in this file's
 # kernels only with an edit of this file too.
-# numba cache: callees 2aac6390cf4f
+# numba cache: callees 76717027143a
 __all__ = ["RATE", "TDONE", "EFF", "WEIGHT", "BOUND", "NSF", "ALIVE", "SPID", "NEW", "DUE", "CHANGED", "CAP", "SAT",
            "NEAR", "LOAD", "MAXL", "WSUM", "SINCE", "BUSY", "COUNT", "LOOKUP", "W", "B", "SOLVES", "PERIOD", "NEXT",
            "UNRATED", "R0", "step", "enter", "loads_on", "work", "no_work", "rows", "controls"]

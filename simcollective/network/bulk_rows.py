@@ -65,7 +65,9 @@ def rows(sr, slots, D):
     if sr.shape[0] >= slots and sr.shape[1] >= D + R0:
         return sr
     out = np.zeros((max(slots, sr.shape[0]), max(D + R0, sr.shape[1])), np.int32)
-    out[: sr.shape[0], : sr.shape[1]] = sr
+    for i in range(sr.shape[0]):  # (a loop: a slice assignment compiles numba's error text)
+        for j in range(sr.shape[1]):
+            out[i, j] = sr[i, j]
     return out
 
 

@@ -44,7 +44,7 @@ from .replay_heaps import cdrop, cfirst, cgrow, cput, hpop, hpush, qgrow, qpush,
 # :mod:`.bulk_kernels`, :mod:`.replay_bulk` above all) is compiled anew in this file's kernels only
 # with an edit of this file too (a stale cache mixed with new callees writes out of bounds: edit
 # this note when they change).
-# numba cache: callees 71f3c9797f62
+# numba cache: callees caca53c1e782
 __all__ = ["OK", "DEADLOCK", "execute", "wakeup", "run_rank", "component"]
 
 OK, DEADLOCK = 0, 2
@@ -231,7 +231,7 @@ def component(seeds, ns, touch, nt, limit, SI, PI, RF, rcnt, rl, sseen, rseen, s
     return nc, nsat
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def wakeup(now, tune, MI, MF, SI, SF, PI, PF, RF, rcnt, rl, scratch, free, C, ah, eh, mh, wk, EVS, A, T, bulk):
     """One network wake-up (``Network._on_wakeup``), in the array store ``A`` if ``bulk``;
     returns (the store, whether the flows are in it)."""

@@ -82,3 +82,38 @@ def test_every_kernel_compiles_one_specialisation():
     for name, (inlined, sigs) in seen.items():
         assert not any("Literal" in sig for sig in sigs), (name, sigs)
         assert not inlined or len(sigs) <= 1, (name, sigs)
+
+
+def _slice_stores(tree):
+    """(function, line) of every store of a non-constant into a slice in ``tree``'s functions."""
+    import ast
+
+    found = []
+    for fn in ast.walk(tree):
+        if not isinstance(fn, ast.FunctionDef):
+            continue
+        for node in ast.walk(fn):
+            if not isinstance(node, ast.Assign) or isinstance(node.value, (ast.Constant, ast.UnaryOp)):
+                continue
+            targets = [t for x in node.targets for t in (x.elts if isinstance(x, ast.Tuple) else [x])]
+            if any(isinstance(t, ast.Subscript) and any(isinstance(s, ast.Slice) for s in ast.walk(t.slice))
+                   for t in targets):
+                found.append((fn.name, node.lineno))
+    return found
+
+
+def test_no_kernel_assigns_an_array_to_a_slice():
+    # ``a[:n] = b`` in a kernel compiles numba's error text for mismatched shapes (its string
+    # formatting: seconds of every fresh cache's first compile); the kernels copy with loops.
+    # A store of a constant (``a[k, :] = 0.0``) compiles no such text.
+    import ast
+    import pathlib
+
+    import simcollective
+
+    root = pathlib.Path(simcollective.__file__).parent
+    kernels = [p for p in root.rglob("*.py") if "@njit" in p.read_text()] + [root / "network" / "filling.py"]
+    stores = {str(p.relative_to(root)): _slice_stores(ast.parse(p.read_text())) for p in kernels}
+    assert {k: v for k, v in stores.items() if v} == {}
+    tree = ast.parse("def f(out, sr):\n    out[: sr.shape[0], : sr.shape[1]] = sr\n    out[1, :] = 0.0\n")
+    assert _slice_stores(tree) == [("f", 2)]
