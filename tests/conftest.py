@@ -415,6 +415,20 @@ def synthetic(tmp_path_factory):
     return log, tiny, times
 
 
+# -- the example job, run once (the job command's tests and the check that its keys are documented)
+
+@pytest.fixture(scope="session")
+def job_example(tmp_path_factory):
+    """``simcollective job experiments/job_tp_dp.toml --json ... --trace ...``: its JSON document
+    and its trace, read by every test that asks (none changes them)."""
+    import json
+
+    out = tmp_path_factory.mktemp("job")
+    js, trace = out / "job.json", out / "trace.json"
+    assert main(["job", str(EXPERIMENTS / "job_tp_dp.toml"), "--json", str(js), "--trace", str(trace)]) == 0
+    return json.loads(js.read_text()), json.loads(trace.read_text())
+
+
 # -- one collective on a contention-free mesh (the closed-form tests of every collective)
 
 ALPHA, BW = 1e-6, 1e9          # mesh_graph defaults

@@ -74,19 +74,22 @@ def test_check_0_runs_size_only_and_prints_wrong_na(capsys):
     checked, unchecked = _rows(capsys, *BC), _rows(capsys, *BC, "-c", "0")
     assert [r["time_us"] for r in unchecked] == [r["time_us"] for r in checked]
     assert all(r["wrong"] == "N/A" and r["verification"].startswith("symbolic") for r in unchecked)
-    rows = [ln.split() for ln in _table(capsys, *BC, "-c", "0").splitlines() if not ln.startswith("#")]
+    table = _table(capsys, *BC, "-c", "0")
+    rows = [ln.split() for ln in table.splitlines() if not ln.startswith("#")]
     assert all(r[8] == "N/A" and r[12] == "N/A" for r in rows)
-    assert "validation: 0 graph: 0" in _table(capsys, *BC, "-c", "0")
+    assert "validation: 0 graph: 0" in table
 
 
 @pytest.mark.parametrize("nccl,same", [("bfloat16", "half"), ("uint32", "int32"), ("int64", "double"),
                                        ("uint64", "double")])
-def test_stand_in_types_time_as_their_width(capsys, nccl, same):
-    mine, theirs = _rows(capsys, *BC, "-d", nccl), _rows(capsys, *BC, "-d", same)
+def test_stand_in_types_time_as_their_width(capsys, tmp_path, nccl, same):
+    # one run of the stand-in type gives its table (stdout) and its rows (--json to a file)
+    table = _table(capsys, *BC, "-d", nccl, "--json", tmp_path / "mine.json")
+    mine, theirs = json.loads((tmp_path / "mine.json").read_text()), _rows(capsys, *BC, "-d", same)
     assert [r["type"] for r in mine] == [nccl] * 2
     assert [(r["size"], r["count"], r["time_us"]) for r in mine] == [(r["size"], r["count"], r["time_us"])
                                                                        for r in theirs]
-    assert f"# {nccl} runs with" in _table(capsys, *BC, "-d", nccl)
+    assert f"# {nccl} runs with" in table
 
 
 @pytest.mark.parametrize("flags", [f for f, _d, _w, _y in REFUSED])

@@ -1,27 +1,17 @@
 """``simcollective job``: the example end to end (text, JSON, trace, timeline plot) and ``simcollective.job``."""
 
-import json
 from pathlib import Path
 
 import pytest
 
 import simcollective as sc
-from simcollective.cli import main
 from tests.conftest import run_cli
 
 EXAMPLE = Path(__file__).resolve().parents[1] / "experiments" / "job_tp_dp.toml"
 
 
-@pytest.fixture(scope="module")
-def example(tmp_path_factory):
-    out = tmp_path_factory.mktemp("job")
-    js, trace = out / "job.json", out / "trace.json"
-    assert main(["job", str(EXAMPLE), "--json", str(js), "--trace", str(trace)]) == 0
-    return json.loads(js.read_text()), json.loads(trace.read_text())
-
-
-def test_example_runs_verifies_and_reports_every_step_and_repeat(example):
-    doc, _ = example
+def test_example_runs_verifies_and_reports_every_step_and_repeat(job_example):
+    doc, _ = job_example
     assert doc["ranks"] == 16 and doc["verified"] is True
     assert [(s["step"], s["repeat"]) for s in doc["steps"]] == [
         (name, r) for name in ("tp_allreduce", "dp_reduce_scatter", "dp_allgather") for r in range(4)]
@@ -40,8 +30,8 @@ def test_example_runs_verifies_and_reports_every_step_and_repeat(example):
     assert doc["top_links"][0]["link_type"] == "infiniband"
 
 
-def test_example_trace_has_a_process_per_communicator_and_a_track_per_group(example):
-    _, trace = example
+def test_example_trace_has_a_process_per_communicator_and_a_track_per_group(job_example):
+    _, trace = job_example
     events = trace["traceEvents"]
     procs = {e["pid"]: e["args"]["name"] for e in events if e.get("name") == "process_name"}
     assert procs[1].startswith("tp: tp, 2 group(s)") and procs[2].startswith("dp: dp, 8 group(s)")
@@ -57,8 +47,8 @@ def test_example_trace_has_a_process_per_communicator_and_a_track_per_group(exam
         assert all(a[1] <= b[0] + 1e-6 for a, b in zip(mine, mine[1:]))   # (us, rounding)
 
 
-def test_api_job_is_the_cli_job(example):
-    doc, _ = example
+def test_api_job_is_the_cli_job(job_example):
+    doc, _ = job_example
     report = sc.job(EXAMPLE)
     assert [c["time_s"] for c in report.to_json()["collectives"]] == [c["time_s"] for c in doc["collectives"]]
     assert "tp_allreduce" in str(report)

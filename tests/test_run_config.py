@@ -138,7 +138,7 @@ def test_every_sweep_column_is_documented(capsys, tmp_path):
     assert {c[4:] for c in columns if c.startswith("out_")} <= documented("run")
 
 
-def test_every_job_key_is_documented(capsys):
-    out = _json(capsys, "job", ROOT / "experiments" / "job_tp_dp.toml")
+def test_every_job_key_is_documented(job_example):
+    out, _ = job_example          # the example job's --json document
     assert out["schema_version"] == SCHEMA_VERSION
     assert written(out) - documented("job") == set()

@@ -3,6 +3,7 @@ counts of them, and what the simulated NCCL ring gets from them."""
 
 from __future__ import annotations
 
+import functools
 import json
 
 import pytest
@@ -145,9 +146,11 @@ def test_the_network_line_names_the_transport_its_latency_and_the_nic_layout(nam
     assert _note(name, nodes, algorithm, opts) == line
 
 
+@functools.cache
 def nvls_run(nics: int, nodes: int = 2, nic_bandwidth: float = NIC, nbytes: int = 16 * MiB) -> tuple:
     """nccl-nvls allreduce (NVLSTree, 16 channels) on ``nodes`` x dgx-h100 with ``nics`` NICs of
-    ``nic_bandwidth`` bytes/s per node: the run's result and, per node, the bytes out of each NIC."""
+    ``nic_bandwidth`` bytes/s per node: the run's result and, per node, the bytes out of each NIC
+    (one run per set of arguments, read by every test that asks for it: the tests only read it)."""
     cfg = RunConfig(topology="dgx-h100", nodes=nodes, algorithm="nccl-nvls", elements=nbytes // 4, dtype="float32",
                     profile="nccl", topology_opts={"nics_per_node": nics, "nic_bandwidth": nic_bandwidth},
                     options={"channels": 16})

@@ -54,14 +54,30 @@ def configurations():
                             yield f"{coll}/{name}/{topo}x{nodes}/{profile}/{n}/{verify}/{options}", cfg
 
 
-def _output_digest(h, out) -> None:
-    for part in iter_parts(out if isinstance(out, (list, tuple)) else [out]):
-        if isinstance(part, SymbolicArray):
-            h.update(repr((part.start, part.stop, part.dtype.str, part.segments, part.error)).encode())
-        elif isinstance(part, np.ndarray):
-            h.update(part.dtype.str.encode() + repr(part.shape).encode() + np.ascontiguousarray(part).tobytes())
-        else:
-            h.update(repr(part).encode())
+def _outputs_digest(outputs) -> str:
+    """The digest of every rank's output, leaf by leaf in order: a NumPy array's dtype, shape
+    and bytes, another leaf's repr (a symbolic leaf the ranks share, the same object alive
+    while ``outputs`` is, formatted once). Consecutive updates hash their concatenation:
+    the small leaves go in as one update, the arrays' buffers as they are (no copy)."""
+    h = hashlib.sha256()
+    formatted = {}
+    pending = []
+    for out in outputs:
+        for part in iter_parts(out if isinstance(out, (list, tuple)) else [out]):
+            if isinstance(part, np.ndarray):
+                pending.append(part.dtype.str.encode() + repr(part.shape).encode())
+                h.update(b"".join(pending))
+                pending.clear()
+                h.update(np.ascontiguousarray(part))
+                continue
+            b = formatted.get(id(part))
+            if b is None:
+                b = formatted[id(part)] = (
+                    repr((part.start, part.stop, part.dtype.str, part.segments, part.error))
+                    if isinstance(part, SymbolicArray) else repr(part)).encode()
+            pending.append(b)
+    h.update(b"".join(pending))
+    return h.hexdigest()[:24]
 
 
 def fingerprint(cfg: RunConfig) -> dict | str:
@@ -84,16 +100,14 @@ def fingerprint(cfg: RunConfig) -> dict | str:
     out = {}
     for key, value in sorted(arrays.items()):
         if isinstance(value, np.ndarray):
-            out[key] = hashlib.sha256(value.dtype.str.encode() + repr(value.shape).encode()
-                                      + np.ascontiguousarray(value).tobytes()).hexdigest()[:24]
+            h = hashlib.sha256(value.dtype.str.encode() + repr(value.shape).encode())
+            h.update(np.ascontiguousarray(value))     # (the buffer itself: no copy of its bytes)
+            out[key] = h.hexdigest()[:24]
         else:
             out[key] = hashlib.sha256(repr(value).encode()).hexdigest()[:24]
     out["marks"] = hashlib.sha256(repr(prog.marks).encode()).hexdigest()[:24]
     out["events"] = prog.events
-    h = hashlib.sha256()
-    for o in prog.outputs:
-        _output_digest(h, o)
-    out["outputs"] = h.hexdigest()[:24]
+    out["outputs"] = _outputs_digest(prog.outputs)
     return out
 
 

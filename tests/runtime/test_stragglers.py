@@ -12,17 +12,21 @@ from tests.conftest import run_cli
 RUN = ("run", "--topology", "dgx-h100", "--nodes", "1", "--algorithm", "ring", "--bytes", "16M")
 
 
-def test_a_straggler_of_d_delays_a_ring_inside_one_node_by_exactly_d(capsys):
+@pytest.fixture(scope="module")
+def clean():
+    """The time of RUN without a straggler (one run, read by the tests that compare with it)."""
+    return sc.run(topology="dgx-h100", nodes=1, algorithm="ring", bytes=2**24)["time_s"]
+
+
+def test_a_straggler_of_d_delays_a_ring_inside_one_node_by_exactly_d(capsys, clean):
     d = 1e-3
-    clean = sc.run(topology="dgx-h100", nodes=1, algorithm="ring", bytes=2**24)["time_s"]
     code, out, _ = run_cli(capsys, *RUN, "--straggler", f"3:{d}", "--json", "-")
     doc = json.loads(out)
     assert code == 0 and doc["verified"] and doc["stragglers"] == {"3": d}
     assert doc["time_s"] == pytest.approx(clean + d, rel=1e-12)
 
 
-def test_two_stragglers_on_one_ring_cost_the_later_one(capsys):
-    clean = sc.run(topology="dgx-h100", nodes=1, algorithm="ring", bytes=2**24)["time_s"]
+def test_two_stragglers_on_one_ring_cost_the_later_one(clean):
     late = sc.run(topology="dgx-h100", nodes=1, algorithm="ring", bytes=2**24, stragglers={2: 4e-4, 6: 1e-3})
     assert late["time_s"] == pytest.approx(clean + 1e-3, rel=1e-12)
 
