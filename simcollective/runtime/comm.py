@@ -200,9 +200,7 @@ class Comm:
         dense sums at ``dense_bytes_per_second`` (3 x bytes), sparse merges at
         ``sparse_elements_per_second`` (a.nnz + b.nnz; a scatter-add of a sparse stream
         into a dense one: the sparse one's nnz). Value: the result."""
-        result = a + b if op is None else op(a, b)
-        if isinstance(result, np.ndarray):
-            result.flags.writeable = False  # payloads are immutable: shared by reference
+        result = self.sum(a, b, op)
         world = self.world
         if world.free_sums:  # the profile gives reductions no time: nothing to work out
             return processed_event(world.env, result)
@@ -215,6 +213,21 @@ class Comm:
         else:
             cost = prof.dense_sum_time(payload_bytes(result))
         return self.compute(cost, result)
+
+    @property
+    def free_sums(self) -> bool:
+        """Whether the profile gives reductions no time: :meth:`add` is then done at once,
+        and a pattern may take :meth:`sum` instead (the same run, without yielding an event
+        that is already done)."""
+        return self.world.free_sums
+
+    def sum(self, a, b, op=None):
+        """The result :meth:`add` gives (``a + b`` or ``op(a, b)``), without its compute
+        time: for profiles whose reductions take none (:attr:`free_sums`)."""
+        result = a + b if op is None else op(a, b)
+        if isinstance(result, np.ndarray):
+            result.flags.writeable = False  # payloads are immutable: shared by reference
+        return result
 
     @contextmanager
     def phase(self, name: str):
