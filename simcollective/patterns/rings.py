@@ -59,8 +59,8 @@ def ring_pass(comm, blocks: list, first: int, reduce: bool, op=None, source=None
         sendrecv = comm.sendrecv
         # a sum that takes no time is taken at once (yielding its event, done already, would
         # only resume this generator: one resumption a message less, the same run)
-        now = (comm.sum if op is None else partial(comm.sum, op=op)) if comm.free_sums else None
         if reduce and source is not None:  # every block cut from ``source`` as it is reached
+            now = comm.sum_now(source, op)
             bounds = cached_bounds(len(source), P)
             for s in range(P - 1):
                 a, b = bounds[(first - s) % P]
@@ -83,6 +83,7 @@ def ring_pass(comm, blocks: list, first: int, reduce: bool, op=None, source=None
             for s in range(P - 1):
                 payloads[(first - s - 1) % P] = yield sendrecv(right, payloads[(first - s) % P], left)
         else:
+            now = comm.sum_now(payloads[first % P], op)
             for s in range(P - 1):
                 i = (first - s) % P
                 if s:  # the block received at the last step: add this rank's part, then pass it on
