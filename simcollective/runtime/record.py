@@ -20,6 +20,7 @@ from contextlib import contextmanager
 from struct import pack
 from types import SimpleNamespace
 
+from numpy import ndarray
 
 from .collector import collector_paused
 from .comm import Comm
@@ -327,7 +328,9 @@ class RecordingComm(Comm):
         return self._rec.timeout(self._me, seconds, value, False)
 
     def add(self, a, b, op=None):
-        result = self.sum(a, b, op)
+        result = a + b if op is None else op(a, b)
+        if isinstance(result, ndarray):
+            result.flags.writeable = False
         if self._free:  # (once per reduction: the Free written out here)
             f = Free()
             f.value = result
