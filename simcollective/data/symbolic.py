@@ -118,9 +118,9 @@ class SymbolicArray:
     def __getitem__(self, key) -> "SymbolicArray":
         start = self.start
         mask = self.mask
-        if type(key) is slice:
+        if key.__class__ is slice:
             lo, hi = key.start, key.stop
-            if (mask is not None and type(lo) is int and type(hi) is int and key.step is None
+            if (mask is not None and lo.__class__ is int and hi.__class__ is int and key.step is None
                     and 0 <= lo < hi <= self.stop - start):
                 # the slices ``split`` cuts (one per block and rank): nothing to normalize
                 # (the bounds and the size: the one int object of each value, see _spans)
@@ -150,7 +150,7 @@ class SymbolicArray:
     def __add__(self, other):
         start = self.start
         ma = self.mask
-        if (type(other) is SymbolicArray and ma is not None and other.mask is not None and other.start == start
+        if (other.__class__ is SymbolicArray and ma is not None and other.mask is not None and other.start == start
                 and other.stop == self.stop and other.dtype is self.dtype):
             # the sums of a simulation: aligned blocks with one bitset each
             mb = other.mask

@@ -57,19 +57,22 @@ def ring_pass(comm, blocks: list, first: int, reduce: bool, op=None, source=None
         # touches one list entry instead of a block's chunk list and its entry, which at
         # P ranks are P^2 small objects scattered in memory)
         sendrecv = comm.sendrecv
+        # a sum that takes no time is taken at once (yielding its event, done already, would
+        # only resume this generator: one resumption a message less, the same run)
         if reduce and source is not None:  # every block cut from ``source`` as it is reached
+            now = comm.sum_now(source, op)
             bounds = cached_bounds(len(source), P)
             for s in range(P - 1):
                 a, b = bounds[(first - s) % P]
                 mine = source[a:b]
                 if s:  # the block received at the last step: add this rank's part, then pass it on
-                    mine = yield add(mine, got)
+                    mine = now(mine, got) if now else (yield add(mine, got))
                 req = sendrecv(right, mine, left)
                 mine = None
                 got = yield req
             i = (first + 1) % P  # received at the last step
             a, b = bounds[i]
-            mine = yield add(source[a:b], got)
+            mine = now(source[a:b], got) if now else (yield add(source[a:b], got))
             if flat:
                 blocks[i] = mine
             else:
@@ -80,15 +83,16 @@ def ring_pass(comm, blocks: list, first: int, reduce: bool, op=None, source=None
             for s in range(P - 1):
                 payloads[(first - s - 1) % P] = yield sendrecv(right, payloads[(first - s) % P], left)
         else:
+            now = comm.sum_now(payloads[first % P], op)
             for s in range(P - 1):
                 i = (first - s) % P
                 if s:  # the block received at the last step: add this rank's part, then pass it on
-                    payloads[i] = yield add(payloads[i], got)
+                    payloads[i] = now(payloads[i], got) if now else (yield add(payloads[i], got))
                 req = sendrecv(right, payloads[i], left)
                 payloads[i] = None
                 got = yield req
             i = (first + 1) % P  # received at the last step
-            payloads[i] = yield add(payloads[i], got)
+            payloads[i] = now(payloads[i], got) if now else (yield add(payloads[i], got))
         if not flat:
             for b, payload in zip(blocks, payloads):
                 b[0] = payload

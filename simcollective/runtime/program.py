@@ -58,6 +58,12 @@ class Program:
             self.vias.append(via)
         return v
 
+    def held(self) -> int:
+        """The entries of the lists the recording holds (rows not yet in blocks, each rank's
+        results where they are lists)."""
+        outs = sum(len(o) for o in self.outputs if o.__class__ is list)
+        return sum(map(len, self.ops)) + len(self.msgs) + len(self.late) + outs
+
     def flush(self, rank: int) -> None:
         """Move the rows ``rank`` (and the messages) hold in lists into blocks."""
         ops = self.ops[rank]

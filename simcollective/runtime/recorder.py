@@ -176,11 +176,10 @@ class Recorder:
                         gens[r] = sends[r] = None
                         break
                     sends[r] = send
-                cls = t.__class__
-                if cls is Free:
-                    value = t.value
-                    continue
-                if cls is not Token:
+                if t.__class__ is not Token:   # (a token is the most yielded: looked at first)
+                    if t.__class__ is Free:
+                        value = t.value
+                        continue
                     raise NotCompilable(f"the program yields a {type(t).__name__}")
                 row((YIELD, t.ev, 0, 0))
                 if t.waited:

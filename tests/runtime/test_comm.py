@@ -313,3 +313,34 @@ def test_gpus_lists_every_rank_gpu_once_for_all_ranks_of_a_communicator():
     assert seen[0][0] == tuple(gpus)
     assert all(seen[r][0] is seen[0][0] for r in range(4))   # one tuple, shared by every rank
     assert seen[1][1] == (gpus[3], gpus[1]) and seen[1][1] is seen[3][1]
+
+
+def test_sum_now_takes_free_sums_at_once_numpy_ones_read_only():
+    """Where the profile gives reductions no time, ``comm.sum_now(like)`` is the function a
+    pattern takes sums with at once: Python's ``+`` for payloads that are not NumPy arrays,
+    a read-only sum for arrays (``comm.add``'s value, without its event), ``op`` when given;
+    where reductions take time it is None (the pattern yields ``comm.add``)."""
+    import operator
+
+    from simcollective.data.symbolic import symbolic_input
+
+    seen = {}
+
+    def main(comm):
+        a = np.arange(4.0)
+        s = comm.sum_now(a)
+        seen["array"] = (s(a, a).tolist(), s(a, a).flags.writeable)
+        seen["other"] = comm.sum_now(symbolic_input(comm.rank, 8, "float32"))
+        seen["op"] = comm.sum_now(a, op=np.maximum)(a, -a).tolist()
+        return None
+        yield
+
+    def timed(comm):
+        seen["timed"] = comm.sum_now(np.zeros(2))
+        return None
+        yield
+
+    run(main, P=1)
+    assert seen == {"array": ([0.0, 2.0, 4.0, 6.0], False), "other": operator.add, "op": [0.0, 1.0, 2.0, 3.0]}
+    run(timed, P=1, profile=Profile(name="t", compute=ComputeModel(dense_bytes_per_second=3e9)))
+    assert seen["timed"] is None

@@ -289,3 +289,25 @@ def test_channels_of_tag_0_follow_each_peer_in_turn():
     g = topologies.build("fat-tree", 3, {})
     assert run_ranks(g, _gpus(g)[:3], main, lambda r: (), load_profile("ideal")).outputs == prog.outputs
     assert prog.outputs[0] == [2, 2, 20, 11, 22, 13, 24, 15]
+
+
+def test_a_recording_that_leaves_many_objects_leaves_them_frozen(monkeypatch):
+    """What a recording leaves (its programs and every rank's results) is frozen when it is
+    much (past ``FREEZE_ABOVE`` objects), as a simulation's run leaves it: the collector's
+    passes during the replay and verification that follow do not walk it."""
+    import gc
+
+    from simcollective.runtime import collector
+
+    monkeypatch.setattr(collector, "FREEZE_ABOVE", 100)
+    algo = get_algorithm("ring", "allreduce")
+    was = gc.isenabled()
+    gc.enable()
+    try:
+        gc.unfreeze()
+        prog = _record(functools.partial(algo.func), 16, lambda r: (symbolic_input(r, 1600, np.dtype("float32")),))
+        assert len(prog.outputs) == 16
+        assert gc.get_freeze_count() > 0
+    finally:
+        gc.unfreeze()
+        (gc.enable if was else gc.disable)()

@@ -220,6 +220,31 @@ def test_a_large_run_leaves_its_objects_frozen_until_the_next_run(monkeypatch):
         (gc.enable if was else gc.disable)()
 
 
+def test_a_run_that_leaves_long_lists_in_few_objects_leaves_them_frozen(monkeypatch):
+    """The entries a run says it leaves in lists (``pause.held``) count as objects do: a run
+    leaving one list of 5,000 integers (one object) past FREEZE_ABOVE = 1000 leaves it
+    frozen; the same list, unreported, freezes nothing."""
+    import gc
+
+    from simcollective.runtime import collector
+
+    monkeypatch.setattr(collector, "FREEZE_ABOVE", 1000)
+    was = gc.isenabled()
+    gc.enable()
+    try:
+        gc.unfreeze()
+        with collector.collector_paused(freeze=True):
+            rows = list(range(5000))
+        assert gc.get_freeze_count() == 0
+        with collector.collector_paused(freeze=True) as pause:
+            rows = list(range(5000))
+            pause.held = len(rows)
+        assert gc.get_freeze_count() > 0
+    finally:
+        gc.unfreeze()
+        (gc.enable if was else gc.disable)()
+
+
 def test_the_link_statistics_are_gathered_with_the_collector_paused(monkeypatch):
     """A run's results (one object a link, thousands at 16,384 GPUs: a collector pass over them
     cost more than the statistics themselves) are gathered with the collector paused, and the
