@@ -57,8 +57,8 @@ def ring_pass(comm, blocks: list, first: int, reduce: bool, op=None, source=None
         # touches one list entry instead of a block's chunk list and its entry, which at
         # P ranks are P^2 small objects scattered in memory)
         sendrecv = comm.sendrecv
-        # a sum that takes no time is taken at once (yielding its event, done already, would
-        # only resume this generator: one resumption a message less, the same run)
+        # a sum that takes no time is taken at once: yielding its event, done already, would
+        # only resume this generator (the same run either way)
         if reduce and source is not None:  # every block cut from ``source`` as it is reached
             now = comm.sum_now(source, op)
             bounds = cached_bounds(len(source), P)
