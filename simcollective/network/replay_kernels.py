@@ -356,24 +356,24 @@ def execute(ops, rank_ptr, members, seconds, smpi, tune, MI, MF, PI, PF, RF, EVS
     P, M, E, n, D = rank_ptr.shape[0] - 1, MI.shape[0], EVS.shape[0], RF.shape[0], PI.shape[1] - 1
     C = np.zeros(19, np.int64)
     C[RESUME] = -1
-    hm, places = E + M + 16, np.int64(tune[PLACES])
+    hm, places = E + M + 16, int(tune[PLACES])
     mh = (np.empty(hm), np.empty(hm, np.int64), np.empty(hm, np.int64), np.empty(hm, np.int64), np.empty(64),
           np.empty(64, np.int64), np.empty(64, np.int64))
     ah = (np.full(places, -1.0), np.empty((2, places), np.int64), np.empty(places), np.empty(M, np.int64))
-    eh = ends(places, np.int64(64))
+    eh = ends(places, 64)
     SI, SF, free = np.zeros((0, SPOS + D), np.int64), np.zeros((0, 4)), np.zeros(0, np.int64)
     z = np.zeros(0, np.int64)
     scratch = (z, z, np.zeros(n, np.int64), z, z, np.zeros(n, np.int64), z, np.zeros(n, np.int64),
                np.zeros(n, np.int64))
-    SI, SF, free, scratch = grow_slots(SI, SF, free, scratch, C, np.int64(64))
+    SI, SF, free, scratch = grow_slots(SI, SF, free, scratch, C, 64)
     rcnt = np.zeros(n, np.int64)
     C[PTOP] = 2 * n
     rl = (np.empty(2 * n, np.int64), np.arange(n) * 2, np.full(n, 2, np.int64))
     wk = np.full(places, -1.0)  # wake-up times
     pc, rend = rank_ptr[:-1].copy(), rank_ptr[1:].copy()
     finish, op_time, clock = np.full(P, np.nan), np.zeros(ops.shape[0]), np.zeros(1)
-    # the array store (:mod:`.replay_bulk`); ``bulk`` computed (a literal False would specialise the calls)
-    A, T, bulk = empty(n, np.int64(0)), table(PI, PF, n), C[ENTERS] > 0
+    # the array store (:mod:`.replay_bulk`), empty: no flow is in it yet
+    A, T, bulk = empty(n, 0), table(PI, PF, n), False
     while True:
         what, A, bulk = events(clock, tune, smpi, ops, members, seconds, pc, rend, op_time, finish, MI, MF, SI, SF,
                                PI, PF, RF, EVS, rcnt, rl, scratch, free, C, ah, eh, mh, wk, A, T, bulk)
