@@ -1,12 +1,11 @@
 """The ``simcollective`` command line.
 
-Subcommands: ``run`` (one collective, allreduce by default), ``algorithms``, ``topologies``
-here, and, from their own modules, ``p2p``, ``sweep``, ``plot``, ``draw-topology``, ``bench``,
-``compare``, ``job``. Every user error is one line on stderr (``simcollective: error: ...``)
-and a non-zero exit status: 2 for bad input, 3 for a result that fails verification, 4 for a
-deadlock. One rule for every command (``arguments``): an option given explicitly that the
-chosen command, algorithm, topology or profile does not use is an error, and so is a
-single-valued option given twice.
+Subcommands: ``run`` (one collective, allreduce by default), ``algorithms``, ``topologies`` here, and,
+from their own modules, ``p2p``, ``sweep``, ``plot``, ``draw-topology``, ``bench``, ``compare``, ``job``.
+Every user error is one line on stderr (``simcollective: error: ...``) and a non-zero exit status: 2 for
+bad input, 3 for a result that fails verification, 4 for a deadlock. One rule for every command
+(``arguments``): an option given explicitly that the chosen command, algorithm, topology or profile does
+not use is an error, and so is a single-valued option given twice. numba compiling: a line on stderr.
 """
 
 from __future__ import annotations
@@ -31,6 +30,7 @@ from .arguments import (Parser, add_engine_argument, add_nccl_version_argument, 
 from .errors import DeadlockError, SimCollectiveError, TopologyError, UserInputError, VerificationError
 from .listing import algorithm_help, cmd_algorithms, cmd_topologies
 from .parsing import check_exclusive, check_output_path, format_time, parse_stragglers, write_json
+from .summary import format_line, format_report, noticing_compiles
 
 __all__ = ["main", "build_parser", "command_of", "COMMANDS", "add_topology_arguments", "config_from_args"]
 
@@ -322,7 +322,6 @@ class _Progress:
 
 def cmd_run(args) -> int:
     from .simulate import run_allreduce
-    from .summary import format_line, format_report
 
     config = config_from_args(args)
     check_distinct_outputs(json=args.json, trace=args.trace)
@@ -379,7 +378,8 @@ def main(argv=None) -> int:
             from .guard import confirm
 
             confirm()
-        return args.func(args)
+        with noticing_compiles():       # one line on stderr if numba compiles (a cold cache)
+            return args.func(args)
     except VerificationError as exc:
         print(f"simcollective: verification FAILED: {exc}", file=sys.stderr)
         return 3

@@ -1,11 +1,14 @@
 """The human summary of one run (what ``simcollective run`` prints, and ``str()`` of the
-Python API's ``Result``)."""
+Python API's ``Result``), and the notice every command prints when numba compiles."""
 
 from __future__ import annotations
 
+import os
+import sys
+
 from .parsing import format_bytes, format_rate, format_time
 
-__all__ = ["format_report", "format_line"]
+__all__ = ["format_report", "format_line", "compile_notice", "noticing_compiles"]
 
 
 def format_line(report) -> str:
@@ -99,7 +102,47 @@ def format_report(report) -> str:
                          f"busy {format_time(ln['busy_s']):>11}  utilization {100 * ln['utilization']:5.1f}%")
     lines.append(f"  wall         {f['wall_s']:.3f} s, {f['events']} events, {f['flows']} flows")
     if f.get("engine"):
-        note = f" (compiled path not taken: {f['engine_note']})" if f.get("engine_note") else ""
-        lines.append(f"  engine       {f['engine']}{note}")
+        lines.append(_engine_line(f))
     return "\n".join(lines)
+
+
+def _engine_line(f: dict) -> str:
+    """The path the run took, why not the compiled one, and the part of the wall time numba
+    spent compiling kernels (a cold cache: the first run after installing or upgrading)."""
+    notes = [f"compiled path not taken: {f['engine_note']}"] if f.get("engine_note") else []
+    if f.get("compile_s"):
+        notes.append(f"numba compiled its kernels for {f['compile_s']:.1f} s of this run: cached for the next runs")
+    return f"  engine       {f['engine']}" + (f" ({'; '.join(notes)})" if notes else "")
+
+
+def compile_notice(cache) -> str:
+    """The line a command prints on stderr as numba starts compiling a kernel (a cache miss);
+    ``cache``: the directory numba caches that kernel in (``None``: not known)."""
+    if os.environ.get("NUMBA_CACHE_DIR"):
+        where = f"NUMBA_CACHE_DIR ({os.environ['NUMBA_CACHE_DIR']})"
+    elif cache is not None:
+        where = f"{cache} (numba's cache beside the sources; NUMBA_CACHE_DIR moves it)"
+    else:
+        where = "numba's cache (__pycache__ beside the sources, or NUMBA_CACHE_DIR)"
+    return ("simcollective: numba is compiling the simulator's kernels, once after installing or upgrading: "
+            f"up to about a minute of CPU on 2 cores, then cached for the next runs in {where}")
+
+
+def noticing_compiles():
+    """A :class:`~simcollective.network.compile_watch.CompileWatch` for a whole command: it
+    prints :func:`compile_notice` on stderr once, as numba starts compiling its first kernel
+    (nothing when every kernel loads from the cache). Printed with ``--quiet`` and ``--json -``
+    too: it is on stderr, and it explains a minute with no other output."""
+    from .network.compile_watch import CompileWatch
+
+    return CompileWatch(on_first=_print_notice)
+
+
+def _print_notice(watch) -> None:
+    line = compile_notice(watch.cache)
+    tqdm = sys.modules.get("tqdm")
+    if tqdm is not None:    # a progress bar may be on stderr's last line: tqdm clears it and draws it again below
+        tqdm.tqdm.write(line, file=sys.stderr)
+    else:
+        print(line, file=sys.stderr, flush=True)
 
