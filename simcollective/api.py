@@ -90,7 +90,10 @@ def run(**kwargs) -> Result:
     """Simulate one collective; keywords are ``simcollective run``'s options with ``_`` for ``-``.
 
     ``run(topology="dgx1", nodes=2, algorithm="ring-ring", elements="32M", profile="smpi")``.
-    An unknown keyword is an error that lists the allowed ones.
+    An unknown keyword is an error that lists the allowed ones. Where numba compiles its
+    kernels (their first use after installing or upgrading: up to about a minute), this prints
+    nothing (the command line prints a notice): ``r["compile_s"]`` is the part of ``r["wall_s"]``
+    it took, and ``print(r)`` says it on its engine line.
     """
     from .algorithms.registry import OPTION_FLAGS
 

@@ -118,10 +118,13 @@ def _engine_line(f: dict) -> str:
 def compile_notice(cache) -> str:
     """The line a command prints on stderr as numba starts compiling a kernel (a cache miss);
     ``cache``: the directory numba caches that kernel in (``None``: not known)."""
+    package = os.path.dirname(os.path.abspath(__file__))    # the kernels' cache spans its folders
     if os.environ.get("NUMBA_CACHE_DIR"):
         where = f"NUMBA_CACHE_DIR ({os.environ['NUMBA_CACHE_DIR']})"
+    elif cache is not None and cache.startswith(package + os.sep):
+        where = f"the __pycache__ folders under {package} (numba's cache beside the sources; NUMBA_CACHE_DIR moves it)"
     elif cache is not None:
-        where = f"{cache} (numba's cache beside the sources; NUMBA_CACHE_DIR moves it)"
+        where = f"{cache} (NUMBA_CACHE_DIR moves it)"
     else:
         where = "numba's cache (__pycache__ beside the sources, or NUMBA_CACHE_DIR)"
     return ("simcollective: numba is compiling the simulator's kernels, once after installing or upgrading: "
