@@ -32,7 +32,7 @@ INT_COLUMNS = ("nodes", "gpus", "elements", "k", "seed", "group_size", "chunk_si
                "bytes", "messages", "message_bytes", "events", "flows", "out_k", "dense_parts", "result_parts",
                "root", "out_root", "count", "channels", "schema_version")
 FLOAT_COLUMNS = ("density", "overlap", "time_s", "algbw", "busbw", "wall_s", "out_density", "result_density",
-                 "sim_wall_s", "nccl_predicted_us", "nccl_latency_us")
+                 "sim_wall_s", "compile_s", "nccl_predicted_us", "nccl_latency_us")
 BOOL_COLUMNS = ("ok", "verified", "resparsify", "exact", "study", "out_study")
 STR_COLUMNS = ("key", "topology", "topology_opts", "topology_file", "algorithm", "dtype", "workload", "inputs",
                "profile", "placement", "routing", "allgather", "densify", "verify", "error", "ignored", "kind",

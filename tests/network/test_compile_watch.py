@@ -25,10 +25,10 @@ def test_a_compile_is_counted_once_with_the_kernels_it_calls():
     def outer(x):
         return inner(x) * 2
 
-    seen = []
-    with CompileWatch(on_first=seen.append) as watch:
+    seen = []     # compiles finished when on_first is called: 0, it comes before the wait
+    with CompileWatch(on_first=lambda w: seen.append((w, w.compiles))) as watch:
         assert outer(1) == 4 and outer(2) == 6      # the second call runs the compiled code
-    assert seen == [watch] and watch.compiles == 1 and watch.seconds > 0
+    assert seen == [(watch, 0)] and watch.compiles == 1 and watch.seconds > 0
     assert watch.cache is None                      # no cache=True: numba caches it nowhere
     assert outer(3) == 8 and watch.compiles == 1    # left: no longer listening
 
