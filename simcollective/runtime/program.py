@@ -3,8 +3,6 @@
 
 from __future__ import annotations
 
-import ctypes
-import ctypes.util
 from array import array
 from struct import error as StructError
 from struct import pack
@@ -165,13 +163,15 @@ def _joined(blocks: list, dtype) -> np.ndarray:
 
 
 def _libc():
-    """The C library, where it has glibc's ``malloc_trim`` (else None)."""
-    name = ctypes.util.find_library("c")
+    """The C library the interpreter runs with, where it has glibc's ``malloc_trim`` (else
+    None)."""
+    import ctypes
+
     try:
-        lib = ctypes.CDLL(name) if name else None
-    except OSError:
+        lib = ctypes.CDLL(None)   # (the process's own symbols: the C library's among them)
+    except (OSError, TypeError):
         return None
-    return lib if lib is not None and hasattr(lib, "malloc_trim") else None
+    return lib if hasattr(lib, "malloc_trim") else None
 
 
 _LIBC: list = []
