@@ -36,8 +36,8 @@ class Program:
     row; ``msgs``: destination, bytes and via of each message, in sending order), which
     :meth:`flush` moves into blocks (packed integers, up to about :data:`FLUSH` a block: the
     operations' as :data:`ROW_DTYPE`, the messages' as int64, a message's bytes being
-    unbounded) now and then: a list's ``extend`` costs a fifth of an array's, and blocks are never copied to
-    grow. What the rows imply is worked out at the end, in :meth:`arrays`: each message's
+    unbounded) now and then: a list's ``extend`` costs a fifth of an array's, and blocks
+    are never copied to grow. What the rows imply is worked out at the end, in :meth:`arrays`: each message's
     source and send event (from its ``POST``), its receive event (the ``POST`` that
     received it), and the ``recv`` field of the receives posted before their message
     (``late``: pairs of message and receive event)."""
