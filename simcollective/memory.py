@@ -34,22 +34,25 @@ __all__ = ["available_memory", "estimate_run_bytes", "sparse_data_bytes", "check
 BYTES_PER_RANK = 512 * 1024
 BYTES_PER_GRAPH_NODE = 4 * 1024
 _BASE = 64 * 2**20           # the interpreter, NumPy, SimPy, NetworkX
-#: peak bytes a message costs the compiled path (the recording, its arrays and the loop's),
-#: NCCL's algorithms across servers: 64 DGX H100, nccl-ring 256M float32, 8,372,224 messages,
-#: 3.5 GB peak RSS for the whole command (the SimPy path: 1.4 GB)
-COMPILED_BYTES_PER_MESSAGE = 450
+#: peak bytes a message the compiled path holds (the recording, its arrays and the loop's) on top
+#: of the SimPy path's estimate, NCCL's algorithms across servers: 64 DGX H100, nccl-ring 256M
+#: float32, 8,372,224 messages, 1.85 GB peak RSS for the whole command, 127 bytes a message over
+#: the estimate (the SimPy path: 1.0 GB; 16 DGX H100: 65; 128 DGX H100, 33,521,664 messages:
+#: 6.3 GB, 142): rounded up for the size-only slices live while recording, which grow with the ranks
+COMPILED_BYTES_PER_MESSAGE = 150
 #: the same for the other algorithms: the ring on a 1024-host fat-tree, 256M float32 size-only,
-#: 2,095,104 messages, 0.63 GiB peak for the whole command (the SimPy path: 0.08 GiB)
-COMPILED_BYTES_PER_MESSAGE_OTHER = 330
+#: 2,095,104 messages, 0.44 GB peak for the whole command, 166 bytes a message over the estimate
+#: (4096 hosts, 33,546,240 messages: 4.6 GB, 133); the SimPy path 0.08 GiB
+COMPILED_BYTES_PER_MESSAGE_OTHER = 170
 
 
 def compiled_bytes(messages: int, nccl_across_servers: bool) -> int:
-    """Bytes the compiled path holds on top of a run's data for ``messages`` messages
-    (:data:`COMPILED_BYTES_PER_MESSAGE` for NCCL's algorithms across servers, which enter the
-    array store, :data:`COMPILED_BYTES_PER_MESSAGE_OTHER` else).
+    """Bytes the compiled path holds on top of a run's SimPy estimate for ``messages``
+    messages (:data:`COMPILED_BYTES_PER_MESSAGE` for NCCL's algorithms across servers, which
+    enter the array store, :data:`COMPILED_BYTES_PER_MESSAGE_OTHER` else).
 
     >>> compiled_bytes(1_000_000, True), compiled_bytes(1_000_000, False)
-    (450000000, 330000000)
+    (150000000, 170000000)
     """
     return messages * (COMPILED_BYTES_PER_MESSAGE if nccl_across_servers else COMPILED_BYTES_PER_MESSAGE_OTHER)
 

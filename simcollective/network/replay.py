@@ -55,7 +55,8 @@ def _paths(net, placement, src, dst, via, vias):
     """Path index of every message, and the rows of the distinct paths (a send pinned to
     NICs, ``vias[via]``, takes its own path, as ``Network.transfer`` does)."""
     P, V = len(placement), len(vias)
-    pair = src * P   # (in place from here: one array of 8 bytes a message, not four)
+    pair = src.astype(np.int64)   # (in place from here: one array of 8 bytes a message, not four)
+    pair *= P
     pair += dst
     pair *= V
     pair += via
@@ -107,17 +108,19 @@ def _per_message(net, rows, pidx, size):
 
 def replay(net, placement, prog: dict, n_events: int, smpi: bool, eager: int) -> ReplayResult:
     """Run the recorded program ``prog`` (:meth:`Program.arrays`) over ``net``. The message
-    columns (:data:`MESSAGE_COLUMNS`) are taken out of ``prog``: once the loop's own rows
-    of the messages are made they are let go, before the loop runs (48 bytes a message)."""
+    columns (:data:`MESSAGE_COLUMNS`) are taken out of ``prog`` and let go once used (the
+    ends and via once the paths are known, the rest once the loop's own rows of the
+    messages are made, before the loop runs: 28 bytes a message)."""
     from . import replay_flows as rf
     from . import replay_kernels as rk
 
     src, dst, size, via, send_ev, recv_ev = (prog.pop(k) for k in MESSAGE_COLUMNS)
     pidx, rows = _paths(net, placement, src, dst, via, prog["vias"])
+    del src, dst, via
     eff, lat, bw_k, path_lat = _per_message(net, rows, pidx, size)
     MI, MF, sums = message_rows(pidx, send_ev, recv_ev, size, np.int64(eager), smpi, eff, lat, bw_k, path_lat,
                                 len(rows.PI))
-    del src, dst, size, via, send_ev, recv_ev, pidx, eff, lat
+    del size, send_ev, recv_ev, pidx, eff, lat
     PI, PF = rows.PI, rows.PF
     t = net.tuning
     cap = net.cap
@@ -125,7 +128,7 @@ def replay(net, placement, prog: dict, n_events: int, smpi: bool, eager: int) ->
     RF[:, 0] = cap
     RF[:, 1] = [c * (1 + t.eps) for c in cap]
     RF[:, 2] = [c * (1 - t.near_tol) for c in cap]
-    EVS = np.zeros((n_events, 3), np.int64)  # (pages the loop writes first: no pass before it)
+    EVS = np.zeros((n_events, 3), np.int32)  # (pages the loop writes first: no pass before it; events < 2**31)
     tune = np.array([t.bulk_min, t.walk_limit, t.level_tol, t.cutoff_tol, t.bulk_off, t.refresh, SET_PLACES])
     C, finish, op_time, rcnt, now = rk.execute(prog["ops"], prog["rank_ptr"], prog["members"], prog["seconds"],
                                                smpi, tune, MI, MF, PI, PF, RF, EVS)

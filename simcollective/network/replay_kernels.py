@@ -116,13 +116,13 @@ def run_rank(r, now, pc, rank_end, ops, members, seconds, op_time, finish, smpi,
     i, end = pc[r], rank_end[r]
     while i < end:
         k = ops[i, 0]
-        ev = ops[i, 1]
+        ev = np.int64(ops[i, 1])  # (the rows are int32: the kernels below take int64s)
         if k == POST and (2 * (C[NBKT] + 2) > ah[0].shape[0] or 2 * (C[NWAKE] + 2) > wk.shape[0]):
             C[RESUME] = r
             break
         i += 1
         if k == POST:
-            post(ev, ops[i - 1, 2], ops[i - 1, 3], smpi, now, MI, MF, EVS, C, ah, mh, wk)
+            post(ev, np.int64(ops[i - 1, 2]), np.int64(ops[i - 1, 3]), smpi, now, MI, MF, EVS, C, ah, mh, wk)
         elif k == YIELD:
             if EVS[ev, STATE] != 2:
                 EVS[ev, WAITER] = r + 1

@@ -15,14 +15,15 @@ POST = 0  # (the operation code of runtime/recorder.py)
 
 @njit(cache=True)
 def message_columns(ops, ptr, M, late):
-    """(source, send event, receive event) of each of the ``M`` messages, as three arrays:
+    """(source, send event, receive event) of each of the ``M`` messages, as three arrays
+    of ``ops``' integers:
     the source and send event come from the ``POST`` row that names the message as its
     send (``ops[:, 2]``; rank ``r``'s rows are ``ops[ptr[r]:ptr[r + 1]]``), the receive
     event from the one that names it as its receive (``ops[:, 3]``). A receive posted
     before its message names none: ``late`` pairs (message, the receive's event), and that
     row's ``ops[:, 3]`` is written here. (One pass over the rows: NumPy took one a column,
     and a search of each posting's rank, about three times as long.)"""
-    src, send_ev, recv_ev = np.empty(M, np.int64), np.empty(M, np.int64), np.empty(M, np.int64)
+    src, send_ev, recv_ev = np.empty(M, ops.dtype), np.empty(M, ops.dtype), np.empty(M, ops.dtype)
     order = np.argsort(late[:, 1])
     lev, lmsg, nl = late[order, 1], late[order, 0], late.shape[0]
     for r in range(ptr.shape[0] - 1):

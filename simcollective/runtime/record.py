@@ -17,7 +17,6 @@ from __future__ import annotations
 
 from collections import deque
 from contextlib import contextmanager
-from struct import pack
 from types import SimpleNamespace
 
 from numpy import ndarray
@@ -25,7 +24,7 @@ from numpy import ndarray
 from .collector import collector_paused
 from .comm import Comm
 from .messages import payload_bytes
-from .program import Program
+from .program import Program, packed
 from .recorder import (DELAY_SINCE, MARK, NOW, POST, TIMEOUT, WAITALL, YIELD, NotCompilable, Free,
                        Recorder, Token, free, queue, rest, wait)
 
@@ -295,7 +294,7 @@ class RecordingComm(Comm):
         members = prog.members
         first = len(members)
         # (packed at once: an array's append costs about 50 ns an integer, pack and frombytes 20; measured here)
-        members.frombytes(pack(f"{len(reqs)}q", *[q.ev for q in reqs]))
+        members.frombytes(packed([q.ev for q in reqs], "i"))  # (Program.members: int32)
         left = 0
         for q in reqs:
             if q.ev >= 0:

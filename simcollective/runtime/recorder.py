@@ -32,17 +32,12 @@ from __future__ import annotations
 
 from collections import deque
 
-from ..errors import SimCollectiveError
-from .program import FLUSH, Program
+from .program import FLUSH, NotCompilable, Program
 
 __all__ = ["NotCompilable", "Token", "Free", "Recorder", "wait", "queue", "rest", "POST", "WAITALL", "TIMEOUT",
            "YIELD", "MARK", "DELAY_SINCE", "NOW"]
 
 POST, WAITALL, TIMEOUT, YIELD, MARK, DELAY_SINCE, NOW = range(7)
-
-
-class NotCompilable(SimCollectiveError):
-    """The run cannot take the compiled path (the message says why)."""
 
 
 class Token:

@@ -3,7 +3,8 @@ every rank's result, for many configurations (every dense algorithm of every col
 on a few machines, sizes, data modes and options).
 
 The recording's arrays are what the compiled loop reads: a change to the recording must
-leave them identical byte for byte. ``test_record_fingerprints.py`` compares today's
+leave their values identical (integer arrays are hashed as int64s: a column's width is not
+part of its fingerprint, its values are). ``test_record_fingerprints.py`` compares today's
 recordings against ``record_fingerprints.json``; ``python -m tests.runtime.fingerprints``
 rewrites that file (only for a change meant to alter the recorded programs).
 """
@@ -100,6 +101,8 @@ def fingerprint(cfg: RunConfig) -> dict | str:
     out = {}
     for key, value in sorted(arrays.items()):
         if isinstance(value, np.ndarray):
+            if value.dtype.kind == "i":   # (the values, whatever the integers' width: as int64s)
+                value = value.astype(np.int64)
             h = hashlib.sha256(value.dtype.str.encode() + repr(value.shape).encode())
             h.update(np.ascontiguousarray(value))     # (the buffer itself: no copy of its bytes)
             out[key] = h.hexdigest()[:24]

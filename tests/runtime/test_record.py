@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import functools
+import os
+import struct
+from types import SimpleNamespace
 
 import numpy as np
 import pytest
@@ -12,6 +15,7 @@ from simcollective.algorithms import get_algorithm
 from simcollective.data import symbolic_input
 from simcollective.profiles import load_profile
 from simcollective.runtime import run_ranks
+from simcollective.runtime.program import Program, packed, release_free_memory
 from simcollective.runtime.record import MARK, POST, YIELD, NotCompilable, record
 
 
@@ -311,3 +315,65 @@ def test_a_recording_that_leaves_many_objects_leaves_them_frozen(monkeypatch):
     finally:
         gc.unfreeze()
         (gc.enable if was else gc.disable)()
+
+
+def test_program_columns_are_32_bit_but_bytes():
+    """The operation rows, ``members`` and every message column but ``bytes`` are int32 (half
+    the memory of int64); ``bytes`` and ``rank_ptr`` stay int64 (a message may exceed 2 GiB)."""
+    algo = get_algorithm("ring", "allreduce")
+    prog = _record(algo.func, 4, lambda r: (symbolic_input(r, 4000, np.dtype("float32")),))
+    a = prog.arrays()
+    narrow = ("ops", "src", "dst", "via", "send_ev", "recv_ev", "members")
+    assert {k: a[k].dtype for k in narrow} == {k: np.dtype(np.int32) for k in narrow}
+    assert a["bytes"].dtype == np.int64 and a["rank_ptr"].dtype == np.int64
+
+
+def test_a_message_of_more_than_2_gib_keeps_its_bytes():
+    def main(comm):
+        if comm.rank == 0:
+            yield comm.isend(1, SimpleNamespace(nbytes=3 * 2**31))
+        else:
+            yield comm.irecv(0)
+
+    assert _record(main, P=2).arrays()["bytes"].tolist() == [3 * 2**31]
+
+
+def test_a_count_past_32_bits_refuses_the_recording():
+    """A row holding an integer past int32's range (an event, message or index count over
+    2**31) is refused loudly where it is packed, never wrapped around."""
+    prog = Program(1)
+    prog.ops[0].extend((POST, 2**31, -1, -1))
+    with pytest.raises(NotCompilable, match="32-bit rows"):
+        prog.flush(0)
+    with pytest.raises(NotCompilable, match="-2,147,483,649"):
+        packed([0, -(2**31) - 1, 5], "i")
+    assert packed([2**31 - 1, -(2**31)], "i") == struct.pack("2i", 2**31 - 1, -(2**31))
+
+
+def test_arrays_let_the_recording_go():
+    """Once the arrays are made, the recording's lists and blocks are empty."""
+    algo = get_algorithm("ring", "allreduce")
+    prog = _record(algo.func, 4, lambda r: (symbolic_input(r, 4000, np.dtype("float32")),))
+    prog.arrays()
+    assert prog.blocks == [] and prog.msg_blocks == [] and prog.late_blocks == []
+    assert not any(prog.ops) and prog.msgs == [] and prog.late == []
+
+
+def _rss() -> int:
+    with open("/proc/self/status") as fh:
+        return next(int(line.split()[1]) * 1024 for line in fh if line.startswith("VmRSS:"))
+
+
+@pytest.mark.skipif(not os.path.exists("/proc/self/status") or not release_free_memory(),
+                    reason="glibc on Linux only")
+def test_released_blocks_leave_the_process():
+    """Blocks of kilobytes freed between objects that stay are kept by the C heap until
+    :func:`release_free_memory` hands their pages back."""
+    blocks, keep = [], []
+    for i in range(8192):    # 64 MiB of 8 KiB blocks, a small object kept after each
+        blocks.append(struct.pack("1024q", *range(i, i + 1024)))
+        keep.append(str(i) * 40)
+    before = _rss()
+    del blocks
+    assert release_free_memory()
+    assert before - _rss() > 48 * 2**20
