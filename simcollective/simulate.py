@@ -101,8 +101,9 @@ def simulate(plan: Plan, inputs, progress=None):
 
 
 #: ``--engine auto`` takes the compiled path from this many messages (the algorithm's
-#: exact count): loading numba and the cached compiled loop costs about 0.8 s of CPU, which
-#: the SimPy path's 10-20 us a message repays only past some 50,000 messages
+#: exact count): loading numba and the cached compiled loop costs about 0.5 s of CPU, which
+#: the SimPy path's extra cost a message repays from some 30,000 messages (NCCL's ring: equal
+#: at 31,744) to 100,000 (the ring: equal at 224 ranks, 100,128 messages)
 AUTO_MIN_MESSAGES = 50_000
 
 
