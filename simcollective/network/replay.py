@@ -120,10 +120,11 @@ def replay(net, placement, prog: dict, n_events: int, smpi: bool, eager: int) ->
     pidx, rows = _paths(net, placement, src, dst, via, prog["vias"])
     del src, dst, via
     eff, lat, bw_k, path_lat = _per_message(net, rows, pidx, size)
-    mnew, enew = loop_order(prog["ops"], prog["rank_ptr"], np.int64(len(size)), np.int64(n_events), prog["members"])
+    mnew = loop_order(prog["ops"], prog["rank_ptr"], np.int64(len(size)), np.int64(n_events), prog["members"],
+                      send_ev, recv_ev)
     MI, MF, sums = message_rows(pidx, send_ev, recv_ev, size, np.int64(eager), smpi, eff, lat, bw_k, path_lat,
-                                len(rows.PI), mnew, enew)
-    del size, send_ev, recv_ev, pidx, eff, lat, mnew, enew
+                                len(rows.PI), mnew)
+    del size, send_ev, recv_ev, pidx, eff, lat, mnew
     PI, PF = rows.PI, rows.PF
     t = net.tuning
     cap = net.cap

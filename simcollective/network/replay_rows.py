@@ -51,13 +51,13 @@ def pair_index(src, dst, via, P, V):
 
 
 @njit(cache=True)
-def loop_order(ops, ptr, M, E, members):
+def loop_order(ops, ptr, M, E, members, send_ev, recv_ev):
     """New numbers (int32) of the ``M`` messages and ``E`` events of the rows ``ops`` (rank
     ``r``'s are ``ops[ptr[r]:ptr[r + 1]]``): by the place in its rank's rows of the row that
     makes each (the posting that sends a message; the posting, ``waitall``, timeout or
-    delay of an event), then by rank. ``ops`` and the events of the ``waitall`` lists in
-    ``members`` are renumbered in place. Returns (new number of each message, of each
-    event)."""
+    delay of an event), then by rank. ``ops``, the events of the ``waitall`` lists in
+    ``members`` and each message's ``send_ev`` and ``recv_ev`` take the new numbers of the
+    events in place. Returns the new number of each message."""
     P, L = ptr.shape[0] - 1, 0
     for r in range(P):
         L = max(L, ptr[r + 1] - ptr[r])
@@ -98,7 +98,9 @@ def loop_order(ops, ptr, M, E, members):
             for q in range(ops[i, 2], ops[i, 2] + ops[i, 3]):
                 if members[q] >= 0:
                     members[q] = enew[members[q]]
-    return mnew, enew
+    for m in range(M):
+        send_ev[m], recv_ev[m] = enew[send_ev[m]], enew[recv_ev[m]]
+    return mnew
 
 
 @njit(cache=True, inline="always")
@@ -112,11 +114,11 @@ def _complete(new, n):
 
 
 @njit(cache=True)
-def message_rows(pidx, send_ev, recv_ev, size, limit, smpi, eff, lat, bw_k, path_lat, npaths, mnew, enew):
+def message_rows(pidx, send_ev, recv_ev, size, limit, smpi, eff, lat, bw_k, path_lat, npaths, mnew):
     """The loop's rows of the messages: ``MI`` (path, send event, receive event, flags,
     0; int32, as the recording's rows: counts it bounds), ``MF`` (bytes over the bandwidth
     factor, latency), and the bytes carried on each of the ``npaths`` paths. Message ``m``
-    is row ``mnew[m]``, its events ``enew`` of the recording's (:func:`loop_order`). A
+    is row ``mnew[m]`` (:func:`loop_order`). A
     message is eager below ``limit`` bytes (``smpi``), else up to it. ``eff`` and ``lat``
     are each message's figures, or empty: then they are ``size / bw_k`` (0 for an empty
     message) and its path's ``path_lat`` (``Network.transfer``'s operations: the same
@@ -126,7 +128,7 @@ def message_rows(pidx, send_ev, recv_ev, size, limit, smpi, eff, lat, bw_k, path
     given = eff.shape[0] > 0
     for m in range(M):
         p, s, q = pidx[m], size[m], mnew[m]
-        MI[q, 0], MI[q, 1], MI[q, 2], MI[q, 4] = p, enew[send_ev[m]], enew[recv_ev[m]], 0
+        MI[q, 0], MI[q, 1], MI[q, 2], MI[q, 4] = p, send_ev[m], recv_ev[m], 0
         MI[q, 3] = EAGER if (s < limit if smpi else s <= limit) else 0
         if given:
             MF[q, 0], MF[q, 1] = eff[m], lat[m]
