@@ -37,7 +37,7 @@ from .replay_heaps import ctake
 # and :mod:`.bulk_kernels` above all) is compiled anew in this file's kernels only with an edit
 # of this file too (a cache of this file's kernels older than the store's step and filling it
 # inlines, mixed with the new ones, writes out of bounds: edit this note when they change).
-# numba cache: callees d1e4e2e31a5c
+# numba cache: callees a1ac73e33aca
 __all__ = ["table", "empty", "enter", "wakeup", "leave", "close"]
 
 _INF = np.inf

@@ -207,12 +207,13 @@ def schedule_end(s, when, SI, C, eh):
 
 # the completions eh = (keys, vals, heap, nxt, slot, version, free): a calendar of their times
 # (:func:`.replay_heaps.cput`) over entries ``e`` (slot ``eh[4][e]`` at version ``eh[5][e]``);
-# ``eh[6][C[NEND]:]`` are the free entries
+# ``eh[6][C[NEND]:]`` are the free entries. A calendar's successors ``nxt`` are int32, in this one
+# and in the activations' (one a message: 4 bytes a message; both calendars share the kernels)
 
 @njit(cache=True)
 def ends(places, cap):
     """No completions, room for ``cap`` in a calendar of ``places`` places."""
-    return (np.full(places, -1.0), np.empty((2, places), np.int64), np.empty(places), np.empty(cap, np.int64),
+    return (np.full(places, -1.0), np.empty((2, places), np.int64), np.empty(places), np.empty(cap, np.int32),
             np.empty(cap, np.int64), np.empty(cap, np.int64), np.arange(cap))
 
 
@@ -226,7 +227,7 @@ def ends_room(eh, C, need):
     if C[NEND] + need <= cap:
         return keys, vals, heap, nxt, slot, ver, free
     cap2 = max(2 * cap, C[NEND] + need + 16)
-    nxt2, slot2, ver2, free2 = np.empty(cap2, np.int64), np.empty(cap2, np.int64), np.empty(cap2, np.int64), \
+    nxt2, slot2, ver2, free2 = np.empty(cap2, np.int32), np.empty(cap2, np.int64), np.empty(cap2, np.int64), \
         np.arange(cap2)
     for e in range(cap):
         nxt2[e], slot2[e], ver2[e], free2[e] = nxt[e], slot[e], ver[e], free[e]

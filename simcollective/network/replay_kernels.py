@@ -44,7 +44,7 @@ from .replay_heaps import cdrop, cfirst, cgrow, cput, hpop, hpush, qgrow, qpush,
 # :mod:`.bulk_kernels`, :mod:`.replay_bulk` above all) is compiled anew in this file's kernels only
 # with an edit of this file too (a stale cache mixed with new callees writes out of bounds: edit
 # this note when they change).
-# numba cache: callees caca53c1e782
+# numba cache: callees 3dbe8db6b7ad
 __all__ = ["OK", "DEADLOCK", "execute", "wakeup", "run_rank", "component"]
 
 OK, DEADLOCK = 0, 2
@@ -359,7 +359,7 @@ def execute(ops, rank_ptr, members, seconds, smpi, tune, MI, MF, PI, PF, RF, EVS
     hm, places = E + M + 16, int(tune[PLACES])
     mh = (np.empty(hm), np.empty(hm, np.int64), np.empty(hm, np.int64), np.empty(hm, np.int64), np.empty(64),
           np.empty(64, np.int64), np.empty(64, np.int64))
-    ah = (np.full(places, -1.0), np.empty((2, places), np.int64), np.empty(places), np.empty(M, np.int64))
+    ah = (np.full(places, -1.0), np.empty((2, places), np.int64), np.empty(places), np.empty(M, np.int32))
     eh = ends(places, 64)
     SI, SF, free = np.zeros((0, SPOS + D), np.int64), np.zeros((0, 4)), np.zeros(0, np.int64)
     z = np.zeros(0, np.int64)

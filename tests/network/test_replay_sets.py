@@ -128,16 +128,19 @@ def test_many_completions_at_one_instant():
 
 
 @settings(max_examples=80, deadline=None)
-@given(st.lists(st.integers(0, 199), max_size=60), st.sampled_from([200, 1 << 20]))
-def test_distinct_messages_pairs_are_numpys_unique(values, bound):
-    """The distinct (path) keys of the messages and each message's index among them: the
-    table of places (a bound near the values) and the sort (a bound far above them) give
-    ``np.unique``'s keys and inverse, dtypes and shapes included."""
+@given(st.lists(st.tuples(st.integers(0, 999), st.integers(0, 999), st.integers(0, 2)), max_size=60),
+       st.sampled_from([(4, 2), (1000, 3)]))
+def test_distinct_messages_pairs_are_numpys_unique(msgs, shape):
+    """The distinct (path) keys ``(src P + dst) V + via`` of the messages and each message's
+    index among them: the table of places (``P^2 V`` near the messages' count) and the sort
+    (far above it) give ``np.unique``'s keys and inverse (int32), shapes included."""
     from simcollective.network.replay import _distinct
 
-    vals = np.array(values, np.int64)
-    keys, inverse = _distinct(vals, bound)
-    ref_keys, ref_inverse = np.unique(vals, return_inverse=True)
-    assert keys.dtype == ref_keys.dtype and inverse.dtype == np.int64
+    P, V = shape
+    msgs = [(s % P, d % P, v % V) for s, d, v in msgs]
+    src, dst, via = (np.array([m[i] for m in msgs], np.int32) for i in range(3))
+    keys, inverse = _distinct(src, dst, via, P, V)
+    ref_keys, ref_inverse = np.unique((src.astype(np.int64) * P + dst) * V + via, return_inverse=True)
+    assert keys.dtype == np.int64 and inverse.dtype == np.int32
     assert keys.tolist() == ref_keys.tolist() and inverse.tolist() == ref_inverse.tolist()
-    assert inverse.shape == vals.shape
+    assert inverse.shape == src.shape
