@@ -111,9 +111,10 @@ class CachedRoutes:
     def route_parts(self, srcs, dsts, chunk: int = 256) -> RouteParts:
         """The parts of the routes from ``srcs[i]`` to ``dsts[i]`` (node indices, sources
         different from destinations) as :meth:`_cached_route` joins them, with no
-        :class:`Route` made per pair: every pair's next hop from NumPy rows of hop
-        distances (``chunk`` destinations at a time), a head per (source, next hop), a tail
-        per (head's end, destination)."""
+        :class:`Route` made per pair: every pair's next hop from rows of hop distances
+        (``chunk`` destinations at a time, each searched as far as its pairs' sources:
+        :func:`~.route_hops.hop_rows`), a head per (source, next hop), a tail per (head's
+        end, destination)."""
         srcs, dsts = np.asarray(srcs, np.int64), np.asarray(dsts, np.int64)
         nodes, N = self.nodes, len(self.nodes)
         succ = [[self.index[w] for w in self._succ[u]] for u in nodes]
@@ -121,11 +122,13 @@ class CachedRoutes:
         smat = np.full((N, width), N, np.int64)   # successors in node order, padded with N
         for u, x in enumerate(succ):
             smat[u, :len(x)] = x
+        pred = [[self.index[u] for u in self._pred[v]] for v in nodes]   # links reversed, as (ptr, flat)
+        back = (np.cumsum([0] + [len(x) for x in pred]), np.array([u for x in pred for u in x], np.int64))
         nxt = np.empty(len(srcs), np.int64)
         udst, dinv = np.unique(dsts, return_inverse=True)
         for lo in range(0, len(udst), chunk):
             sel = np.flatnonzero((dinv >= lo) & (dinv < lo + chunk))
-            nxt[sel] = self._next_hops(srcs[sel], dinv[sel] - lo, udst[lo:lo + chunk], smat)
+            nxt[sel] = self._next_hops(srcs[sel], dinv[sel] - lo, udst[lo:lo + chunk], smat, back)
         hkeys, hinv = np.unique(srcs * N + nxt, return_inverse=True)
         heads = []
         for k in hkeys.tolist():
@@ -149,9 +152,15 @@ class CachedRoutes:
             tails.append(self._tail(end, dst, self._distances_to(dst, end), self._spread(end, dst)))
         return RouteParts(hinv.tolist(), tail.tolist(), [(r, lead, c) for _, r, lead, c, _ in heads], tails)
 
-    def _next_hops(self, srcs, rows, dsts, smat) -> np.ndarray:
-        """:meth:`_next_hop` of every pair: from ``srcs[i]`` toward ``dsts[rows[i]]``."""
-        hops = self._hop_rows(dsts)
+    def _next_hops(self, srcs, rows, dsts, smat, back) -> np.ndarray:
+        """:meth:`_next_hop` of every pair: from ``srcs[i]`` toward ``dsts[rows[i]]``
+        (``back``: the reversed links, :func:`~.route_hops.hop_rows`'s ``ptr`` and ``pred``)."""
+        from .route_hops import hop_rows   # (numba: loaded by the compiled path, the one caller)
+
+        order = np.argsort(rows, kind="stable")   # each row's sources: the nodes its search must reach
+        need_ptr = np.zeros(len(dsts) + 1, np.int64)
+        np.cumsum(np.bincount(rows, minlength=len(dsts)), out=need_ptr[1:])
+        hops = hop_rows(back[0], back[1], np.asarray(dsts, np.int64), need_ptr, srcs[order], len(self.nodes))
         hops = np.concatenate((hops, np.full((len(dsts), 1), -1, hops.dtype)), axis=1)  # (column N: padding)
         d = hops[rows, srcs]
         bad = np.flatnonzero(d < 0)
@@ -168,30 +177,6 @@ class CachedRoutes:
             at[ok[:, j] & (seen == pick)] = j
             seen += ok[:, j]
         return cand[np.arange(len(srcs)), at]
-
-    def _hop_rows(self, dsts) -> np.ndarray:
-        """Hop distances to each of ``dsts`` (node indices) from every node (-1: no route),
-        a breadth-first search along reversed links from all of them at once. A route
-        needs the distances of the nodes closer to the destination than its source:
-        these are the ones :meth:`~.routing.Router._distances_to` finds."""
-        N = len(self.nodes)
-        pred = [[self.index[u] for u in self._pred[v]] for v in self.nodes]
-        ptr = np.zeros(N + 1, np.int64)
-        ptr[1:] = np.cumsum([len(x) for x in pred])
-        flat = np.array([u for x in pred for u in x], np.int64)
-        hops = np.full((len(dsts), N), -1, np.int32)
-        rows, cols = np.arange(len(dsts)), np.asarray(dsts, np.int64)
-        hops[rows, cols] = 0
-        level = 0
-        while len(cols):
-            level += 1
-            cnt = ptr[cols + 1] - ptr[cols]
-            start = np.repeat(ptr[cols] - np.cumsum(cnt) + cnt, cnt)
-            rows, cols = np.repeat(rows, cnt), flat[start + np.arange(int(cnt.sum()))]
-            new = hops[rows, cols] < 0
-            hops[rows[new], cols[new]] = level
-            rows, cols = np.nonzero(hops == level)
-        return hops
 
     def _next_hop(self, node, dist, spread):
         """The next hop from ``node`` on a shortest path (``dist``: hop distances to the
