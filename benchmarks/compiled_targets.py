@@ -85,13 +85,13 @@ def measured(key: str, limit_s: float, rss_limit: float | None = None):
     return check
 
 
-_NCCL_RING = ("33.5 M messages: the recording's Python per message dominates the compiled path (16 DGX H100, 256M "
-              "float32: recording 3.1 s of about 5 s CPU, the loop 1.0 s); its arrays, about 450 bytes a message, take "
-              "about 15 GB there, more than half this machine's memory: auto runs the point on the SimPy path")
+_NCCL_RING = ("33.5 M messages: the recording's Python per message dominates the compiled path (3.5-4.2 us a "
+              "message of NCCL's channels, slices and protocol steps, against 0.3 us in the loop); run whole "
+              "(`simcollective run --topology dgx-h100 --nodes 128 --algorithm nccl-ring --elements 256M --profile "
+              "nccl --yes`): 190 s of CPU and 6.1 GB")
 _ALLTOALL = ("the 1024-GPU run itself, under the default routing (dest, four scalable units; about half under "
-             "first): the loop's 321 max-min solves of up to a million concurrent flows about 20 s, the recording "
-             "6.6 s, the route parameters of its 1 M distinct pairs (in bulk, NumPy) 4.3 s, the size-only "
-             "verification 1.7 s")
+             "first): 14.4 s of CPU and 2.7 GB whole, most of it the loop's 321 max-min solves of up to a million "
+             "concurrent flows; the route parameters of its 1 M distinct pairs (in bulk) 3-5 s")
 _NVLS = ("NVLSTree reacts to the first message to arrive (waitany): the SimPy path runs it. Measured, the whole "
          "run at 2048 nodes (`simcollective run --topology dgx-h100 --nodes 2048 --algorithm nccl --elements 256M "
          "--dtype float32 --profile nccl --yes`): 286-293 s of CPU and 3.3 GB peak, 18-19 us a message, 1.14 SimPy "
@@ -102,17 +102,18 @@ _NVLS = ("NVLSTree reacts to the first message to arrive (waitany): the SimPy pa
 COMPILED_TARGETS = (
     Target("C/ring", "cost per message <= 1 us (ring, 1024 ranks)", ("C",),
            cost_per_message("C/ring P=1024 compiled", 1.0, "C/ring P=1024 simpy"),
-           why=("recording runs the algorithm's Python once per message (1.5 us at 256 and 1024 ranks: the "
+           why=("recording runs the algorithm's Python once per message (1.4 us at 256 and 1024 ranks: the "
                 "generator and its size-only payloads, the recorder's rows and matching; a bare generator resumed "
-                "once a message with one call recording a row is 0.28 us); the arrays 0.1-0.2 us and the compiled "
-                "loop 0.3-0.45 us a message")),
+                "once a message with one call recording a row is 0.28 us); the arrays 0.1 us and the compiled "
+                "loop 0.25-0.35 us a message")),
     Target("C/nccl-ring", "cost per message <= 2 us (nccl-ring)", ("C",),
            cost_per_message("C/nccl-ring dgx-h100 16 nodes compiled", 2.0),
            why=("as C/ring: the recording's Python per message, about 3.5-4.2 us (NCCL's channels, slices and "
-                "protocol steps per message, two postings each), against 0.55 us in the loop (the 8-node abci point beside it is numba's load "
+                "protocol steps per message, two postings each), against about 0.4 us in the loop (the 8-node abci point beside it is numba's load "
                 "above all: the recording and the loop are about 0.1 s of 0.54 s)")),
     Target("X/ring", "ring on a 4096-host fat-tree < 60 s", ("X",), one_point("X/ring fat-tree 4096 1G f32", 60.0),
-           why="33.5 M messages: the recording's Python per message alone is minutes"),
+           why=("33.5 M messages: the recording's Python per message, 1.56 us at 4,096 ranks (its messages in "
+                "flight, about 0.83 P, outgrow a core's cache), is 52 s of the 66 s; the loop 10 s, the arrays 3 s")),
     Target("X/nccl-ring", "nccl-ring 1 GiB on 128 nodes < 60 s", ("X",),
            one_point("X/nccl-ring dgx-h100 128 nodes 1G", 60.0), why=_NCCL_RING),
     Target("X/alltoall", "alltoall direct on 1024 GPUs < 30 s", ("X",),
@@ -121,9 +122,9 @@ COMPILED_TARGETS = (
            one_point("X/nccl dgx-h100 2048 nodes 1G", 300.0, 8e9), why=_NVLS),
     Target("XE/ring", "ring on a 4096-host fat-tree < 60 s (estimate)", ("XE",),
            estimated("XE/ring fat-tree 4096 1G f32", 60.0),
-           why=("33.5 M messages at the compiled path's cost per message (recording and loop); run whole, 117-183 s "
-                "of CPU and 8.4 GB: the cost a message grows faster than the estimate's P^0.2 (P^2 live size-only "
-                "slices in the recording, 33-49 s of first-touch page faults in this virtual machine)")),
+           why=("33.5 M messages at the compiled path's cost per message (recording and loop); run whole, 66 s "
+                "of CPU and 4.3 GB: the recording's cost a message grows faster than the estimate's P^0.2 (1.37 us "
+                "at 1024 ranks, 1.56 at 4096: its messages in flight, about 0.83 P, outgrow a core's cache)")),
     Target("XE/nccl-ring", "nccl-ring 1 GiB on 128 nodes < 60 s (estimate)", ("XE",),
            estimated("XE/nccl-ring dgx-h100 128 nodes 1G", 60.0), why=_NCCL_RING),
     Target("XE/alltoall", "alltoall direct on 1024 GPUs < 30 s (the run itself)", ("XE",),
