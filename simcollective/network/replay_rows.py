@@ -19,11 +19,9 @@ import numpy as np
 from numba import njit
 
 from .replay_flows import EAGER
+from .replay_kernels import DELAY_SINCE, MARK, NOW, POST, TIMEOUT, WAITALL
 
 __all__ = ["message_rows", "pair_index", "loop_order"]
-
-# operations (as in runtime/record.py)
-POST, WAITALL, TIMEOUT, YIELD, MARK, DELAY_SINCE, NOW = 0, 1, 2, 3, 4, 5, 6
 
 
 @njit(cache=True)
@@ -82,8 +80,8 @@ def loop_order(ops, ptr, M, E, members, send_ev, recv_ev):
                 if k == POST and ops[i, 2] >= 0:
                     mnew[ops[i, 2]] = mfirst[j]
                     mfirst[j] += 1
-    _complete(mnew, mfirst[L])
-    _complete(enew, efirst[L])
+    if mfirst[L] != M or efirst[L] != E:
+        raise ValueError("loop_order: a message or an event without the row that makes it")
     for i in range(ops.shape[0]):
         k = ops[i, 0]
         if k == MARK or k == NOW:
@@ -101,16 +99,6 @@ def loop_order(ops, ptr, M, E, members, send_ev, recv_ev):
     for m in range(M):
         send_ev[m], recv_ev[m] = enew[send_ev[m]], enew[recv_ev[m]]
     return mnew
-
-
-@njit(cache=True, inline="always")
-def _complete(new, n):
-    """Numbers from ``n`` on for the entries of ``new`` no row made (-1; none in a
-    recording: every message and event has its row), so that ``new`` is a permutation."""
-    for x in range(new.shape[0]):
-        if new[x] < 0:
-            new[x] = n
-            n += 1
 
 
 @njit(cache=True)

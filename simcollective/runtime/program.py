@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import functools
 from array import array
 from struct import error as StructError
 from struct import pack
@@ -162,6 +163,7 @@ def _joined(blocks: list, dtype) -> np.ndarray:
     return out
 
 
+@functools.cache
 def _libc():
     """The C library the interpreter runs with, where it has glibc's ``malloc_trim`` (else
     None)."""
@@ -174,9 +176,6 @@ def _libc():
     return lib if hasattr(lib, "malloc_trim") else None
 
 
-_LIBC: list = []
-
-
 def release_free_memory() -> bool:
     """Hand the C heap's free pages back to the system (glibc's ``malloc_trim``; elsewhere
     nothing): a recording's blocks (kilobytes each, between the Python objects that stay)
@@ -184,9 +183,7 @@ def release_free_memory() -> bool:
     bytes a message, which the compiled loop's arrays, allocated apart, would never reuse).
     Returns whether it could."""
     # NOTE: ctypes into the C library: Python and NumPy offer no call that trims the C heap
-    if not _LIBC:
-        _LIBC.append(_libc())
-    lib = _LIBC[0]
+    lib = _libc()
     if lib is None:
         return False
     lib.malloc_trim(0)

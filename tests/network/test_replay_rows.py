@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 from simcollective.network.replay_flows import EAGER
-from simcollective.network.replay_rows import (DELAY_SINCE, MARK, NOW, POST, TIMEOUT, WAITALL, YIELD, loop_order,
-                                               message_rows)
+from simcollective.network.replay_kernels import DELAY_SINCE, MARK, NOW, POST, TIMEOUT, WAITALL, YIELD
+from simcollective.network.replay_rows import loop_order, message_rows
 
 
 def test_message_rows_are_32_bit_and_exact():
