@@ -140,7 +140,7 @@ def tries_compiled(plan: Plan) -> bool:
 def _compiled_memory_refusal(plan: Plan, count: int) -> str | None:
     """Where the compiled path's memory does not fit, why (else None): ``auto`` takes it
     where it fits with room, half the memory available (measured: 64 DGX H100, nccl-ring
-    256M float32, 8.4 M messages: 50 s of CPU and 3.1 GB compiled, 93 s and 1.0 GB on
+    256M float32, 8.4 M messages: 44 s of CPU and 1.8 GB compiled, 92 s and 1.0 GB on
     SimPy); ``compiled`` where it fits at all (refused before recording, not killed mid-way)."""
     across = nccl_across_servers(plan)
     need, have = compiled_bytes(count, across), available_memory()
