@@ -15,9 +15,11 @@ triggered by ``succeed`` and processed by the environment's ``step``.
 from __future__ import annotations
 
 import heapq
+from collections import deque
 
 import simpy
-from simpy.core import NORMAL
+from simpy.core import NORMAL, EmptySchedule, Infinity, StopSimulation
+from simpy.events import EventPriority
 
 __all__ = ["SimEnvironment", "Calendar", "processed_event", "mark_processed", "trigger_now", "event_count"]
 
@@ -54,14 +56,14 @@ def trigger_now(env):
     current time, after what is already due now), bound once per environment."""
     # NOTE: Event.succeed checks the event is pending and calls env.schedule: two frames
     # on every message's completion. The runtime triggers each event once (it counts its
-    # completions down to 0 first), so the check is not needed; the heap entry is
-    # exactly the one Environment.schedule(event) pushes (same time, priority and id).
-    queue, eid, heappush = env._queue, env._eid, heapq.heappush
+    # completions down to 0 first), so the check is not needed; the entry is exactly the
+    # one SimEnvironment.schedule(event) makes (due now, normal priority, the next id).
+    append, eid = env._due.append, env._eid
 
     def trigger(event, value) -> None:
         event._ok = True
         event._value = value
-        heappush(queue, (env._now, NORMAL, next(eid), event))
+        append((next(eid), event))
 
     return trigger
 
@@ -74,12 +76,26 @@ def event_count(env) -> int:
 
 
 class SimEnvironment(simpy.Environment):
-    """A SimPy environment that can also run a callback at an exact absolute time.
+    """A SimPy environment that can also run a callback at an exact absolute time, and
+    keeps the events due now apart from its heap.
 
     ``env.timeout(t - env.now)`` would land at ``now + (t - now)``, which float rounding
     can move off ``t``; the engine needs completions to happen exactly at the computed
     instants so that simultaneous ones batch together.
+
+    The events of normal priority scheduled for the current time (a succeeded event, a
+    timeout of 0: most events of a run, every message's completion among them) wait in a
+    first-in first-out queue, in the order of their ids, instead of SimPy's heap (each
+    push and pop of which costs a comparison of entries per level: a wake-up that
+    completes thousands of flows at one instant puts thousands of entries of that instant
+    on it). :meth:`step` takes the smaller of the heap's first entry and the queue's first
+    by SimPy's own order, (time, priority, id): the events are processed in exactly the
+    order SimPy's heap alone gives.
     """
+
+    def __init__(self, initial_time=0):
+        super().__init__(initial_time)
+        self._due: deque = deque()   # (id, event) of the events due now, normal priority, in id order
 
     def call_at(self, when: float, callback) -> None:
         # NOTE: Environment.schedule takes a delay, not a time (see the class docstring):
@@ -89,6 +105,44 @@ class SimEnvironment(simpy.Environment):
         event._value = None
         event.callbacks.append(callback)
         heapq.heappush(self._queue, (when, NORMAL, next(self._eid), event))
+
+    def schedule(self, event, priority=NORMAL, delay=0) -> None:
+        # NOTE: SimPy's schedule pushes every event on its heap; those due now at normal
+        # priority go to ``_due`` (the class docstring), with the id the heap entry would have
+        if delay == 0 and priority == NORMAL:
+            self._due.append((next(self._eid), event))
+        else:
+            heapq.heappush(self._queue, (self._now + delay, priority, next(self._eid), event))
+
+    def peek(self) -> float:
+        if self._due:
+            return self._now
+        return self._queue[0][0] if self._queue else Infinity
+
+    def step(self) -> None:
+        # NOTE: SimPy's step with the choice between ``_due`` and the heap (the class
+        # docstring); what follows the choice is SimPy's own
+        due, queue = self._due, self._queue
+        if due and not (queue and queue[0][0] == self._now and (queue[0][1] < NORMAL or (
+                queue[0][1] == NORMAL and queue[0][2] < due[0][0]))):
+            event = due.popleft()[1]    # (due now: the time does not move)
+        else:
+            try:
+                self._now, _, _, event = heapq.heappop(queue)
+            except IndexError:
+                raise EmptySchedule from None
+        callbacks, event.callbacks = event.callbacks, None
+        try:
+            for callback in callbacks:
+                callback(event)
+        except StopSimulation:
+            event.callbacks = callbacks[callbacks.index(callback) + 1:]
+            self.schedule(event, EventPriority(-1))
+            raise
+        if not event._ok and not hasattr(event, "_defused"):
+            exc = type(event._value)(*event._value.args)
+            exc.__cause__ = event._value
+            raise exc
 
 
 class Calendar:
