@@ -113,6 +113,10 @@ def compiled_scenarios() -> dict:
                                                                      algorithm="nccl-ring", elements=64 * M,
                                                                      dtype="float32", profile="nccl",
                                                                      engine="compiled")))
+    # NCCL's trees and NVLSTree react to the first message to arrive (waitany): the SimPy path runs them
+    for algo, n in (("nccl", 64 * M), ("nccl-tree", 256 * M)):
+        sc["C"].append((f"{algo} dgx-h100 16 nodes", dict(topology="dgx-h100", nodes=16, algorithm=algo, elements=n,
+                                                          dtype="float32", profile="nccl")))
     sc["X"] = [
         ("ring fat-tree 4096 1G f32", dict(ring, nodes=4096, elements=G // 4)),
         ("nccl-ring dgx-h100 128 nodes 1G", dict(topology="dgx-h100", nodes=128, algorithm="nccl-ring",

@@ -13,7 +13,7 @@ scales too; the ``why`` of a target says how its memory grows where it was measu
 
 from __future__ import annotations
 
-from .targets import Target
+from .targets import Target, itself_or
 
 __all__ = ["COMPILED_TARGETS"]
 
@@ -94,26 +94,57 @@ _ALLTOALL = ("the 1024-GPU run itself, under the default routing (dest, four sca
              "concurrent flows; the route parameters of its 1 M distinct pairs (in bulk) 3-5 s")
 _NVLS = ("NVLSTree reacts to the first message to arrive (waitany): the SimPy path runs it. Measured, the whole "
          "run at 2048 nodes (`simcollective run --topology dgx-h100 --nodes 2048 --algorithm nccl --elements 256M "
-         "--dtype float32 --profile nccl --yes`): 286-293 s of CPU and 3.3 GB peak, 18-19 us a message, 1.14 SimPy "
-         "events a message; 21-24 us from 16 to 128 nodes (not growing as the estimate's P^0.2). Of a message's cost about a "
-         "tenth is the array store's compiled max-min solves (each over every live flow: 280,000 at 2048 nodes), a "
-         "fifth the runtime's posting, matching and completion, a seventh SimPy's scheduling, the rest the "
-         "algorithm's reactor: Python per message or event, kept because the order of the messages depends on time")
+         "--dtype float32 --profile nccl --yes`, a quiet machine): 273 s of CPU and 3.3 GB peak, 17.4 us a message, "
+         "1.14 SimPy events a message (with every event on SimPy's heap, the events due now not in a queue of their "
+         "own: 314 s). Of a message's cost about a tenth is the array store's compiled max-min solves (each over "
+         "every live flow: 280,000 at 2048 nodes), a fifth the runtime's posting, matching and completion, the "
+         "network's Python per message about 15 %, the rest SimPy's scheduling and the algorithm's reactor: Python "
+         "per message or event, kept because the order of the messages depends on time")
+_WAITANY = ("the SimPy path runs it: its ranks react to whichever message arrives first (waitany: NCCL's trees forward "
+            "a chunk as it comes, NVLSTree's reactor), so a rank's operations cannot be recorded before the run, and "
+            "no compiled form exists. Measured on 16 DGX H100 (cProfile, the simulation alone): NVLSTree 14.5 us a "
+            "message, 43 calls a message: the runtime's posting, matching and completion 25 %, the network's Python "
+            "per message (transfer, activation, completion) 22 %, the array store's compiled solves 14 %, the reactor "
+            "11 %, SimPy's scheduling 10 %; nccl-tree 25 us a message over only 32,512 messages, 86 calls a message, "
+            "numba's and the routes' loading 29 %, the network 19 %, the runtime 18 %, the compiled solves 17 %, "
+            "SimPy 12 %. A compiled form needs the loop to hand every completion back to the rank's Python "
+            "generator (a call a message again, saving the runtime's and SimPy's part, about half) or the trees "
+            "written as dataflow with join counters, whose same-instant events come in another order than the "
+            "SimPy path's, so their times would no longer be bit-identical to it")
+
+
+def itself(key: str):
+    """Profile the point ``key`` itself (when it ran in under ``PROFILE_MAX_WALL``)."""
+    return itself_or(lambda: None, lambda ctx: key)
+
+
 COMPILED_TARGETS = (
     Target("C/ring", "cost per message <= 1 us (ring, 1024 ranks)", ("C",),
            cost_per_message("C/ring P=1024 compiled", 1.0, "C/ring P=1024 simpy"),
-           why=("recording runs the algorithm's Python once per message (1.4 us at 256 and 1024 ranks: the "
-                "generator and its size-only payloads, the recorder's rows and matching; a bare generator resumed "
-                "once a message with one call recording a row is 0.28 us); the arrays 0.1 us and the compiled "
-                "loop 0.25-0.35 us a message")),
+           profile=itself("C/ring P=1024 compiled"),
+           why=("the recording runs the algorithm's own generator once per message (1.16 us of the 1.7 at 1024 "
+                "ranks: the generator and its size-only payloads' slices and sums, the recorder's rows and "
+                "matching; a bare generator resumed once a message with one call recording a row is 0.28 us); "
+                "the arrays 0.15 us, the compiled loop with its set-up 0.35 us. The per-rank generator is the "
+                "algorithm's one definition: arrays made without running it would be a second one")),
     Target("C/nccl-ring", "cost per message <= 2 us (nccl-ring)", ("C",),
            cost_per_message("C/nccl-ring dgx-h100 16 nodes compiled", 2.0),
+           profile=itself("C/nccl-ring dgx-h100 16 nodes compiled"),
            why=("as C/ring: the recording's Python per message, about 3.5-4.2 us (NCCL's channels, slices and "
                 "protocol steps per message, two postings each), against about 0.4 us in the loop (the 8-node abci point beside it is numba's load "
                 "above all: the recording and the loop are about 0.1 s of 0.54 s)")),
+    Target("C/nccl", "cost per message <= 2 us (nccl: NVLSTree on 16 DGX H100)", ("C",),
+           cost_per_message("C/nccl dgx-h100 16 nodes", 2.0), profile=itself("C/nccl dgx-h100 16 nodes"),
+           why=_WAITANY),
+    Target("C/nccl-tree", "cost per message <= 2 us (nccl-tree)", ("C",),
+           cost_per_message("C/nccl-tree dgx-h100 16 nodes", 2.0), profile=itself("C/nccl-tree dgx-h100 16 nodes"),
+           why=_WAITANY),
     Target("X/ring", "ring on a 4096-host fat-tree < 60 s", ("X",), one_point("X/ring fat-tree 4096 1G f32", 60.0),
-           why=("33.5 M messages: the recording's Python per message, 1.56 us at 4,096 ranks (its messages in "
-                "flight, about 0.83 P, outgrow a core's cache), is 52 s of the 66 s; the loop 10 s, the arrays 3 s")),
+           why=("33.5 M messages, 66-71 s of CPU, 6-11 s of it the system's (2 M page faults, 3-5 us each in this "
+                "virtual machine, for 8 GB of fresh pages at 4.3 GB peak): the recording, the algorithm's Python "
+                "once per message, 45 s of user time (1.35 us a message, 1.16 at 1,024 ranks: its messages in "
+                "flight, about 0.83 P, and P-bit rank sets outgrow a core's cache) and 1.3 s of system; the arrays "
+                "5 s (3 of them page faults); the compiled loop 11 s, its rows 3.3 s")),
     Target("X/nccl-ring", "nccl-ring 1 GiB on 128 nodes < 60 s", ("X",),
            one_point("X/nccl-ring dgx-h100 128 nodes 1G", 60.0), why=_NCCL_RING),
     Target("X/alltoall", "alltoall direct on 1024 GPUs < 30 s", ("X",),
@@ -122,9 +153,10 @@ COMPILED_TARGETS = (
            one_point("X/nccl dgx-h100 2048 nodes 1G", 300.0, 8e9), why=_NVLS),
     Target("XE/ring", "ring on a 4096-host fat-tree < 60 s (estimate)", ("XE",),
            estimated("XE/ring fat-tree 4096 1G f32", 60.0),
-           why=("33.5 M messages at the compiled path's cost per message (recording and loop); run whole, 66 s "
-                "of CPU and 4.3 GB: the recording's cost a message grows faster than the estimate's P^0.2 (1.37 us "
-                "at 1024 ranks, 1.56 at 4096: its messages in flight, about 0.83 P, outgrow a core's cache)")),
+           why=("33.5 M messages at the compiled path's cost per message (recording and loop); run whole, 66-71 s "
+                "of CPU and 4.3 GB (X/ring): the recording's cost a message grows faster than the estimate's P^0.2 "
+                "(1.16 us of user time at 1024 ranks, 1.35 at 4096: its messages in flight, about 0.83 P, outgrow a "
+                "core's cache) and the system's page faults (6-11 s) are not in the smaller run's share")),
     Target("XE/nccl-ring", "nccl-ring 1 GiB on 128 nodes < 60 s (estimate)", ("XE",),
            estimated("XE/nccl-ring dgx-h100 128 nodes 1G", 60.0), why=_NCCL_RING),
     Target("XE/alltoall", "alltoall direct on 1024 GPUs < 30 s (the run itself)", ("XE",),
