@@ -6,9 +6,9 @@ entries superseded by a rate change (their version is old) are skipped lazily, a
 the earliest valid completion has a wake-up.
 
 This module is the only place that touches SimPy's private fields: :class:`SimEnvironment`
-(a callback at an exact time) and the event shortcuts the runtime takes on every message
-(:func:`processed_event`, :func:`mark_processed`, :func:`trigger_now`, and
-:func:`event_count`). Each says in a NOTE why it bends SimPy's rule that an event is
+(a callback at an exact time; the events due now kept apart from the heap) and the event
+shortcuts the runtime takes on every message (:func:`processed_event`,
+:func:`mark_processed`, :func:`trigger_now`, and :func:`event_count`). Each says in a NOTE why it bends SimPy's rule that an event is
 triggered by ``succeed`` and processed by the environment's ``step``.
 """
 
