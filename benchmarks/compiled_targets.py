@@ -94,7 +94,7 @@ _ALLTOALL = ("the 1024-GPU run itself, under the default routing (dest, four sca
              "concurrent flows; the route parameters of its 1 M distinct pairs (in bulk) 3-5 s")
 _NVLS = ("NVLSTree reacts to the first message to arrive (waitany): the SimPy path runs it. Measured, the whole "
          "run at 2048 nodes (`simcollective run --topology dgx-h100 --nodes 2048 --algorithm nccl --elements 256M "
-         "--dtype float32 --profile nccl --yes`, a quiet machine): 273 s of CPU and 3.3 GB peak, 17.4 us a message, "
+         "--dtype float32 --profile nccl --yes`, a quiet machine): 273-298 s of CPU and 3.3 GB peak, 17-19 us a message, "
          "1.14 SimPy events a message (with every event on SimPy's heap, the events due now not in a queue of their "
          "own: 314 s). Of a message's cost about a tenth is the array store's compiled max-min solves (each over "
          "every live flow: 280,000 at 2048 nodes), a fifth the runtime's posting, matching and completion, the "
