@@ -148,4 +148,3 @@ def _print_notice(watch) -> None:
         tqdm.tqdm.write(line, file=sys.stderr)
     else:
         print(line, file=sys.stderr, flush=True)
-

@@ -106,11 +106,10 @@ def message_rows(pidx, send_ev, recv_ev, size, limit, smpi, eff, lat, bw_k, path
     """The loop's rows of the messages: ``MI`` (path, send event, receive event, flags,
     0; int32, as the recording's rows: counts it bounds), ``MF`` (bytes over the bandwidth
     factor, latency), and the bytes carried on each of the ``npaths`` paths. Message ``m``
-    is row ``mnew[m]`` (:func:`loop_order`). A
-    message is eager below ``limit`` bytes (``smpi``), else up to it. ``eff`` and ``lat``
-    are each message's figures, or empty: then they are ``size / bw_k`` (0 for an empty
-    message) and its path's ``path_lat`` (``Network.transfer``'s operations: the same
-    bits)."""
+    is row ``mnew[m]`` (:func:`loop_order`). A message is eager below ``limit`` bytes
+    (``smpi``), else up to it. ``eff`` and ``lat`` are each message's figures, or empty:
+    then they are ``size / bw_k`` (0 for an empty message) and its path's ``path_lat``
+    (``Network.transfer``'s operations: the same bits)."""
     M = pidx.shape[0]
     MI, MF, sums = np.empty((M, 5), np.int32), np.empty((M, 2)), np.zeros(npaths, np.int64)
     given = eff.shape[0] > 0
